@@ -1,0 +1,3 @@
+module github.com/voicebench/humanaudit
+
+go 1.26
