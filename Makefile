@@ -1,0 +1,45 @@
+# Two commands do everything on a fresh Debian machine: `make demo` runs the console, `make test`
+# passes the tests. Both install the Debian packages they need first (scripts/deps.sh).
+export PATH := /usr/local/go/bin:$(HOME)/go/bin:$(PATH)
+GO ?= go
+PKGS ?= ./...
+
+.PHONY: demo test check bench deps build fmt vet staticcheck rolecards-check tidy-check fuzz
+
+deps:
+	@scripts/deps.sh
+
+build:
+	$(GO) build -o bin/audit ./cmd/audit
+
+demo: deps build
+	bin/audit demo
+
+test: deps
+	$(GO) test -count=1 $(PKGS)
+	$(MAKE) --no-print-directory fuzz
+
+# Brief fuzzing of the parsers that take outside input (task files, traces).
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzLoadTask$$' -fuzztime 10s ./internal/task
+	$(GO) test -run '^$$' -fuzz '^FuzzReadJSONL$$' -fuzztime 10s ./internal/trace
+
+check: deps fmt vet staticcheck tidy-check
+	$(GO) test -race -count=1 $(PKGS)
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+staticcheck:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
+
+tidy-check:
+	@cp go.mod /tmp/go.mod.bak; cp go.sum /tmp/go.sum.bak 2>/dev/null || true
+	@$(GO) mod tidy
+	@git diff --exit-code go.mod go.sum || (echo "go mod tidy changed go.mod/go.sum"; exit 1)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 $(PKGS) | grep -E '^(Benchmark|ok|FAIL|PASS)' 
