@@ -26,6 +26,14 @@ func (r Rating) where() string {
 	return fmt.Sprintf("unit %q rater %q", r.Unit, r.Rater)
 }
 
+// whereValue names a rating's value cell in error messages.
+func (r Rating) whereValue() string {
+	if r.Line > 0 {
+		return fmt.Sprintf("line %d, column \"value\"", r.Line)
+	}
+	return r.where()
+}
+
 // Level is the level of measurement of the rated values; it chooses alpha's difference function.
 type Level int
 
@@ -129,11 +137,11 @@ func NewReliabilityData(ratings []Rating, level Level) (*ReliabilityData, error)
 			v, err := parseFinite(r.Value)
 			if err != nil {
 				return nil, fmt.Errorf("%s: value %q is not a number, as %s level needs: %w",
-					r.where(), r.Value, level, ErrInvalidValue)
+					r.whereValue(), r.Value, level, ErrInvalidValue)
 			}
 			if level == LevelRatio && v < 0 {
 				return nil, fmt.Errorf("%s: value %q is negative; ratio level needs values >= 0: %w",
-					r.where(), r.Value, ErrInvalidValue)
+					r.whereValue(), r.Value, ErrInvalidValue)
 			}
 			nums[i] = v
 		}
