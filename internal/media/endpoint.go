@@ -1,0 +1,158 @@
+package media
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// EndpointerConfig tunes the energy-based voice-activity endpointer. The zero value of a field
+// takes the default noted beside it.
+type EndpointerConfig struct {
+	// ThresholdDBFS: a 10 ms block at or above this RMS level (dB full scale) is voiced. Default -45.
+	ThresholdDBFS float64
+	// MinSpeech is the voiced time needed before a speech start is reported. Default 100 ms.
+	MinSpeech time.Duration
+	// SilenceDuration is the unvoiced time after which speech is over (a turn ends). Default 500 ms.
+	SilenceDuration time.Duration
+	// PrefixPadding is how much audio before the onset a turn should include. Default 300 ms.
+	PrefixPadding time.Duration
+}
+
+func (c EndpointerConfig) withDefaults() EndpointerConfig {
+	if c.ThresholdDBFS == 0 {
+		c.ThresholdDBFS = -45
+	}
+	if c.MinSpeech == 0 {
+		c.MinSpeech = 100 * time.Millisecond
+	}
+	if c.SilenceDuration == 0 {
+		c.SilenceDuration = 500 * time.Millisecond
+	}
+	if c.PrefixPadding == 0 {
+		c.PrefixPadding = 300 * time.Millisecond
+	}
+	return c
+}
+
+func (c EndpointerConfig) validate(field string) error {
+	switch {
+	case c.ThresholdDBFS >= 0 || c.ThresholdDBFS < -96:
+		return fmt.Errorf("%w: %s.ThresholdDBFS = %v, want a level in [-96, 0) dBFS", ErrBadConfig, field, c.ThresholdDBFS)
+	case c.MinSpeech < 0 || c.SilenceDuration < 0 || c.PrefixPadding < 0:
+		return fmt.Errorf("%w: %s durations must not be negative (MinSpeech %v, SilenceDuration %v, PrefixPadding %v)",
+			ErrBadConfig, field, c.MinSpeech, c.SilenceDuration, c.PrefixPadding)
+	}
+	return nil
+}
+
+// SpeechEvent is a speech start or end found by an Endpointer, stamped on the media clock.
+type SpeechEvent struct {
+	Start bool          // true: speech started; false: speech ended
+	At    time.Duration // onset (start of the first voiced block) or offset (end of the last one)
+	// Padded is At minus the prefix padding, not before 0: where a turn's audio should begin.
+	Padded time.Duration
+	// Detected is the media time the decision was made: after MinSpeech of voice for a start,
+	// after SilenceDuration of silence for an end.
+	Detected time.Duration
+}
+
+// endpointBlock is the endpointer's analysis block.
+const endpointBlock = 10 * time.Millisecond
+
+// Endpointer finds speech starts and ends in one channel with an RMS threshold, a minimum speech
+// time and a hangover. The same settings applied to every agent give matched turn-taking: each
+// agent hears turns that end the same way. Not safe for concurrent use.
+type Endpointer struct {
+	cfg EndpointerConfig
+	thr float64 // energy threshold per sample (linear, int16 scale squared)
+
+	speaking  bool
+	cand      time.Duration // onset of a candidate start; -1 when none
+	voiced    time.Duration // voiced time since cand
+	unvoiced  time.Duration // unvoiced time in a row
+	lastVoice time.Duration // end of the last voiced block
+}
+
+// NewEndpointer returns an endpointer with cfg (defaults filled in).
+func NewEndpointer(cfg EndpointerConfig) (*Endpointer, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate("EndpointerConfig"); err != nil {
+		return nil, err
+	}
+	return &Endpointer{
+		cfg:  cfg,
+		thr:  32768 * 32768 * math.Pow(10, cfg.ThresholdDBFS/10),
+		cand: -1,
+	}, nil
+}
+
+// Config returns the settings in use.
+func (e *Endpointer) Config() EndpointerConfig { return e.cfg }
+
+// Speaking reports whether the channel is inside a speech segment.
+func (e *Endpointer) Speaking() bool { return e.speaking }
+
+// Process analyses pcm (rate Hz) whose first sample is at media time start and calls emit for
+// each event, in order. Blocks are 10 ms; a trailing partial block is analysed on its own.
+func (e *Endpointer) Process(pcm []int16, rate int, start time.Duration, emit func(SpeechEvent)) {
+	n := rate / 100
+	for off := 0; off < len(pcm); off += n {
+		blk := pcm[off:min(off+n, len(pcm))]
+		var energy float64
+		for _, s := range blk {
+			energy += float64(s) * float64(s)
+		}
+		t0 := start + time.Duration(off)*time.Second/time.Duration(rate)
+		t1 := t0 + time.Duration(len(blk))*time.Second/time.Duration(rate)
+		e.block(energy >= e.thr*float64(len(blk)), t0, t1, emit)
+	}
+}
+
+func (e *Endpointer) block(voiced bool, t0, t1 time.Duration, emit func(SpeechEvent)) {
+	d := t1 - t0
+	if voiced {
+		e.unvoiced = 0
+		e.lastVoice = t1
+		if e.speaking {
+			return
+		}
+		if e.cand < 0 {
+			e.cand, e.voiced = t0, 0
+		}
+		e.voiced += d
+		if e.voiced >= e.cfg.MinSpeech {
+			e.speaking = true
+			emit(SpeechEvent{Start: true, At: e.cand, Padded: max(0, e.cand-e.cfg.PrefixPadding), Detected: t1})
+			e.cand = -1
+		}
+		return
+	}
+	e.unvoiced += d
+	switch {
+	case e.speaking && e.unvoiced >= e.cfg.SilenceDuration:
+		e.speaking = false
+		emit(SpeechEvent{At: e.lastVoice, Padded: e.lastVoice, Detected: t1})
+	case !e.speaking && e.cand >= 0 && e.unvoiced > max(e.cfg.MinSpeech, endpointBlock):
+		e.cand = -1 // a click or a breath, not speech
+	}
+}
+
+// RMSDBFS returns the RMS level of pcm in dB full scale (-120 for digital silence).
+func RMSDBFS(pcm []int16) float64 {
+	if len(pcm) == 0 {
+		return -120
+	}
+	var e float64
+	for _, s := range pcm {
+		e += float64(s) * float64(s)
+	}
+	return energyDBFS(e, len(pcm))
+}
+
+func energyDBFS(energy float64, n int) float64 {
+	if energy <= 0 || n == 0 {
+		return -120
+	}
+	return max(-120, 10*math.Log10(energy/float64(n)/(32768*32768)))
+}

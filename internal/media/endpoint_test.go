@@ -1,0 +1,101 @@
+package media
+
+import (
+	"errors"
+	"math"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// segments builds 24 kHz audio from (duration, level dBFS) pieces; level <= -100 means silence.
+func segments(parts ...[2]float64) []int16 {
+	var out []int16
+	for _, p := range parts {
+		n := int(p[0] * RecordRate / 1000)
+		amp := 0.0
+		if p[1] > -100 {
+			amp = 32768 * math.Pow(10, p[1]/20) * math.Sqrt2
+		}
+		for i := range n {
+			out = append(out, int16(amp*math.Sin(2*math.Pi*300*float64(i)/RecordRate)))
+		}
+	}
+	return out
+}
+
+func runEndpointer(t *testing.T, cfg EndpointerConfig, pcm []int16, block int) []SpeechEvent {
+	t.Helper()
+	e, err := NewEndpointer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []SpeechEvent
+	for off := 0; off < len(pcm); off += block {
+		blk := pcm[off:min(off+block, len(pcm))]
+		e.Process(blk, RecordRate, time.Duration(off)*time.Second/RecordRate, func(ev SpeechEvent) { got = append(got, ev) })
+	}
+	return got
+}
+
+func TestEndpointerTurns(t *testing.T) {
+	ms := time.Millisecond
+	cfg := EndpointerConfig{ThresholdDBFS: -40, MinSpeech: 100 * ms, SilenceDuration: 500 * ms, PrefixPadding: 300 * ms}
+	for _, c := range []struct {
+		name string
+		pcm  []int16
+		want []SpeechEvent
+	}{
+		{
+			name: "one utterance",
+			pcm:  segments([2]float64{1000, -120}, [2]float64{1200, -20}, [2]float64{1000, -120}),
+			want: []SpeechEvent{
+				{Start: true, At: 1000 * ms, Padded: 700 * ms, Detected: 1100 * ms},
+				{At: 2200 * ms, Padded: 2200 * ms, Detected: 2700 * ms},
+			},
+		},
+		{
+			name: "a click is not speech",
+			pcm:  segments([2]float64{500, -120}, [2]float64{30, -10}, [2]float64{1000, -120}),
+		},
+		{
+			name: "a short pause does not end the turn",
+			pcm:  segments([2]float64{200, -120}, [2]float64{400, -25}, [2]float64{300, -120}, [2]float64{400, -25}, [2]float64{800, -120}),
+			want: []SpeechEvent{
+				{Start: true, At: 200 * ms, Padded: 0, Detected: 300 * ms},
+				{At: 1300 * ms, Padded: 1300 * ms, Detected: 1800 * ms},
+			},
+		},
+		{
+			name: "below threshold is silence",
+			pcm:  segments([2]float64{2000, -50}),
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, block := range []int{FrameSamples, 7 * RecordRate} { // per tick, and all at once
+				got := runEndpointer(t, cfg, c.pcm, block)
+				if !reflect.DeepEqual(got, c.want) {
+					t.Fatalf("block %d:\n got %+v\nwant %+v", block, got, c.want)
+				}
+			}
+		})
+	}
+}
+
+func TestEndpointerRejectsBadConfig(t *testing.T) {
+	for _, cfg := range []EndpointerConfig{{ThresholdDBFS: 3}, {MinSpeech: -time.Second}} {
+		if _, err := NewEndpointer(cfg); !errors.Is(err, ErrBadConfig) {
+			t.Errorf("%+v: got %v, want ErrBadConfig", cfg, err)
+		}
+	}
+}
+
+func TestRMSDBFS(t *testing.T) {
+	if got := RMSDBFS(make([]int16, 100)); got != -120 {
+		t.Fatalf("silence: %v", got)
+	}
+	full := sine(RecordRate, RecordRate, 1000, 32767)
+	if got := RMSDBFS(full); math.Abs(got+3.01) > 0.05 {
+		t.Fatalf("full-scale sine: %.2f dBFS, want -3.01", got)
+	}
+}
