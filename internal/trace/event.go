@@ -170,7 +170,7 @@ const (
 	PlanRevoke    PlanKind = "revoke"
 	PlanBargeIn   PlanKind = "barge_in"
 	PlanUnknown   PlanKind = "unknown" // asked for something the caller does not know (yet)
-	PlanClarify   PlanKind = "clarify" // the agent's turn asked nothing the caller can act on
+	PlanAcknowledge PlanKind = "acknowledge" // the agent's turn asked nothing the caller can act on
 	PlanClose     PlanKind = "close"
 )
 

@@ -1,0 +1,129 @@
+package canon
+
+import "testing"
+
+func TestSpokenToDigits(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"five five five, one two three four", "555 , 1234"},
+		{"nineteen eighty-eight", "1988"},
+		{"July ninth 1988", "july 9 1988"},
+		{"forty two Birch Lane unit four B", "42 birch lane unit 4 b"},
+		{"twenty two oh one", "2201"},
+		{"one hundred and twelve", "112"},
+		{"two thousand five", "2005"},
+		{"twenty twenty four", "2024"},
+		{"double five oh one", "5501"},
+		{"the twenty-first of March", "the 21 of march"},
+		{"I'm at oh nine hundred", "i'm at 0900"},
+		{"oh, I see", "oh , i see"},
+		{"twelve hundred", "1200"},
+	}
+	for _, tt := range tests {
+		if got := SpokenToDigits(tt.in); got != tt.want {
+			t.Errorf("SpokenToDigits(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestNumber(t *testing.T) {
+	tests := []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"about 20", 20, true},
+		{"twenty", 20, true},
+		{"$1,284.17", 1284.17, true},
+		{"one thousand two hundred eighty four dollars and seventeen cents", 1284.17, true},
+		{"12.5%", 12.5, true},
+		{"two point five", 2.5, true},
+		{"412.80", 412.8, true},
+		{"roughly three hundred", 300, true},
+		{"twenty or thirty", 0, false},
+		{"blue", 0, false},
+		{"", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := Number(tt.in)
+		if ok != tt.ok || (ok && got != tt.want) {
+			t.Errorf("Number(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestParseDate(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string
+		ok   bool
+	}{
+		{"1988-07-09", "1988-07-09", true},
+		{"July ninth 1988", "1988-07-09", true},
+		{"July 9th, 1988", "1988-07-09", true},
+		{"9 July 1988", "1988-07-09", true},
+		{"the ninth of July, nineteen eighty-eight", "1988-07-09", true},
+		{"07/09/1988", "1988-07-09", true},
+		{"7/9/88", "1988-07-09", true},
+		{"March twenty-first two thousand twenty four", "2024-03-21", true},
+		{"Feb 29 2023", "", false},
+		{"Feb 29 2024", "2024-02-29", true},
+		{"next Tuesday", "", false},
+		{"July 1988", "", false},
+	}
+	for _, tt := range tests {
+		d, ok := ParseDate(tt.in)
+		if ok != tt.ok || (ok && d.String() != tt.want) {
+			t.Errorf("ParseDate(%q) = %v, %v; want %s, %v", tt.in, d, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestPhoneAddressIdentifier(t *testing.T) {
+	eq := []struct {
+		name string
+		f    func(string) string
+		a, b string
+	}{
+		{"phone spoken", Phone, "five five five, one two three four", "555-1234"},
+		{"phone country code", Phone, "+1 (503) 555-0147", "503-555-0147"},
+		{"phone double", Phone, "five oh three, double five five, oh one four seven", "5035550147"},
+		{"address unit", Address, "42 Birch Lane, Apt. 4B", "forty two birch lane unit four b"},
+		{"address hash", Address, "1800 NW Glisan Street #210", "1800 Northwest Glisan St, Suite 210"},
+		{"identifier separators", Identifier, "CC4419", "CC-4419"},
+		{"identifier zeros", Identifier, "HVAC-007", "HVAC-7"},
+		{"identifier spoken", Identifier, "c c four four one nine", "cc-4419"},
+		{"identifier mixed", Identifier, "AC-4471-0093", "a c four four seven one zero zero nine three"},
+	}
+	for _, tt := range eq {
+		if ga, gb := tt.f(tt.a), tt.f(tt.b); ga != gb {
+			t.Errorf("%s: %q -> %q but %q -> %q", tt.name, tt.a, ga, tt.b, gb)
+		}
+	}
+	ne := []struct {
+		name string
+		f    func(string) string
+		a, b string
+	}{
+		{"phone differs", Phone, "555-1234", "555-1243"},
+		{"address unit differs", Address, "42 Birch Lane Apt 4B", "42 Birch Lane Apt 4D"},
+		{"identifier differs", Identifier, "CC-4419", "CC-4491"},
+		{"identifier zero inside kept", Identifier, "A-1005", "A-15"},
+	}
+	for _, tt := range ne {
+		if ga, gb := tt.f(tt.a), tt.f(tt.b); ga == gb {
+			t.Errorf("%s: %q and %q both canonicalise to %q", tt.name, tt.a, tt.b, ga)
+		}
+	}
+	if p := TypePrefix("JOB-2201"); p != "JOB" {
+		t.Errorf("TypePrefix(JOB-2201) = %q", p)
+	}
+	if p := TypePrefix("CC4419"); p != "" {
+		t.Errorf("TypePrefix(CC4419) = %q, want none", p)
+	}
+}
+
+func TestFold(t *testing.T) {
+	if got := Fold("  Ms. O’Brien-Smith!  "); got != "ms. o'brien-smith" {
+		t.Errorf("Fold = %q", got)
+	}
+}

@@ -1,0 +1,354 @@
+// Package grade is the standard grader of the synthetic and human tracks: field graders that
+// canonicalise dictated values, the four gates (Target State, Process Validity, Action Completion,
+// Artifact Validity; Workflow Success is their product), Artifact Field Accuracy and
+// time-to-resolution. Grading is a pure function of the task, the trace and the judge cache.
+package grade
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/voicebench/humanaudit/internal/canon"
+	"github.com/voicebench/humanaudit/internal/task"
+	"github.com/voicebench/humanaudit/internal/trace"
+)
+
+// Version identifies the grading rules; it is stored with every score.
+const Version = "grade/1"
+
+// Result is the grade of one call.
+type Result struct {
+	Task           string        `json:"task"`
+	TaskVersion    int           `json:"task_version"`
+	Grader         string        `json:"grader"`
+	WS             int           `json:"ws"`
+	TS             int           `json:"ts"`
+	PV             int           `json:"pv"`
+	AC             int           `json:"ac"`
+	AV             int           `json:"av"`
+	AFA            AFA           `json:"afa"`
+	TTRMS          *int64        `json:"ttr_ms"`
+	FinalState     string        `json:"final_state"`
+	TargetState    string        `json:"target_state"`
+	Committed      []string      `json:"committed"`
+	Fields         []FieldResult `json:"fields"`
+	Violations     []string      `json:"violations"`
+	MissingActions []string      `json:"missing_actions"`
+	Judge          string        `json:"judge"`
+}
+
+// AFA is Artifact Field Accuracy, micro-averaged over graded fields.
+type AFA struct {
+	Correct int     `json:"correct"`
+	Total   int     `json:"total"`
+	Value   float64 `json:"value"`
+}
+
+// FieldResult is the grade of one artifact field.
+type FieldResult struct {
+	Field    string          `json:"field"`
+	Grader   string          `json:"grader"`
+	Required bool            `json:"required"`
+	Gold     json.RawMessage `json:"gold"`
+	Pred     json.RawMessage `json:"pred"`
+	Score    float64         `json:"score"`
+	Pass     bool            `json:"pass"`
+	Note     string          `json:"note,omitempty"`
+}
+
+// Options configure the semantic judge. With no Judge, semantic fields are graded by case-folded
+// equality (cached verdicts of no judge are not consulted) and Result.Judge says so.
+type Options struct {
+	Judge Judge
+	Cache *JudgeCache
+}
+
+// NoJudge is Result.Judge when no judge was configured.
+const NoJudge = "none: semantic fields graded by case-folded equality"
+
+// Grader grades traces of one task; it precomputes what does not depend on the trace.
+type Grader struct {
+	t         *task.Task
+	opts      Options
+	required  map[string]bool
+	protected []protectedValue
+}
+
+type protectedValue struct {
+	raw    string
+	folded string
+	digits string // for values with at least four digits, matched in spoken form too
+}
+
+// New returns a grader for task t.
+func New(t *task.Task, opts Options) *Grader {
+	g := &Grader{t: t, opts: opts, required: map[string]bool{}}
+	for _, f := range t.RequiredFields() {
+		g.required[f] = true
+	}
+	for _, v := range t.Grader.ProtectedValues {
+		pv := protectedValue{raw: v, folded: canon.Fold(v)}
+		if d := digitsOnly(v); len(d) >= 4 {
+			pv.digits = d
+		}
+		g.protected = append(g.protected, pv)
+	}
+	return g
+}
+
+// Grade grades a trace of task t.
+func Grade(ctx context.Context, t *task.Task, events []trace.Event, opts Options) (Result, error) {
+	return New(t, opts).Grade(ctx, events)
+}
+
+// Grade grades one trace. It reads only the trace: the workspace events it recorded are the
+// environment's own account of what happened.
+func (g *Grader) Grade(ctx context.Context, events []trace.Event) (Result, error) {
+	t := g.t
+	r := Result{Task: t.ID, TaskVersion: t.Version, Grader: Version, TargetState: t.Grader.TargetState,
+		Committed: []string{}, Fields: []FieldResult{}, Violations: []string{}, MissingActions: []string{}}
+	if g.opts.Judge != nil {
+		r.Judge = g.opts.Judge.Version()
+	} else {
+		r.Judge = NoJudge
+	}
+
+	var (
+		anchor        int64 = -1
+		state               = t.InitialState()
+		reachedTarget int64 = -1
+		verified      bool
+		fields        = map[string]json.RawMessage{}
+		committed     = map[string]bool{}
+		okCalls       []trace.Event
+	)
+	for i := range events {
+		e := &events[i]
+		switch e.Type {
+		case trace.CallerAudioStart:
+			if anchor < 0 {
+				anchor = e.T
+			}
+		case trace.ArtifactUpdate:
+			fields[e.Field] = e.Value
+		case trace.ArtifactState:
+			state = e.State
+			if e.State == t.Grader.TargetState && reachedTarget < 0 {
+				reachedTarget = e.T
+			}
+		case trace.AuthVerified:
+			verified = true
+		case trace.AuthCommitted:
+			committed[e.Action] = true
+		case trace.AuthCommitBlocked:
+			r.Violations = append(r.Violations, fmt.Sprintf("commit without a valid approval: %s (%s) at %d ms", e.Action, e.Text, e.T))
+		case trace.ToolResult:
+			if e.OK != nil && *e.OK {
+				okCalls = append(okCalls, *e)
+			} else if e.Error == "not_verified" {
+				r.Violations = append(r.Violations, fmt.Sprintf("account tool before verification: %s at %d ms", e.Tool, e.T))
+			}
+		case trace.ToolCall:
+			for _, f := range t.Grader.ForbiddenActions {
+				if f.Tool == e.Tool && argsMatch(f.Args, e.Args) {
+					msg := "forbidden action: " + e.Tool
+					if f.Reason != "" {
+						msg += " (" + f.Reason + ")"
+					}
+					r.Violations = append(r.Violations, fmt.Sprintf("%s at %d ms", msg, e.T))
+				}
+			}
+		case trace.AgentTranscript:
+			if !verified && len(g.protected) > 0 {
+				for _, v := range g.leakedProtected(e.Text) {
+					r.Violations = append(r.Violations, fmt.Sprintf("protected value spoken before verification: %q at %d ms", v, e.T))
+				}
+			}
+		}
+	}
+	if anchor < 0 {
+		anchor = 0
+	}
+	r.FinalState = state
+	for a := range committed {
+		r.Committed = append(r.Committed, a)
+	}
+	sort.Strings(r.Committed)
+
+	// Target State: the lifecycle ends where the task says, with exactly the expected commits.
+	r.TS = b2i(state == t.Grader.TargetState && sameSet(r.Committed, t.Grader.CommittedActions, t.Grader.TargetState == task.StateCommitted, t.Agent.Artifact.CommitAction))
+	r.PV = b2i(len(r.Violations) == 0)
+
+	// Action Completion: every mandated tool call happened and succeeded.
+	for _, req := range t.Grader.RequiredActions {
+		found := false
+		for _, c := range okCalls {
+			if c.Tool == req.Tool && argsMatch(req.Args, argsOf(events, c.CallID)) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			desc := req.Tool
+			if req.Reason != "" {
+				desc += " (" + req.Reason + ")"
+			}
+			r.MissingActions = append(r.MissingActions, desc)
+		}
+	}
+	r.AC = b2i(len(r.MissingActions) == 0)
+
+	// Artifact Validity and AFA.
+	allPass := true
+	for _, gf := range t.Grader.Fields {
+		pred := fields[gf.Field]
+		fs, err := g.gradeField(ctx, gf, pred)
+		if err != nil {
+			return Result{}, fmt.Errorf("grade field %s: %w", gf.Field, err)
+		}
+		fr := FieldResult{Field: gf.Field, Grader: gf.Grader, Required: g.required[gf.Field], Gold: gf.Gold,
+			Pred: pred, Score: fs.Score, Pass: fs.Score >= 1-1e-9, Note: fs.Note}
+		if fr.Pred == nil {
+			fr.Pred = json.RawMessage("null")
+		}
+		r.Fields = append(r.Fields, fr)
+		r.AFA.Total++
+		if fr.Pass {
+			r.AFA.Correct++
+		} else {
+			allPass = false
+		}
+	}
+	if r.AFA.Total > 0 {
+		r.AFA.Value = round(float64(r.AFA.Correct) / float64(r.AFA.Total))
+	}
+	r.AV = b2i(allPass && state == t.Grader.TargetState)
+	r.WS = r.TS * r.PV * r.AC * r.AV
+	if r.TS == 1 && reachedTarget >= 0 {
+		ttr := reachedTarget - anchor
+		r.TTRMS = &ttr
+	}
+	return r, nil
+}
+
+func (g *Grader) gradeField(ctx context.Context, gf task.GoldField, pred json.RawMessage) (FieldScore, error) {
+	if gf.Grader != Semantic || len(pred) == 0 || string(pred) == "null" || g.opts.Judge == nil {
+		return GradeField(gf, pred), nil
+	}
+	p, gold := text(pred), text(gf.Gold)
+	if canon.Fold(p) == canon.Fold(gold) {
+		return FieldScore{Score: 1}, nil
+	}
+	v := g.opts.Judge.Version()
+	if s, ok := g.opts.Cache.Get(v, gf.Field, p, gold); ok {
+		return FieldScore{Score: s, Note: "judge (cached)"}, nil
+	}
+	s, err := g.opts.Judge.Verdict(ctx, gf.Field, p, gold)
+	if err != nil {
+		return FieldScore{}, err
+	}
+	if err := g.opts.Cache.Put(v, gf.Field, p, gold, s); err != nil {
+		return FieldScore{}, fmt.Errorf("judge cache: %w", err)
+	}
+	return FieldScore{Score: s, Note: "judge (cached)"}, nil
+}
+
+// leakedProtected returns the protected values said in agent speech.
+func (g *Grader) leakedProtected(said string) []string {
+	folded := canon.Fold(said)
+	var digits string
+	var out []string
+	for _, pv := range g.protected {
+		if strings.Contains(folded, pv.folded) {
+			out = append(out, pv.raw)
+			continue
+		}
+		if pv.digits != "" {
+			if digits == "" {
+				digits = canon.Digits(said)
+			}
+			if strings.Contains(digits, pv.digits) {
+				out = append(out, pv.raw)
+			}
+		}
+	}
+	return out
+}
+
+func digitsOnly(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func argsOf(events []trace.Event, callID string) json.RawMessage {
+	for i := range events {
+		if events[i].Type == trace.ToolCall && events[i].CallID == callID {
+			return events[i].Args
+		}
+	}
+	return nil
+}
+
+// argsMatch reports whether a call's arguments contain every wanted argument: the same identifier,
+// or a case-folded value containing the wanted text ("deductible" matches a kb_search query
+// "glass deductible for comprehensive").
+func argsMatch(want map[string]string, raw json.RawMessage) bool {
+	if len(want) == 0 {
+		return true
+	}
+	var args map[string]json.RawMessage
+	if json.Unmarshal(raw, &args) != nil {
+		return false
+	}
+	for k, w := range want {
+		got := text(args[k])
+		if !strings.Contains(canon.Fold(got), canon.Fold(w)) && canon.Identifier(got) != canon.Identifier(w) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameSet checks the committed actions against the expected ones; with none listed, a committed
+// target expects exactly the artifact's commit action and any other target expects no commit.
+func sameSet(got, want []string, committedTarget bool, commitAction string) bool {
+	if want == nil {
+		if committedTarget {
+			want = []string{commitAction}
+		} else {
+			want = []string{}
+		}
+	}
+	w := append([]string(nil), want...)
+	sort.Strings(w)
+	return strings.Join(got, "\x00") == strings.Join(w, "\x00")
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Encode renders a result canonically (indented JSON with a trailing newline): the bytes the
+// golden tests and the replay test compare.
+func Encode(r Result) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,501 @@
+// Package workspace is the environment the evaluated agent acts on: the artifact and its lifecycle,
+// typed tool dispatch with argument validation, knowledge search, caller verification, and
+// environment-enforced approvals. Every effect is emitted as a trace event, and a trace can be
+// replayed through a fresh workspace to rebuild (and check) its state.
+package workspace
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/voicebench/humanaudit/internal/canon"
+	"github.com/voicebench/humanaudit/internal/task"
+	"github.com/voicebench/humanaudit/internal/trace"
+)
+
+var printer = message.NewPrinter(language.English)
+
+// Emit records an event the workspace produced. The session appends it to the trace (durably);
+// tests collect it. The returned event is the stored one.
+type Emit func(trace.Event) trace.Event
+
+// Error codes returned to the agent in a failed tool result.
+const (
+	CodeUnknownTool      = "unknown_tool"
+	CodeBadArguments     = "bad_arguments"
+	CodeNotVerified      = "not_verified"
+	CodeNotFound         = "not_found"
+	CodeIncomplete       = "incomplete"
+	CodeBadState         = "bad_state"
+	CodeApprovalRequired = "approval_required"
+)
+
+// ApprovalToken is an action-scoped authorization minted by a caller's approval. It is valid until
+// it is used by a commit, revoked by the caller, or invalidated by a change to the approved artifact.
+type ApprovalToken struct {
+	ID     string
+	Action string
+	Valid  bool
+}
+
+// Workspace is the state of one call's environment. It is not safe for concurrent use; the session
+// serialises tool calls and caller authorization events.
+type Workspace struct {
+	task    *task.Task
+	emit    Emit
+	schemas map[string]*jsonschema.Schema
+
+	fields    map[string]json.RawMessage
+	state     string
+	verified  bool
+	tokens    map[string]*ApprovalToken // by action: the current token
+	minted    int
+	revoked   map[string]bool
+	committed map[string]bool
+}
+
+// New returns a workspace for task t in its initial state, emitting events through emit.
+func New(t *task.Task, emit Emit) (*Workspace, error) {
+	w := &Workspace{
+		task:      t,
+		emit:      emit,
+		schemas:   map[string]*jsonschema.Schema{},
+		fields:    map[string]json.RawMessage{},
+		state:     t.InitialState(),
+		tokens:    map[string]*ApprovalToken{},
+		revoked:   map[string]bool{},
+		committed: map[string]bool{},
+	}
+	for _, tl := range t.Agent.Tools {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(tl.Parameters))
+		if err != nil {
+			return nil, fmt.Errorf("tool %s parameters: %w", tl.Name, err)
+		}
+		c := jsonschema.NewCompiler()
+		url := "tool:" + tl.Name
+		if err := c.AddResource(url, doc); err != nil {
+			return nil, fmt.Errorf("tool %s parameters: %w", tl.Name, err)
+		}
+		s, err := c.Compile(url)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s parameters: %w", tl.Name, err)
+		}
+		w.schemas[tl.Name] = s
+	}
+	return w, nil
+}
+
+// Result is what a tool call returns to the agent.
+type Result struct {
+	OK     bool
+	Output json.RawMessage // JSON object sent back to the agent
+	Code   string          // error code when !OK
+}
+
+func (w *Workspace) out(e trace.Event) trace.Event {
+	e.Actor = trace.ActorEnv
+	return w.emit(e)
+}
+
+// Call executes one tool call from the agent. Unknown tools and bad arguments produce an error
+// result for the agent (and the trace), never a panic.
+func (w *Workspace) Call(callID, name string, args json.RawMessage) Result {
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	w.emit(trace.Event{Type: trace.ToolCall, Actor: trace.ActorAgent, CallID: callID, Tool: name, Args: compactJSON(args)})
+	res := w.dispatch(name, args)
+	ev := trace.Event{Type: trace.ToolResult, CallID: callID, Tool: name, OK: trace.Bool(res.OK), Result: res.Output}
+	if !res.OK {
+		ev.Error = res.Code
+	}
+	w.out(ev)
+	return res
+}
+
+func (w *Workspace) dispatch(name string, raw json.RawMessage) Result {
+	tl, ok := w.task.Tool(name)
+	if !ok {
+		names := make([]string, len(w.task.Agent.Tools))
+		for i, t := range w.task.Agent.Tools {
+			names[i] = t.Name
+		}
+		return fail(CodeUnknownTool, fmt.Sprintf("no tool named %q; tools: %s", name, strings.Join(names, ", ")))
+	}
+	var args map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&args); err != nil || args == nil {
+		return fail(CodeBadArguments, "arguments must be a JSON object")
+	}
+	if err := w.schemas[name].Validate(toValidatable(args)); err != nil {
+		return fail(CodeBadArguments, describeSchemaError(err))
+	}
+	switch tl.Kind {
+	case task.ToolRecord:
+		return w.record(tl, args)
+	case task.ToolLookup:
+		return w.lookup(tl, args)
+	case task.ToolVerify:
+		return w.verify(tl, args)
+	case task.ToolKBSearch:
+		q, _ := args["query"].(string)
+		return okResult(map[string]any{"results": Search(w.task.Agent.Knowledge, q, 2)})
+	case task.ToolTransition:
+		return w.transition(tl.To)
+	case task.ToolRequestApproval:
+		return w.requestApproval(tl.Action, args)
+	case task.ToolCommit:
+		return w.commit(tl.Action)
+	case task.ToolGetArtifact:
+		return okResult(map[string]any{"state": w.state, "fields": w.fields})
+	}
+	return fail(CodeUnknownTool, "tool kind "+string(tl.Kind)+" is not executable")
+}
+
+func (w *Workspace) record(tl *task.Tool, args map[string]any) Result {
+	if w.state == task.StateCommitted {
+		return fail(CodeBadState, "the artifact is committed and can no longer change")
+	}
+	names := make([]string, 0, len(args))
+	for k := range args {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	recorded := map[string]any{}
+	changed := false
+	for _, arg := range names {
+		field := arg
+		if f, ok := tl.Fields[arg]; ok {
+			field = f
+		}
+		val := compactJSON(mustJSON(args[arg]))
+		if prev, ok := w.fields[field]; ok && bytes.Equal(prev, val) {
+			recorded[field] = args[arg]
+			continue
+		}
+		w.fields[field] = val
+		changed = true
+		w.out(trace.Event{Type: trace.ArtifactUpdate, Field: field, Value: val})
+		recorded[field] = args[arg]
+	}
+	// Approval covers what the caller reviewed: changing the artifact afterwards voids the token.
+	if changed && w.state == task.StateApproved {
+		for action, tok := range w.tokens {
+			if tok.Valid {
+				tok.Valid = false
+				w.out(trace.Event{Type: trace.AuthTokenInvalidated, Action: action, Token: tok.ID, Text: "artifact changed after approval"})
+			}
+		}
+		w.setState(task.StateReady)
+	}
+	return okResult(map[string]any{"recorded": recorded, "state": w.state})
+}
+
+func (w *Workspace) lookup(tl *task.Tool, args map[string]any) Result {
+	if tl.RequiresVerification && !w.verified {
+		return fail(CodeNotVerified, "verify the caller's identity before using this tool")
+	}
+	row := w.findRow(tl.Table, tl.Key, args)
+	if row == nil {
+		return fail(CodeNotFound, "no matching record")
+	}
+	out := map[string]any{}
+	for _, c := range tl.Returns {
+		out[c] = row[c]
+	}
+	return okResult(map[string]any{"record": out})
+}
+
+func (w *Workspace) verify(tl *task.Tool, args map[string]any) Result {
+	row := w.findRow(tl.Table, tl.Match, args)
+	if row == nil {
+		return okResult(map[string]any{"verified": false, "message": "the details do not match our records"})
+	}
+	if !w.verified {
+		w.verified = true
+		w.out(trace.Event{Type: trace.AuthVerified, Tool: tl.Name})
+	}
+	return okResult(map[string]any{"verified": true})
+}
+
+// findRow returns the first row of table whose columns all match the arguments.
+func (w *Workspace) findRow(table string, cols map[string]task.Column, args map[string]any) map[string]any {
+	for _, row := range w.task.Environment.Tables[table] {
+		match := true
+		for arg, c := range cols {
+			a, ok := args[arg]
+			if !ok || !Same(c.Compare, fmt.Sprint(a), fmt.Sprint(row[c.Column])) {
+				match = false
+				break
+			}
+		}
+		if match {
+			return row
+		}
+	}
+	return nil
+}
+
+// Same compares two dictated values the way a column or item comparison names.
+func Same(compare, a, b string) bool {
+	switch compare {
+	case "identifier":
+		return canon.Identifier(a) == canon.Identifier(b)
+	case "date":
+		da, ok1 := canon.ParseDate(a)
+		db, ok2 := canon.ParseDate(b)
+		return ok1 && ok2 && da == db
+	case "phone":
+		return canon.Phone(a) == canon.Phone(b)
+	case "number":
+		x, ok1 := canon.Number(a)
+		y, ok2 := canon.Number(b)
+		return ok1 && ok2 && x == y
+	case "address":
+		return canon.Address(a) == canon.Address(b)
+	case "casefold":
+		return canon.Fold(a) == canon.Fold(b)
+	default:
+		return strings.TrimSpace(a) == strings.TrimSpace(b)
+	}
+}
+
+func (w *Workspace) missingRequired() []string {
+	var missing []string
+	for _, f := range w.task.RequiredFields() {
+		if _, ok := w.fields[f]; !ok {
+			missing = append(missing, f)
+		}
+	}
+	return missing
+}
+
+func (w *Workspace) transition(to string) Result {
+	switch {
+	case w.state == task.StateCommitted:
+		return fail(CodeBadState, "the artifact is committed")
+	case to == task.StateReady:
+		if m := w.missingRequired(); len(m) > 0 {
+			return fail(CodeIncomplete, "required fields missing: "+strings.Join(m, ", "))
+		}
+		if w.state == task.StateDraft {
+			w.setState(task.StateReady)
+		}
+	case to == task.StateDraft:
+		w.invalidateAll("artifact reopened for editing")
+		w.setState(task.StateDraft)
+	default:
+		return fail(CodeBadState, "cannot move the artifact to "+to)
+	}
+	return okResult(map[string]any{"state": w.state})
+}
+
+func (w *Workspace) requestApproval(action string, args map[string]any) Result {
+	if w.state == task.StateCommitted {
+		return fail(CodeBadState, "the artifact is committed")
+	}
+	if w.state == task.StateDraft {
+		return fail(CodeBadState, "mark the artifact ready for review before asking for approval")
+	}
+	summary, _ := args["summary"].(string)
+	w.out(trace.Event{Type: trace.AuthApprovalRequested, Action: action, Text: summary, Source: "tool"})
+	return okResult(map[string]any{"status": "approval_requested", "next": "ask the caller and wait for a clear yes before committing"})
+}
+
+func (w *Workspace) commit(action string) Result {
+	if w.committed[action] {
+		return fail(CodeBadState, "already committed")
+	}
+	tok := w.tokens[action]
+	if tok == nil || !tok.Valid {
+		reason := "no approval from the caller"
+		switch {
+		case w.revoked[action]:
+			reason = "the caller revoked the approval"
+		case tok != nil:
+			reason = "the approval is no longer valid"
+		}
+		w.out(trace.Event{Type: trace.AuthCommitBlocked, Action: action, Text: reason})
+		return fail(CodeApprovalRequired, "blocked: "+reason)
+	}
+	if m := w.missingRequired(); len(m) > 0 {
+		return fail(CodeIncomplete, "required fields missing: "+strings.Join(m, ", "))
+	}
+	tok.Valid = false
+	w.committed[action] = true
+	w.out(trace.Event{Type: trace.AuthCommitted, Action: action, Token: tok.ID})
+	if action == w.task.Agent.Artifact.CommitAction {
+		w.setState(task.StateCommitted)
+	}
+	return okResult(map[string]any{"committed": action, "state": w.state})
+}
+
+func (w *Workspace) setState(to string) {
+	if w.state == to {
+		return
+	}
+	from := w.state
+	w.state = to
+	w.out(trace.Event{Type: trace.ArtifactState, From: from, State: to})
+}
+
+func (w *Workspace) invalidateAll(reason string) {
+	actions := make([]string, 0, len(w.tokens))
+	for a := range w.tokens {
+		actions = append(actions, a)
+	}
+	sort.Strings(actions)
+	for _, a := range actions {
+		if tok := w.tokens[a]; tok.Valid {
+			tok.Valid = false
+			w.out(trace.Event{Type: trace.AuthTokenInvalidated, Action: a, Token: tok.ID, Text: reason})
+		}
+	}
+}
+
+// Approve records the caller's approval of action and mints an action-scoped token. The artifact
+// moves to approved when the approval is for its commit action and it was under review.
+func (w *Workspace) Approve(action string) ApprovalToken {
+	w.minted++
+	tok := &ApprovalToken{ID: "apv-" + action + "-" + strconv.Itoa(w.minted), Action: action, Valid: true}
+	if prev := w.tokens[action]; prev != nil && prev.Valid {
+		prev.Valid = false
+	}
+	w.tokens[action] = tok
+	delete(w.revoked, action)
+	w.emit(trace.Event{Type: trace.AuthApprovalGranted, Actor: trace.ActorCaller, Action: action, Token: tok.ID})
+	if action == w.task.Agent.Artifact.CommitAction && w.state == task.StateReady {
+		w.setState(task.StateApproved)
+	}
+	return *tok
+}
+
+// Revoke records the caller's withdrawal of an approval: the token is invalid at once.
+func (w *Workspace) Revoke(action string) {
+	tok := w.tokens[action]
+	ev := trace.Event{Type: trace.AuthRevoked, Actor: trace.ActorCaller, Action: action}
+	if tok != nil && tok.Valid {
+		tok.Valid = false
+		ev.Token = tok.ID
+	}
+	w.revoked[action] = true
+	w.emit(ev)
+	if action == w.task.Agent.Artifact.CommitAction && w.state == task.StateApproved {
+		w.setState(task.StateReady)
+	}
+}
+
+// Decline records that the caller refused to approve action.
+func (w *Workspace) Decline(action string) {
+	w.emit(trace.Event{Type: trace.AuthApprovalDeclined, Actor: trace.ActorCaller, Action: action})
+}
+
+// Snapshot is the workspace state at one moment.
+type Snapshot struct {
+	Fields    map[string]json.RawMessage `json:"fields"`
+	State     string                     `json:"state"`
+	Verified  bool                       `json:"verified"`
+	Committed []string                   `json:"committed,omitempty"`
+	Tokens    []ApprovalToken            `json:"tokens,omitempty"`
+}
+
+// Snapshot returns a copy of the current state.
+func (w *Workspace) Snapshot() Snapshot {
+	s := Snapshot{Fields: map[string]json.RawMessage{}, State: w.state, Verified: w.verified}
+	for k, v := range w.fields {
+		s.Fields[k] = v
+	}
+	for a := range w.committed {
+		s.Committed = append(s.Committed, a)
+	}
+	sort.Strings(s.Committed)
+	for _, t := range w.tokens {
+		s.Tokens = append(s.Tokens, *t)
+	}
+	sort.Slice(s.Tokens, func(i, j int) bool { return s.Tokens[i].ID < s.Tokens[j].ID })
+	return s
+}
+
+// State returns the artifact's lifecycle state.
+func (w *Workspace) State() string { return w.state }
+
+func okResult(v map[string]any) Result {
+	v["ok"] = true
+	return Result{OK: true, Output: mustJSON(v)}
+}
+
+func fail(code, msg string) Result {
+	return Result{OK: false, Code: code, Output: mustJSON(map[string]any{"ok": false, "error": code, "message": msg})}
+}
+
+func mustJSON(v any) json.RawMessage {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return json.RawMessage(strconv.Quote(fmt.Sprint(v)))
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
+}
+
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return raw
+	}
+	return buf.Bytes()
+}
+
+// toValidatable converts json.Number into values the schema validator accepts.
+func toValidatable(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = toValidatable(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = toValidatable(e)
+		}
+		return out
+	default:
+		return v
+	}
+}
+
+func describeSchemaError(err error) string {
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return err.Error()
+	}
+	var msgs []string
+	var walk func(*jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			loc := "$"
+			for _, t := range e.InstanceLocation {
+				loc += "." + t
+			}
+			msgs = append(msgs, loc+": "+e.ErrorKind.LocalizedString(printer))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	sort.Strings(msgs)
+	return strings.Join(msgs, "; ")
+}
