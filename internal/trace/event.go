@@ -160,18 +160,18 @@ type PlanKind string
 
 // Plan kinds the flow engine produces.
 const (
-	PlanOpen      PlanKind = "open"
-	PlanAnswer    PlanKind = "answer"
-	PlanVolunteer PlanKind = "volunteer"
-	PlanCorrect   PlanKind = "correct"
-	PlanAffirm    PlanKind = "affirm"
-	PlanApprove   PlanKind = "approve"
-	PlanDecline   PlanKind = "decline"
-	PlanRevoke    PlanKind = "revoke"
-	PlanBargeIn   PlanKind = "barge_in"
-	PlanUnknown   PlanKind = "unknown" // asked for something the caller does not know (yet)
+	PlanOpen        PlanKind = "open"
+	PlanAnswer      PlanKind = "answer"
+	PlanVolunteer   PlanKind = "volunteer"
+	PlanCorrect     PlanKind = "correct"
+	PlanAffirm      PlanKind = "affirm"
+	PlanApprove     PlanKind = "approve"
+	PlanDecline     PlanKind = "decline"
+	PlanRevoke      PlanKind = "revoke"
+	PlanBargeIn     PlanKind = "barge_in"
+	PlanUnknown     PlanKind = "unknown"     // asked for something the caller does not know (yet)
 	PlanAcknowledge PlanKind = "acknowledge" // the agent's turn asked nothing the caller can act on
-	PlanClose     PlanKind = "close"
+	PlanClose       PlanKind = "close"
 )
 
 // Bool returns a pointer to b, for Event.OK.
