@@ -9,6 +9,7 @@ require (
 	github.com/pion/opus v0.1.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	go.uber.org/goleak v1.3.0
+	golang.org/x/crypto v0.48.0
 	golang.org/x/text v0.41.0
 )
 
@@ -34,7 +35,6 @@ require (
 	github.com/pion/turn/v5 v5.1.3 // indirect
 	github.com/pion/webrtc/v4 v4.2.26 // indirect
 	github.com/wlynxg/anet v0.0.5 // indirect
-	golang.org/x/crypto v0.48.0 // indirect
 	golang.org/x/image v0.23.0 // indirect
 	golang.org/x/net v0.50.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect

@@ -1,0 +1,406 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// AssignmentStatus is where a planned session stands.
+type AssignmentStatus string
+
+// Assignment states: pending → running (claimed) → done (its session ended) or excluded (its
+// session was excluded; a fresh pending copy of the cell goes back to the pool).
+const (
+	StatusPending  AssignmentStatus = "pending"
+	StatusRunning  AssignmentStatus = "running"
+	StatusDone     AssignmentStatus = "done"
+	StatusExcluded AssignmentStatus = "excluded"
+)
+
+// PlanRow is one planned session of a study plan (plan.csv): planned participant Slot does Task
+// with System at Position; Repeat is 1 for a cell's first run, 2 for the anchor repeat.
+type PlanRow struct {
+	Slot     string
+	Position int
+	Task     string
+	System   string // system label
+	Repeat   int
+}
+
+// Assignment is one planned session of one cell (task × system × repeat) at run time.
+type Assignment struct {
+	ID            int64
+	StudyID       string
+	Slot          string // "" for a cell returned to the pool
+	ParticipantID int64  // 0 until a participant is bound
+	Position      int    // 1-based order in the participant's sequence; 0 while in the pool
+	Task          string
+	System        string
+	Repeat        int
+	Status        AssignmentStatus
+	SessionID     string
+	Replaces      int64 // the excluded assignment this pool cell re-runs
+	CreatedAt     time.Time
+	ClaimedAt     time.Time
+	FinishedAt    time.Time
+}
+
+const assignmentCols = `a.id, a.study_id, a.slot, a.participant_id, a.position, a.task_id, a.system_label,
+	a.repeat, a.status, a.session_id, a.replaces, a.created_at, a.claimed_at, a.finished_at`
+
+func scanAssignment(r pgx.Row) (Assignment, error) {
+	var a Assignment
+	var slot, session *string
+	var participant, replaces *int64
+	var position *int32
+	var repeat int16
+	var claimed, finished *time.Time
+	err := r.Scan(&a.ID, &a.StudyID, &slot, &participant, &position, &a.Task, &a.System, &repeat, &a.Status,
+		&session, &replaces, &a.CreatedAt, &claimed, &finished)
+	a.Slot, a.ParticipantID, a.Position, a.SessionID, a.Replaces = deref(slot), deref(participant), int(deref(position)), deref(session), deref(replaces)
+	a.Repeat, a.CreatedAt, a.ClaimedAt, a.FinishedAt = int(repeat), a.CreatedAt.UTC(), derefTime(claimed), derefTime(finished)
+	return a, err
+}
+
+func collectAssignments(rows pgx.Rows) ([]Assignment, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Assignment, error) { return scanAssignment(r) })
+}
+
+// AddPlan adds plan rows to a study. It also extends a running study: rows whose (slot, position)
+// already exist are kept exactly as they are, whatever their state, and only new rows are added
+// (new slots, or new positions of a slot, which go to the slot's participant if it has one). It
+// returns how many rows were added. Systems must exist; tasks are not checked here.
+func (db *DB) AddPlan(ctx context.Context, studyID string, rows []PlanRow) (int, error) {
+	type key struct {
+		slot string
+		pos  int
+	}
+	seen := map[key]bool{}
+	tasks := map[string]map[string]bool{} // slot → tasks in the input
+	var slotOrder []string
+	for i, r := range rows {
+		switch {
+		case r.Slot == "":
+			return 0, newError(ErrInvalid, "plan row %d: participant slot is empty", i+1)
+		case r.Position < 1:
+			return 0, newError(ErrInvalid, "plan row %d (%s): position %d, want ≥ 1", i+1, r.Slot, r.Position)
+		case r.Task == "" || r.System == "":
+			return 0, newError(ErrInvalid, "plan row %d (%s): task and system are required", i+1, r.Slot)
+		case r.Repeat != 1 && r.Repeat != 2:
+			return 0, newError(ErrInvalid, "plan row %d (%s): repeat %d, want 1 or 2", i+1, r.Slot, r.Repeat)
+		case seen[key{r.Slot, r.Position}]:
+			return 0, newError(ErrInvalid, "plan row %d: %s position %d appears twice", i+1, r.Slot, r.Position)
+		}
+		seen[key{r.Slot, r.Position}] = true
+		if tasks[r.Slot] == nil {
+			tasks[r.Slot] = map[string]bool{}
+			slotOrder = append(slotOrder, r.Slot)
+		}
+		if tasks[r.Slot][r.Task] {
+			return 0, newError(ErrInvalid, "plan row %d: %s meets task %s twice", i+1, r.Slot, r.Task)
+		}
+		tasks[r.Slot][r.Task] = true
+	}
+	added := 0
+	now := db.stamp()
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		added = 0
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM studies WHERE id = $1 FOR UPDATE`, studyID); err != nil {
+			return err
+		}
+		var maxOrd int
+		if err := tx.QueryRow(ctx, `SELECT coalesce(max(ord), 0) FROM slots WHERE study_id = $1`, studyID).Scan(&maxOrd); err != nil {
+			return err
+		}
+		for _, s := range slotOrder {
+			tag, err := tx.Exec(ctx, `INSERT INTO slots (study_id, label, ord) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, studyID, s, maxOrd+1)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 1 {
+				maxOrd++
+			}
+		}
+		for i, r := range rows {
+			var clash int
+			err := tx.QueryRow(ctx, `SELECT position FROM assignments WHERE study_id = $1 AND slot = $2 AND task_id = $3 AND position <> $4 LIMIT 1`,
+				studyID, r.Slot, r.Task, r.Position).Scan(&clash)
+			if err == nil {
+				var kept bool
+				tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM assignments WHERE study_id = $1 AND slot = $2 AND position = $3)`, studyID, r.Slot, r.Position).Scan(&kept)
+				if !kept {
+					return newError(ErrInvalid, "plan row %d: %s already meets task %s at position %d", i+1, r.Slot, r.Task, clash)
+				}
+				continue
+			} else if !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+			tag, err := tx.Exec(ctx, `
+				INSERT INTO assignments (study_id, slot, participant_id, position, task_id, system_label, repeat, created_at)
+				SELECT $1, $2, s.participant_id, $3, $4, $5, $6, $7 FROM slots s WHERE s.study_id = $1 AND s.label = $2
+				ON CONFLICT (study_id, slot, position) DO NOTHING`,
+				studyID, r.Slot, r.Position, r.Task, r.System, r.Repeat, now)
+			if err != nil {
+				return translate(err, fmt.Sprintf("plan row %d (%s position %d)", i+1, r.Slot, r.Position))
+			}
+			added += int(tag.RowsAffected())
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, translate(err, "add plan to study "+studyID)
+	}
+	return added, nil
+}
+
+// ClaimNext atomically hands the participant their next unfinished assignment and marks it
+// running: the one already running (a reload resumes it), else their pending one with the lowest
+// position, else — for a participant not yet bound to a plan slot — the first free slot's first
+// assignment (binding the whole slot to them; concurrent callers never get the same slot). It
+// returns ErrNoAssignment when nothing is left for them.
+func (db *DB) ClaimNext(ctx context.Context, participantID int64) (Assignment, error) {
+	var a Assignment
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		var study string
+		// Lock the participant: two tabs of one participant claim one after the other.
+		if err := tx.QueryRow(ctx, `SELECT study_id FROM participants WHERE id = $1 FOR UPDATE`, participantID).Scan(&study); err != nil {
+			return err
+		}
+		var err error
+		a, err = scanAssignment(tx.QueryRow(ctx, `SELECT `+assignmentCols+` FROM assignments a
+			WHERE a.participant_id = $1 AND a.status = 'running' ORDER BY a.position LIMIT 1`, participantID))
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if a, err = claimPending(ctx, tx, participantID, db.stamp()); !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		var bound bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM slots WHERE participant_id = $1)`, participantID).Scan(&bound); err != nil {
+			return err
+		}
+		if bound {
+			return ErrNoAssignment
+		}
+		var slot string
+		err = tx.QueryRow(ctx, `
+			SELECT s.label FROM slots s
+			WHERE s.study_id = $1 AND s.participant_id IS NULL
+			  AND EXISTS (SELECT 1 FROM assignments x WHERE x.study_id = s.study_id AND x.slot = s.label AND x.status = 'pending')
+			  AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.study_id = s.study_id AND x.slot = s.label
+			                  AND x.task_id IN (SELECT task_id FROM assignments WHERE participant_id = $2))
+			ORDER BY s.ord LIMIT 1
+			FOR UPDATE OF s SKIP LOCKED`, study, participantID).Scan(&slot)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNoAssignment
+		}
+		if err != nil {
+			return err
+		}
+		now := db.stamp()
+		if _, err := tx.Exec(ctx, `UPDATE slots SET participant_id = $3, bound_at = $4 WHERE study_id = $1 AND label = $2`, study, slot, participantID, now); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE assignments SET participant_id = $3 WHERE study_id = $1 AND slot = $2 AND participant_id IS NULL`, study, slot, participantID); err != nil {
+			return err
+		}
+		a, err = claimPending(ctx, tx, participantID, now)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNoAssignment
+		}
+		return err
+	})
+	if errors.Is(err, ErrNoAssignment) {
+		return Assignment{}, newError(ErrNoAssignment, "participant %d", participantID)
+	}
+	return a, translate(err, fmt.Sprintf("claim next assignment of participant %d", participantID))
+}
+
+func claimPending(ctx context.Context, tx pgx.Tx, participantID int64, now time.Time) (Assignment, error) {
+	return scanAssignment(tx.QueryRow(ctx, `
+		UPDATE assignments a SET status = 'running', claimed_at = $2
+		WHERE a.id = (SELECT id FROM assignments WHERE participant_id = $1 AND status = 'pending' ORDER BY position, id LIMIT 1)
+		RETURNING `+assignmentCols, participantID, now))
+}
+
+// HandCell gives the participant one cell from the study's pool (cells returned by exclusions),
+// coverage first: first runs before anchor repeats, then the cells with the fewest runs done or
+// running. The cell must be one the participant may take: not a task they have met, and, when
+// maxPerSystem > 0, a system they have met fewer than maxPerSystem times. The cell is appended
+// to the participant's sequence as pending (ClaimNext then starts it). A participant who still
+// has unfinished work is ErrConflict; an empty pool is ErrNoAssignment. Concurrent callers never
+// receive the same cell (SELECT … FOR UPDATE SKIP LOCKED).
+func (db *DB) HandCell(ctx context.Context, participantID int64, maxPerSystem int) (Assignment, error) {
+	var a Assignment
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		var study string
+		if err := tx.QueryRow(ctx, `SELECT study_id FROM participants WHERE id = $1 FOR UPDATE`, participantID).Scan(&study); err != nil {
+			return err
+		}
+		var open bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM assignments WHERE participant_id = $1 AND status IN ('pending', 'running'))`, participantID).Scan(&open); err != nil {
+			return err
+		}
+		if open {
+			return newError(ErrConflict, "participant %d still has unfinished assignments", participantID)
+		}
+		var id int64
+		err := tx.QueryRow(ctx, `
+			SELECT a.id FROM assignments a
+			WHERE a.study_id = $1 AND a.status = 'pending' AND a.participant_id IS NULL AND a.slot IS NULL
+			  AND NOT EXISTS (SELECT 1 FROM assignments m WHERE m.participant_id = $2 AND m.task_id = a.task_id)
+			  AND ($3 <= 0 OR (SELECT count(*) FROM assignments m WHERE m.participant_id = $2
+			                   AND m.system_label = a.system_label AND m.status <> 'excluded') < $3)
+			ORDER BY a.repeat,
+			         (SELECT count(*) FROM assignments d WHERE d.study_id = a.study_id AND d.task_id = a.task_id
+			          AND d.system_label = a.system_label AND d.status IN ('done', 'running')),
+			         a.id
+			LIMIT 1
+			FOR UPDATE OF a SKIP LOCKED`, study, participantID, maxPerSystem).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNoAssignment
+		}
+		if err != nil {
+			return err
+		}
+		a, err = scanAssignment(tx.QueryRow(ctx, `
+			UPDATE assignments a SET participant_id = $2,
+			       position = (SELECT coalesce(max(position), 0) + 1 FROM assignments WHERE participant_id = $2)
+			WHERE a.id = $1 RETURNING `+assignmentCols, id, participantID))
+		return err
+	})
+	if errors.Is(err, ErrNoAssignment) {
+		return Assignment{}, newError(ErrNoAssignment, "pool of study for participant %d", participantID)
+	}
+	return a, translate(err, fmt.Sprintf("hand a cell to participant %d", participantID))
+}
+
+// Assignment returns one assignment.
+func (db *DB) Assignment(ctx context.Context, id int64) (Assignment, error) {
+	a, err := scanAssignment(db.pool.QueryRow(ctx, `SELECT `+assignmentCols+` FROM assignments a WHERE a.id = $1`, id))
+	return a, translate(err, fmt.Sprintf("assignment %d", id))
+}
+
+// ParticipantAssignments lists a participant's assignments in their order.
+func (db *DB) ParticipantAssignments(ctx context.Context, participantID int64) ([]Assignment, error) {
+	rows, _ := db.pool.Query(ctx, `SELECT `+assignmentCols+` FROM assignments a WHERE a.participant_id = $1 ORDER BY a.position, a.id`, participantID)
+	out, err := collectAssignments(rows)
+	return out, translate(err, fmt.Sprintf("assignments of participant %d", participantID))
+}
+
+// Assignments lists a study's assignments: plan slots in order, then pool cells.
+func (db *DB) Assignments(ctx context.Context, studyID string) ([]Assignment, error) {
+	rows, _ := db.pool.Query(ctx, `SELECT `+assignmentCols+` FROM assignments a
+		LEFT JOIN slots s ON s.study_id = a.study_id AND s.label = a.slot
+		WHERE a.study_id = $1 ORDER BY s.ord NULLS LAST, a.position, a.id`, studyID)
+	out, err := collectAssignments(rows)
+	return out, translate(err, "assignments of study "+studyID)
+}
+
+// Progress counts assignments by state.
+type Progress struct {
+	Pending, Running, Done, Excluded int
+}
+
+// Total is the number of assignment rows. Each exclusion adds a row (the excluded run) and returns
+// a pending copy of the cell, so the number of planned cells is Total − Excluded.
+func (p Progress) Total() int { return p.Pending + p.Running + p.Done + p.Excluded }
+
+func (p *Progress) add(status AssignmentStatus, n int) {
+	switch status {
+	case StatusPending:
+		p.Pending += n
+	case StatusRunning:
+		p.Running += n
+	case StatusDone:
+		p.Done += n
+	case StatusExcluded:
+		p.Excluded += n
+	}
+}
+
+// StudyProgress is a study's progress overall, per system label and per task.
+type StudyProgress struct {
+	Study    Progress
+	BySystem map[string]Progress
+	ByTask   map[string]Progress
+}
+
+// Progress counts a study's assignments by state, overall, per system and per task.
+func (db *DB) Progress(ctx context.Context, studyID string) (StudyProgress, error) {
+	if _, err := db.Study(ctx, studyID); err != nil {
+		return StudyProgress{}, err
+	}
+	sp := StudyProgress{BySystem: map[string]Progress{}, ByTask: map[string]Progress{}}
+	rows, _ := db.pool.Query(ctx, `
+		SELECT system_label, task_id, status, count(*) FROM assignments WHERE study_id = $1
+		GROUP BY GROUPING SETS ((status), (system_label, status), (task_id, status))`, studyID)
+	var system, task *string
+	var status AssignmentStatus
+	var n int
+	_, err := pgx.ForEachRow(rows, []any{&system, &task, &status, &n}, func() error {
+		switch {
+		case system != nil:
+			p := sp.BySystem[*system]
+			p.add(status, n)
+			sp.BySystem[*system] = p
+		case task != nil:
+			p := sp.ByTask[*task]
+			p.add(status, n)
+			sp.ByTask[*task] = p
+		default:
+			sp.Study.add(status, n)
+		}
+		return nil
+	})
+	return sp, translate(err, "progress of study "+studyID)
+}
+
+// StatusRow is one line of status.csv: an assignment with who did it and how it ended.
+type StatusRow struct {
+	AssignmentID    int64
+	Slot            string
+	Position        int
+	ParticipantID   int64
+	ProlificPID     string
+	Task            string
+	System          string // label (experimenter-side export)
+	Alias           string
+	Repeat          int
+	Status          AssignmentStatus
+	SessionID       string
+	ClaimedAt       time.Time
+	FinishedAt      time.Time
+	ExclusionReason ExclusionReason
+	Replaces        int64
+}
+
+// StatusRows lists a study's assignments for status.csv: plan slots in order, then pool cells.
+func (db *DB) StatusRows(ctx context.Context, studyID string) ([]StatusRow, error) {
+	rows, _ := db.pool.Query(ctx, `
+		SELECT a.id, coalesce(a.slot, ''), coalesce(a.position, 0), coalesce(a.participant_id, 0), coalesce(p.prolific_pid, ''),
+		       a.task_id, a.system_label, sy.alias, a.repeat, a.status, coalesce(a.session_id, ''),
+		       a.claimed_at, a.finished_at, coalesce(e.reason, ''), coalesce(a.replaces, 0)
+		FROM assignments a
+		JOIN systems sy ON sy.label = a.system_label
+		LEFT JOIN slots s ON s.study_id = a.study_id AND s.label = a.slot
+		LEFT JOIN participants p ON p.id = a.participant_id
+		LEFT JOIN exclusions e ON e.session_id = a.session_id
+		WHERE a.study_id = $1
+		ORDER BY s.ord NULLS LAST, a.position, a.id`, studyID)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (StatusRow, error) {
+		var s StatusRow
+		var pos int32
+		var repeat int16
+		var claimed, finished *time.Time
+		err := r.Scan(&s.AssignmentID, &s.Slot, &pos, &s.ParticipantID, &s.ProlificPID, &s.Task, &s.System, &s.Alias,
+			&repeat, &s.Status, &s.SessionID, &claimed, &finished, &s.ExclusionReason, &s.Replaces)
+		s.Position, s.Repeat, s.ClaimedAt, s.FinishedAt = int(pos), int(repeat), derefTime(claimed), derefTime(finished)
+		return s, err
+	})
+	return out, translate(err, "status of study "+studyID)
+}

@@ -1,0 +1,244 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// tokenBytes is the entropy of participant and annotator link tokens (192 bits).
+const tokenBytes = 24
+
+// newToken returns an unguessable URL-safe token from crypto/rand.
+func newToken() string {
+	b := make([]byte, tokenBytes)
+	rand.Read(b) // never fails (crypto/rand panics on a broken source)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// plausibleToken rejects strings that cannot be a token before asking the database.
+func plausibleToken(t string) bool { return len(t) >= 22 && len(t) <= 128 }
+
+// Participant is a person taking part in a study, known by the token in their link.
+type Participant struct {
+	ID       int64
+	StudyID  string
+	Token    string // secret: the participant's link; never show it to anyone else
+	External ExternalIDs
+	Consent  *Consent  // nil until given
+	MicCheck *MicCheck // nil until done
+	// ExpiresAt ends the token's validity; zero means it does not expire.
+	ExpiresAt time.Time
+	CreatedAt time.Time
+}
+
+// ExternalIDs are the recruiting platform's identifiers, from the link's PROLIFIC_PID, STUDY_ID
+// and SESSION_ID query parameters.
+type ExternalIDs struct {
+	ProlificPID string
+	StudyID     string
+	SessionID   string
+}
+
+// Consent records that the participant agreed, when, and to which text (by hash).
+type Consent struct {
+	At         time.Time
+	TextSHA256 string // hex SHA-256 of the consent text shown
+}
+
+// MicCheck is what the browser granted and measured in the microphone check.
+type MicCheck struct {
+	EchoCancellation bool      `json:"echoCancellation"`
+	NoiseSuppression bool      `json:"noiseSuppression"`
+	AutoGainControl  bool      `json:"autoGainControl"`
+	Device           string    `json:"device"`     // the chosen input device's label
+	Level            float64   `json:"level"`      // peak level of the record test, 0–1
+	PlaybackOK       bool      `json:"playbackOk"` // the participant heard the 3-second playback
+	At               time.Time `json:"at"`
+	// Details keeps anything else the browser reported (sample rate, channel count, latency).
+	Details json.RawMessage `json:"details,omitempty"`
+}
+
+// NewParticipant is what CreateParticipant needs.
+type NewParticipant struct {
+	StudyID   string
+	External  ExternalIDs
+	ExpiresAt time.Time // zero: never
+}
+
+// CreateParticipant adds a participant to a study with a fresh unguessable token.
+func (db *DB) CreateParticipant(ctx context.Context, np NewParticipant) (Participant, error) {
+	p := Participant{StudyID: np.StudyID, Token: newToken(), External: np.External, ExpiresAt: np.ExpiresAt.UTC(), CreatedAt: db.stamp()}
+	if !p.ExpiresAt.IsZero() {
+		p.ExpiresAt = p.ExpiresAt.Truncate(time.Microsecond)
+	}
+	err := db.pool.QueryRow(ctx, `
+		INSERT INTO participants (study_id, token, prolific_pid, prolific_study_id, prolific_session_id, expires_at, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+		p.StudyID, p.Token, nullString(p.External.ProlificPID), nullString(p.External.StudyID), nullString(p.External.SessionID),
+		nullTime(p.ExpiresAt), p.CreatedAt).Scan(&p.ID)
+	if err != nil {
+		return Participant{}, translate(err, "create participant in study "+np.StudyID)
+	}
+	return p, nil
+}
+
+const participantCols = `id, study_id, token, prolific_pid, prolific_study_id, prolific_session_id,
+	consent_at, consent_sha256, mic_check, expires_at, created_at`
+
+func scanParticipant(r pgx.Row) (Participant, error) {
+	var p Participant
+	var pid, sid, sess, consentSum *string
+	var consentAt, expires *time.Time
+	var mic []byte
+	err := r.Scan(&p.ID, &p.StudyID, &p.Token, &pid, &sid, &sess, &consentAt, &consentSum, &mic, &expires, &p.CreatedAt)
+	if err != nil {
+		return Participant{}, err
+	}
+	p.External = ExternalIDs{ProlificPID: deref(pid), StudyID: deref(sid), SessionID: deref(sess)}
+	if consentAt != nil {
+		p.Consent = &Consent{At: consentAt.UTC(), TextSHA256: deref(consentSum)}
+	}
+	if mic != nil {
+		p.MicCheck = new(MicCheck)
+		if err := json.Unmarshal(mic, p.MicCheck); err != nil {
+			return Participant{}, fmt.Errorf("participant %d mic check: %w", p.ID, err)
+		}
+	}
+	p.ExpiresAt, p.CreatedAt = derefTime(expires), p.CreatedAt.UTC()
+	return p, nil
+}
+
+// ParticipantByToken returns the participant whose link token is exactly token: ErrNotFound for
+// any other string, ErrExpired once the token has expired.
+func (db *DB) ParticipantByToken(ctx context.Context, token string) (Participant, error) {
+	if !plausibleToken(token) {
+		return Participant{}, newError(ErrNotFound, "participant token")
+	}
+	p, err := scanParticipant(db.pool.QueryRow(ctx, `SELECT `+participantCols+` FROM participants WHERE token = $1`, token))
+	if err != nil {
+		return Participant{}, translate(err, "participant token")
+	}
+	if !p.ExpiresAt.IsZero() && !db.now().Before(p.ExpiresAt) {
+		return Participant{}, newError(ErrExpired, "participant token")
+	}
+	return p, nil
+}
+
+// Participant returns the participant with id.
+func (db *DB) Participant(ctx context.Context, id int64) (Participant, error) {
+	p, err := scanParticipant(db.pool.QueryRow(ctx, `SELECT `+participantCols+` FROM participants WHERE id = $1`, id))
+	return p, translate(err, fmt.Sprintf("participant %d", id))
+}
+
+// ParticipantByProlificPID finds a study's participant by the recruiting platform's id, so a
+// returning person resumes instead of starting over.
+func (db *DB) ParticipantByProlificPID(ctx context.Context, studyID, prolificPID string) (Participant, error) {
+	p, err := scanParticipant(db.pool.QueryRow(ctx, `SELECT `+participantCols+` FROM participants
+		WHERE study_id = $1 AND prolific_pid = $2`, studyID, prolificPID))
+	return p, translate(err, "participant "+prolificPID)
+}
+
+// Participants lists a study's participants in creation order.
+func (db *DB) Participants(ctx context.Context, studyID string) ([]Participant, error) {
+	rows, _ := db.pool.Query(ctx, `SELECT `+participantCols+` FROM participants WHERE study_id = $1 ORDER BY id`, studyID)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Participant, error) { return scanParticipant(r) })
+	return out, translate(err, "list participants of study "+studyID)
+}
+
+// SetExternalIDs records the recruiting platform's ids seen on the participant's link; empty
+// fields leave the stored value alone. A PROLIFIC_PID already used by another participant of the
+// study is ErrConflict.
+func (db *DB) SetExternalIDs(ctx context.Context, participantID int64, ext ExternalIDs) error {
+	tag, err := db.pool.Exec(ctx, `UPDATE participants SET
+		prolific_pid        = coalesce($2, prolific_pid),
+		prolific_study_id   = coalesce($3, prolific_study_id),
+		prolific_session_id = coalesce($4, prolific_session_id)
+		WHERE id = $1`, participantID, nullString(ext.ProlificPID), nullString(ext.StudyID), nullString(ext.SessionID))
+	if err == nil && tag.RowsAffected() == 0 {
+		return newError(ErrNotFound, "participant %d", participantID)
+	}
+	return translate(err, "record external ids")
+}
+
+// RecordConsent records that the participant consented to text now. Consent is given once: the
+// same text again returns the first record; a different text is ErrConflict.
+func (db *DB) RecordConsent(ctx context.Context, participantID int64, text string) (Consent, error) {
+	sum := sha256.Sum256([]byte(text))
+	c := Consent{At: db.stamp(), TextSHA256: hex.EncodeToString(sum[:])}
+	var at time.Time
+	var stored string
+	err := db.pool.QueryRow(ctx, `
+		UPDATE participants SET consent_at = coalesce(consent_at, $2), consent_sha256 = coalesce(consent_sha256, $3)
+		WHERE id = $1 RETURNING consent_at, consent_sha256`, participantID, c.At, c.TextSHA256).Scan(&at, &stored)
+	if err != nil {
+		return Consent{}, translate(err, fmt.Sprintf("record consent of participant %d", participantID))
+	}
+	if stored != c.TextSHA256 {
+		return Consent{}, newError(ErrConflict, "participant %d consented to another text earlier", participantID)
+	}
+	return Consent{At: at.UTC(), TextSHA256: stored}, nil
+}
+
+// RecordMicCheck stores the latest microphone check (a participant may redo it).
+func (db *DB) RecordMicCheck(ctx context.Context, participantID int64, mc MicCheck) error {
+	if mc.At.IsZero() {
+		mc.At = db.stamp()
+	}
+	mc.At = mc.At.UTC()
+	if len(mc.Details) > 0 && !json.Valid(mc.Details) {
+		return newError(ErrInvalid, "mic check details: want JSON")
+	}
+	b, err := json.Marshal(mc)
+	if err != nil {
+		return newError(ErrInvalid, "mic check: %v", err)
+	}
+	tag, err := db.pool.Exec(ctx, `UPDATE participants SET mic_check = $2, mic_checked_at = $3 WHERE id = $1`, participantID, b, mc.At)
+	if err == nil && tag.RowsAffected() == 0 {
+		return newError(ErrNotFound, "participant %d", participantID)
+	}
+	return translate(err, "record mic check")
+}
+
+func nullString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func nullTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func nullInt(n int64) *int64 {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func derefTime(p *time.Time) time.Time {
+	if p == nil {
+		return time.Time{}
+	}
+	return p.UTC()
+}

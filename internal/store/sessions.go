@@ -1,0 +1,475 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Mode says who made the call.
+type Mode string
+
+// Session modes.
+const (
+	ModeHuman     Mode = "human"
+	ModeSynthetic Mode = "synthetic"
+)
+
+// SessionStatus is a session's lifecycle state. Whether it counts is a separate matter: see
+// Exclusion.
+type SessionStatus string
+
+// Session states.
+const (
+	SessionCreated SessionStatus = "created"
+	SessionRunning SessionStatus = "running"
+	SessionEnded   SessionStatus = "ended"
+)
+
+// Session is one call (human or synthetic) of one task with one system.
+type Session struct {
+	ID            string
+	StudyID       string // "" for a synthetic run outside a study
+	AssignmentID  int64  // 0 when not planned
+	ParticipantID int64  // 0 for synthetic sessions
+	TaskID        string
+	TaskVersion   int
+	System        string // label
+	Mode          Mode
+	Seed          int64
+	Status        SessionStatus
+	CreatedAt     time.Time
+	StartedAt     time.Time
+	EndedAt       time.Time
+	EndReason     string
+	RecordingPath string     // the stereo recording, once stored
+	Exclusion     *Exclusion // nil unless excluded
+}
+
+// NewSession is what CreateSession needs. With an AssignmentID, the study, participant, task and
+// system default to the assignment's and must agree with it.
+type NewSession struct {
+	ID            string // empty: a random id
+	StudyID       string
+	AssignmentID  int64
+	ParticipantID int64
+	TaskID        string
+	TaskVersion   int
+	System        string
+	Mode          Mode
+	Seed          int64
+}
+
+// CreateSession stores a new session. For a planned session the assignment must be running
+// (claimed) by the same participant and not have a session yet (ErrConflict otherwise); the
+// assignment then points at the session. The task version must be stored (PutTask).
+func (db *DB) CreateSession(ctx context.Context, ns NewSession) (Session, error) {
+	if ns.ID == "" {
+		ns.ID = "s_" + newToken()[:22]
+	}
+	if ns.Mode == "" {
+		ns.Mode = ModeHuman
+	}
+	if ns.Mode != ModeHuman && ns.Mode != ModeSynthetic {
+		return Session{}, newError(ErrInvalid, "session mode %q: want human or synthetic", ns.Mode)
+	}
+	s := Session{ID: ns.ID, StudyID: ns.StudyID, AssignmentID: ns.AssignmentID, ParticipantID: ns.ParticipantID,
+		TaskID: ns.TaskID, TaskVersion: ns.TaskVersion, System: ns.System, Mode: ns.Mode, Seed: ns.Seed,
+		Status: SessionCreated, CreatedAt: db.stamp()}
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		if ns.AssignmentID != 0 {
+			a, err := scanAssignment(tx.QueryRow(ctx, `SELECT `+assignmentCols+` FROM assignments a WHERE a.id = $1 FOR UPDATE`, ns.AssignmentID))
+			if err != nil {
+				return err
+			}
+			if err := s.fromAssignment(a); err != nil {
+				return err
+			}
+		}
+		if s.Mode == ModeHuman && s.ParticipantID == 0 {
+			return newError(ErrInvalid, "human session %s has no participant", s.ID)
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO sessions (id, study_id, assignment_id, participant_id, task_id, task_version,
+			system_label, mode, seed, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			s.ID, nullString(s.StudyID), nullInt(s.AssignmentID), nullInt(s.ParticipantID), s.TaskID, s.TaskVersion,
+			s.System, s.Mode, s.Seed, s.Status, s.CreatedAt)
+		if err != nil {
+			return err
+		}
+		if s.AssignmentID != 0 {
+			_, err = tx.Exec(ctx, `UPDATE assignments SET session_id = $2 WHERE id = $1`, s.AssignmentID, s.ID)
+		}
+		return err
+	})
+	if err != nil {
+		return Session{}, translate(err, "create session")
+	}
+	return s, nil
+}
+
+// fromAssignment fills s from a and checks that what the caller gave agrees with it.
+func (s *Session) fromAssignment(a Assignment) error {
+	fill := func(field string, have *string, want string) error {
+		if *have == "" {
+			*have = want
+		}
+		if *have != want {
+			return newError(ErrInvalid, "session %s %s %q does not match assignment %d (%q)", s.ID, field, *have, a.ID, want)
+		}
+		return nil
+	}
+	if err := errors.Join(fill("study", &s.StudyID, a.StudyID), fill("task", &s.TaskID, a.Task), fill("system", &s.System, a.System)); err != nil {
+		return err
+	}
+	if s.ParticipantID == 0 {
+		s.ParticipantID = a.ParticipantID
+	}
+	switch {
+	case a.ParticipantID == 0 || s.ParticipantID != a.ParticipantID:
+		return newError(ErrConflict, "assignment %d is not the participant's", a.ID)
+	case a.Status != StatusRunning:
+		return newError(ErrConflict, "assignment %d is %s, not running", a.ID, a.Status)
+	case a.SessionID != "":
+		return newError(ErrConflict, "assignment %d already has session %s", a.ID, a.SessionID)
+	}
+	return nil
+}
+
+// StartSession marks a created session running (the call connected). Starting a running session
+// again is a no-op; an ended one is ErrConflict.
+func (db *DB) StartSession(ctx context.Context, id string) error {
+	var status SessionStatus
+	err := db.pool.QueryRow(ctx, `
+		WITH u AS (UPDATE sessions SET status = 'running', started_at = $2 WHERE id = $1 AND status = 'created' RETURNING status)
+		SELECT coalesce((SELECT status FROM u), (SELECT status FROM sessions WHERE id = $1))`, id, db.stamp()).Scan(&status)
+	if err == nil && status == "" {
+		return newError(ErrNotFound, "session %s", id)
+	}
+	if err == nil && status == SessionEnded {
+		return newError(ErrConflict, "session %s has ended", id)
+	}
+	return translate(err, "start session "+id)
+}
+
+// EndSession marks a session ended with reason (hangup, agent_closed, time_limit, platform_lost…)
+// and its running assignment done. Ending an ended session is a no-op: the first reason stays.
+func (db *DB) EndSession(ctx context.Context, id, reason string) error {
+	now := db.stamp()
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		var assignment *int64
+		var status SessionStatus
+		if err := tx.QueryRow(ctx, `SELECT status, assignment_id FROM sessions WHERE id = $1 FOR UPDATE`, id).Scan(&status, &assignment); err != nil {
+			return err
+		}
+		if status == SessionEnded {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE sessions SET status = 'ended', ended_at = $2, end_reason = $3,
+			started_at = coalesce(started_at, $2) WHERE id = $1`, id, now, reason); err != nil {
+			return err
+		}
+		if assignment != nil {
+			_, err := tx.Exec(ctx, `UPDATE assignments SET status = 'done', finished_at = $2 WHERE id = $1 AND status = 'running'`, *assignment, now)
+			return err
+		}
+		return nil
+	})
+	return translate(err, "end session "+id)
+}
+
+const sessionCols = `s.id, s.study_id, s.assignment_id, s.participant_id, s.task_id, s.task_version, s.system_label,
+	s.mode, s.seed, s.status, s.created_at, s.started_at, s.ended_at, s.end_reason,
+	r.path, e.reason, e.note, e.excluded_by, e.excluded_at`
+
+const sessionFrom = ` FROM sessions s
+	LEFT JOIN recordings r ON r.session_id = s.id AND r.kind = 'stereo'
+	LEFT JOIN exclusions e ON e.session_id = s.id`
+
+func scanSession(r pgx.Row, extra ...any) (Session, error) {
+	var s Session
+	var study, recording, reason, note, by *string
+	var assignment, participant *int64
+	var started, ended, excludedAt *time.Time
+	dest := append([]any{&s.ID, &study, &assignment, &participant, &s.TaskID, &s.TaskVersion, &s.System, &s.Mode, &s.Seed,
+		&s.Status, &s.CreatedAt, &started, &ended, &s.EndReason, &recording, &reason, &note, &by, &excludedAt}, extra...)
+	if err := r.Scan(dest...); err != nil {
+		return Session{}, err
+	}
+	s.StudyID, s.AssignmentID, s.ParticipantID, s.RecordingPath = deref(study), deref(assignment), deref(participant), deref(recording)
+	s.CreatedAt, s.StartedAt, s.EndedAt = s.CreatedAt.UTC(), derefTime(started), derefTime(ended)
+	if reason != nil {
+		s.Exclusion = &Exclusion{SessionID: s.ID, Reason: ExclusionReason(*reason), Note: deref(note), By: deref(by), At: derefTime(excludedAt)}
+	}
+	return s, nil
+}
+
+// Session returns a session with its recording path and exclusion.
+func (db *DB) Session(ctx context.Context, id string) (Session, error) {
+	s, err := scanSession(db.pool.QueryRow(ctx, `SELECT `+sessionCols+sessionFrom+` WHERE s.id = $1`, id))
+	return s, translate(err, "session "+id)
+}
+
+// ParticipantSession returns session id only if it belongs to the participant: another
+// participant's session is ErrNotFound, exactly like a session that does not exist.
+func (db *DB) ParticipantSession(ctx context.Context, participantID int64, id string) (Session, error) {
+	s, err := scanSession(db.pool.QueryRow(ctx, `SELECT `+sessionCols+sessionFrom+` WHERE s.id = $1 AND s.participant_id = $2`, id, participantID))
+	return s, translate(err, "session "+id)
+}
+
+// SessionFilter selects sessions for ListSessions; zero fields match everything.
+type SessionFilter struct {
+	StudyID string
+	Mode    Mode
+	System  string // label
+	TaskID  string
+	Status  SessionStatus
+	// GraderVersion picks which score to attach; empty: the most recent one.
+	GraderVersion string
+}
+
+// SessionSummary is a session as the dashboard and the report list it: with the system's alias,
+// the plan cell, the participant's platform id and its score.
+type SessionSummary struct {
+	Session
+	Alias       string
+	Repeat      int // 0 when not planned
+	Slot        string
+	Position    int
+	ProlificPID string
+	Score       *Score // nil until graded
+}
+
+// ListSessions lists sessions matching f, oldest first, with scores and exclusions.
+func (db *DB) ListSessions(ctx context.Context, f SessionFilter) ([]SessionSummary, error) {
+	var where []string
+	args := []any{f.GraderVersion}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if f.StudyID != "" {
+		add("s.study_id = $%d", f.StudyID)
+	}
+	if f.Mode != "" {
+		add("s.mode = $%d", f.Mode)
+	}
+	if f.System != "" {
+		add("s.system_label = $%d", f.System)
+	}
+	if f.TaskID != "" {
+		add("s.task_id = $%d", f.TaskID)
+	}
+	if f.Status != "" {
+		add("s.status = $%d", f.Status)
+	}
+	q := `SELECT ` + sessionCols + `, sy.alias, coalesce(a.repeat, 0), coalesce(a.slot, ''), coalesce(a.position, 0),
+		coalesce(p.prolific_pid, ''), sc.grader_version, sc.grade::text, sc.ws, sc.ts, sc.pv, sc.ac, sc.av, sc.afa, sc.ttr_ms, sc.graded_at` +
+		sessionFrom + `
+		JOIN systems sy ON sy.label = s.system_label
+		LEFT JOIN assignments a ON a.id = s.assignment_id
+		LEFT JOIN participants p ON p.id = s.participant_id
+		LEFT JOIN LATERAL (SELECT * FROM scores x WHERE x.session_id = s.id AND ($1 = '' OR x.grader_version = $1)
+		                   ORDER BY x.graded_at DESC, x.grader_version DESC LIMIT 1) sc ON true`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY s.created_at, s.id"
+	rows, _ := db.pool.Query(ctx, q, args...)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SessionSummary, error) {
+		var ss SessionSummary
+		var repeat int16
+		var pos int32
+		var version, grade *string
+		var ws, ts, pv, ac, av *bool
+		var afa *float64
+		var ttr *int64
+		var graded *time.Time
+		s, err := scanSession(r, &ss.Alias, &repeat, &ss.Slot, &pos, &ss.ProlificPID,
+			&version, &grade, &ws, &ts, &pv, &ac, &av, &afa, &ttr, &graded)
+		if err != nil {
+			return ss, err
+		}
+		ss.Session, ss.Repeat, ss.Position = s, int(repeat), int(pos)
+		if version != nil {
+			ss.Score = &Score{SessionID: s.ID, GraderVersion: *version, Grade: json.RawMessage(deref(grade)),
+				WS: deref(ws), TS: deref(ts), PV: deref(pv), AC: deref(ac), AV: deref(av), AFA: afa, TTRMS: ttr, GradedAt: derefTime(graded)}
+		}
+		return ss, nil
+	})
+	return out, translate(err, "list sessions")
+}
+
+// Recording is a stored audio file of a session.
+type Recording struct {
+	SessionID  string
+	Kind       string // RecordingStereo, or another file of the session
+	Path       string
+	SampleRate int
+	Channels   int
+	DurationMS int64
+	Bytes      int64
+	SHA256     string
+	CreatedAt  time.Time
+}
+
+// RecordingStereo is the time-aligned stereo recording (left caller, right agent).
+const RecordingStereo = "stereo"
+
+// SaveRecording stores or replaces (after the file is finalised) a session's recording of a kind.
+func (db *DB) SaveRecording(ctx context.Context, r Recording) error {
+	if r.Kind == "" {
+		r.Kind = RecordingStereo
+	}
+	_, err := db.pool.Exec(ctx, `INSERT INTO recordings (session_id, kind, path, sample_rate, channels, duration_ms, bytes, sha256, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+		ON CONFLICT (session_id, kind) DO UPDATE SET path = EXCLUDED.path, sample_rate = EXCLUDED.sample_rate,
+		  channels = EXCLUDED.channels, duration_ms = EXCLUDED.duration_ms, bytes = EXCLUDED.bytes, sha256 = EXCLUDED.sha256`,
+		r.SessionID, r.Kind, r.Path, r.SampleRate, r.Channels, r.DurationMS, r.Bytes, r.SHA256, db.stamp())
+	return translate(err, "save recording of session "+r.SessionID)
+}
+
+// Recordings lists a session's recordings by kind.
+func (db *DB) Recordings(ctx context.Context, sessionID string) ([]Recording, error) {
+	rows, _ := db.pool.Query(ctx, `SELECT session_id, kind, path, sample_rate, channels, duration_ms, bytes, sha256, created_at
+		FROM recordings WHERE session_id = $1 ORDER BY kind`, sessionID)
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Recording, error) {
+		var r Recording
+		var ch int16
+		err := row.Scan(&r.SessionID, &r.Kind, &r.Path, &r.SampleRate, &ch, &r.DurationMS, &r.Bytes, &r.SHA256, &r.CreatedAt)
+		r.Channels, r.CreatedAt = int(ch), r.CreatedAt.UTC()
+		return r, err
+	})
+	return out, translate(err, "recordings of session "+sessionID)
+}
+
+// Score is one grading of a session by one grader version: the grader's JSON document and its
+// headline figures (the four gates, Workflow Success, Artifact Field Accuracy, time-to-resolution).
+type Score struct {
+	SessionID     string
+	GraderVersion string
+	Grade         json.RawMessage // the grade document exactly as the grader produced it
+	WS, TS, PV    bool            // Workflow Success, Target State, Process Validity
+	AC, AV        bool            // Action Completion, Artifact Validity
+	AFA           *float64        // nil when the task has no graded fields
+	TTRMS         *int64          // nil when never resolved
+	GradedAt      time.Time
+}
+
+// SaveScore stores a session's grade, replacing an earlier grade by the same grader version.
+func (db *DB) SaveScore(ctx context.Context, s Score) error {
+	if s.GraderVersion == "" {
+		return newError(ErrInvalid, "score of session %s has no grader version", s.SessionID)
+	}
+	if !json.Valid(s.Grade) {
+		return newError(ErrInvalid, "score of session %s: grade is not valid JSON", s.SessionID)
+	}
+	if s.GradedAt.IsZero() {
+		s.GradedAt = db.stamp()
+	}
+	_, err := db.pool.Exec(ctx, `INSERT INTO scores (session_id, grader_version, grade, ws, ts, pv, ac, av, afa, ttr_ms, graded_at)
+		VALUES ($1, $2, $3::json, $4, $5, $6, $7, $8, $9, $10, $11)
+		ON CONFLICT (session_id, grader_version) DO UPDATE SET grade = EXCLUDED.grade, ws = EXCLUDED.ws, ts = EXCLUDED.ts,
+		  pv = EXCLUDED.pv, ac = EXCLUDED.ac, av = EXCLUDED.av, afa = EXCLUDED.afa, ttr_ms = EXCLUDED.ttr_ms, graded_at = EXCLUDED.graded_at`,
+		s.SessionID, s.GraderVersion, string(s.Grade), s.WS, s.TS, s.PV, s.AC, s.AV, s.AFA, s.TTRMS, s.GradedAt.UTC())
+	return translate(err, "save score of session "+s.SessionID)
+}
+
+// Scores lists a session's grades, newest first.
+func (db *DB) Scores(ctx context.Context, sessionID string) ([]Score, error) {
+	rows, _ := db.pool.Query(ctx, `SELECT session_id, grader_version, grade::text, ws, ts, pv, ac, av, afa, ttr_ms, graded_at
+		FROM scores WHERE session_id = $1 ORDER BY graded_at DESC, grader_version DESC`, sessionID)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Score, error) {
+		var s Score
+		var grade string
+		err := r.Scan(&s.SessionID, &s.GraderVersion, &grade, &s.WS, &s.TS, &s.PV, &s.AC, &s.AV, &s.AFA, &s.TTRMS, &s.GradedAt)
+		s.Grade, s.GradedAt = json.RawMessage(grade), s.GradedAt.UTC()
+		return s, err
+	})
+	return out, translate(err, "scores of session "+sessionID)
+}
+
+// ExclusionReason says why a session does not count.
+type ExclusionReason string
+
+// Exclusion reasons.
+const (
+	ReasonCallerBrokeScript ExclusionReason = "caller_broke_script"
+	ReasonPlatformLost      ExclusionReason = "platform_lost"
+	ReasonGraderError       ExclusionReason = "grader_error"
+	ReasonOther             ExclusionReason = "other"
+)
+
+// Exclusion marks a session as not counting, with who decided and why.
+type Exclusion struct {
+	SessionID string
+	Reason    ExclusionReason
+	Note      string
+	By        string // experimenter name, or "system" for automatic exclusions
+	At        time.Time
+}
+
+// ExcludeSession records an exclusion. A planned session's assignment becomes excluded and its
+// cell returns to the study's pool as a fresh pending assignment (which HandCell gives to another
+// participant); that new assignment is returned (zero for unplanned sessions). Excluding a session
+// twice is ErrConflict.
+func (db *DB) ExcludeSession(ctx context.Context, e Exclusion) (Assignment, error) {
+	switch e.Reason {
+	case ReasonCallerBrokeScript, ReasonPlatformLost, ReasonGraderError, ReasonOther:
+	default:
+		return Assignment{}, newError(ErrInvalid, "exclusion reason %q: want caller_broke_script, platform_lost, grader_error or other", e.Reason)
+	}
+	if e.By == "" {
+		e.By = "system"
+	}
+	if e.At.IsZero() {
+		e.At = db.stamp()
+	}
+	var cell Assignment
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		var assignment *int64
+		if err := tx.QueryRow(ctx, `SELECT assignment_id FROM sessions WHERE id = $1 FOR UPDATE`, e.SessionID).Scan(&assignment); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO exclusions (session_id, reason, note, excluded_by, excluded_at) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT DO NOTHING`, e.SessionID, e.Reason, e.Note, e.By, e.At.UTC())
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return newError(ErrConflict, "session %s is already excluded", e.SessionID)
+		}
+		if assignment == nil {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE assignments SET status = 'excluded', finished_at = $2 WHERE id = $1`, *assignment, e.At.UTC()); err != nil {
+			return err
+		}
+		cell, err = scanAssignment(tx.QueryRow(ctx, `
+			INSERT INTO assignments AS a (study_id, task_id, system_label, repeat, replaces, created_at)
+			SELECT study_id, task_id, system_label, repeat, id, $2 FROM assignments WHERE id = $1
+			RETURNING `+assignmentCols, *assignment, db.stamp()))
+		return err
+	})
+	if err != nil {
+		return Assignment{}, translate(err, "exclude session "+e.SessionID)
+	}
+	return cell, nil
+}
+
+// Exclusions lists a study's exclusions in the order they were made.
+func (db *DB) Exclusions(ctx context.Context, studyID string) ([]Exclusion, error) {
+	rows, _ := db.pool.Query(ctx, `SELECT e.session_id, e.reason, e.note, e.excluded_by, e.excluded_at
+		FROM exclusions e JOIN sessions s ON s.id = e.session_id WHERE s.study_id = $1 ORDER BY e.excluded_at, e.session_id`, studyID)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Exclusion, error) {
+		var e Exclusion
+		err := r.Scan(&e.SessionID, &e.Reason, &e.Note, &e.By, &e.At)
+		e.At = e.At.UTC()
+		return e, err
+	})
+	return out, translate(err, "exclusions of study "+studyID)
+}

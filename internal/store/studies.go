@@ -1,0 +1,297 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Study is one audit study: its plan, participants and annotators hang off it.
+type Study struct {
+	ID   string // short slug chosen by the experimenter ("pilot-1"); used in URLs and reports
+	Name string
+	Seed int64 // seeds the plan and annotator orders
+	// Config holds the study's settings for the console (consent text, completion code, …).
+	Config    json.RawMessage
+	CreatedAt time.Time
+}
+
+var studyID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// CreateStudy stores a new study; an existing ID is ErrConflict.
+func (db *DB) CreateStudy(ctx context.Context, s Study) (Study, error) {
+	if !studyID.MatchString(s.ID) {
+		return Study{}, newError(ErrInvalid, "study id %q: want 1–64 lowercase letters, digits, - or _", s.ID)
+	}
+	cfg, err := jsonObject(s.Config, "study config")
+	if err != nil {
+		return Study{}, err
+	}
+	s.Config, s.CreatedAt = cfg, db.stamp()
+	_, err = db.pool.Exec(ctx, `INSERT INTO studies (id, name, seed, config, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		s.ID, s.Name, s.Seed, []byte(cfg), s.CreatedAt)
+	if err != nil {
+		return Study{}, translate(err, "create study "+s.ID)
+	}
+	return s, nil
+}
+
+// Study returns the study with id.
+func (db *DB) Study(ctx context.Context, id string) (Study, error) {
+	var s Study
+	err := db.pool.QueryRow(ctx, `SELECT id, name, seed, config, created_at FROM studies WHERE id = $1`, id).
+		Scan(&s.ID, &s.Name, &s.Seed, &s.Config, &s.CreatedAt)
+	s.CreatedAt = s.CreatedAt.UTC()
+	return s, translate(err, "study "+id)
+}
+
+// Studies lists every study, oldest first.
+func (db *DB) Studies(ctx context.Context) ([]Study, error) {
+	rows, _ := db.pool.Query(ctx, `SELECT id, name, seed, config, created_at FROM studies ORDER BY created_at, id`)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Study, error) {
+		var s Study
+		err := r.Scan(&s.ID, &s.Name, &s.Seed, &s.Config, &s.CreatedAt)
+		s.CreatedAt = s.CreatedAt.UTC()
+		return s, err
+	})
+	return out, translate(err, "list studies")
+}
+
+// SetStudyConfig replaces a study's config.
+func (db *DB) SetStudyConfig(ctx context.Context, id string, config json.RawMessage) error {
+	cfg, err := jsonObject(config, "study config")
+	if err != nil {
+		return err
+	}
+	tag, err := db.pool.Exec(ctx, `UPDATE studies SET config = $2 WHERE id = $1`, id, []byte(cfg))
+	if err == nil && tag.RowsAffected() == 0 {
+		return newError(ErrNotFound, "study %s", id)
+	}
+	return translate(err, "set config of study "+id)
+}
+
+// System is an evaluated voice agent. Participants and annotators only ever see its Alias.
+type System struct {
+	Label  string // the experimenter's name for it, also the key under which its API key is found
+	Alias  string // blind name shown to participants ("Agent A"); assigned when empty
+	Family string // protocol family (openai-realtime, …)
+	// Config holds non-secret settings (model, voice, endpoint). Keys never go here: UpsertSystem
+	// refuses anything that looks like a credential.
+	Config    json.RawMessage
+	CreatedAt time.Time
+}
+
+// UpsertSystem stores s, or updates the family, config and (when given) alias of an existing
+// system with the same label. An empty alias gets the next free "Agent A", "Agent B", ….
+func (db *DB) UpsertSystem(ctx context.Context, s System) (System, error) {
+	if strings.TrimSpace(s.Label) == "" {
+		return System{}, newError(ErrInvalid, "system label is empty")
+	}
+	cfg, err := jsonObject(s.Config, "system "+s.Label+" config")
+	if err != nil {
+		return System{}, err
+	}
+	if path := secretPath(cfg); path != "" {
+		return System{}, newError(ErrInvalid, "system %s config field %s looks like a credential: keys belong in secrets.txt, never in the database", s.Label, path)
+	}
+	s.Config = cfg
+	err = db.tx(ctx, func(tx pgx.Tx) error {
+		// Serialise alias assignment so two systems never pick the same next letter.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrateLockKey+1); err != nil {
+			return err
+		}
+		var existing string
+		err := tx.QueryRow(ctx, `SELECT alias FROM systems WHERE label = $1`, s.Label).Scan(&existing)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if s.Alias == "" {
+			s.Alias = existing
+		}
+		if s.Alias == "" {
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM systems`).Scan(&n); err != nil {
+				return err
+			}
+			for {
+				s.Alias = "Agent " + letters(n)
+				var taken bool
+				if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM systems WHERE alias = $1)`, s.Alias).Scan(&taken); err != nil {
+					return err
+				}
+				if !taken {
+					break
+				}
+				n++
+			}
+		}
+		return tx.QueryRow(ctx, `
+			INSERT INTO systems (label, alias, family, config, created_at) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (label) DO UPDATE SET alias = EXCLUDED.alias, family = EXCLUDED.family, config = EXCLUDED.config
+			RETURNING created_at, config`, s.Label, s.Alias, s.Family, []byte(cfg), db.stamp()).Scan(&s.CreatedAt, &s.Config)
+	})
+	s.CreatedAt = s.CreatedAt.UTC()
+	return s, translate(err, "store system "+s.Label)
+}
+
+// letters numbers aliases like spreadsheet columns: 0 → A, 25 → Z, 26 → AA.
+func letters(n int) string {
+	s := ""
+	for n++; n > 0; n = (n - 1) / 26 {
+		s = string(rune('A'+(n-1)%26)) + s
+	}
+	return s
+}
+
+// secretPath returns the JSON path of the first field whose name suggests a credential.
+func secretPath(doc json.RawMessage) string {
+	var v any
+	if json.Unmarshal(doc, &v) != nil {
+		return ""
+	}
+	var walk func(v any, path string) string
+	walk = func(v any, path string) string {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, sub := range t {
+				n := strings.ToLower(strings.NewReplacer("_", "", "-", "", " ", "").Replace(k))
+				if n == "key" || strings.HasSuffix(n, "apikey") || strings.Contains(n, "secret") || strings.Contains(n, "password") ||
+					strings.Contains(n, "token") || strings.Contains(n, "authorization") || strings.Contains(n, "bearer") || strings.Contains(n, "credential") {
+					return path + "." + k
+				}
+				if p := walk(sub, path+"."+k); p != "" {
+					return p
+				}
+			}
+		case []any:
+			for i, sub := range t {
+				if p := walk(sub, fmt.Sprintf("%s[%d]", path, i)); p != "" {
+					return p
+				}
+			}
+		case string:
+			if strings.HasPrefix(t, "sk-") && len(t) > 20 {
+				return path
+			}
+		}
+		return ""
+	}
+	return walk(v, "$")
+}
+
+const systemCols = `label, alias, family, config, created_at`
+
+func scanSystem(r pgx.Row) (System, error) {
+	var s System
+	err := r.Scan(&s.Label, &s.Alias, &s.Family, &s.Config, &s.CreatedAt)
+	s.CreatedAt = s.CreatedAt.UTC()
+	return s, err
+}
+
+// System returns the system with label.
+func (db *DB) System(ctx context.Context, label string) (System, error) {
+	s, err := scanSystem(db.pool.QueryRow(ctx, `SELECT `+systemCols+` FROM systems WHERE label = $1`, label))
+	return s, translate(err, "system "+label)
+}
+
+// SystemByAlias returns the system shown to participants as alias.
+func (db *DB) SystemByAlias(ctx context.Context, alias string) (System, error) {
+	s, err := scanSystem(db.pool.QueryRow(ctx, `SELECT `+systemCols+` FROM systems WHERE alias = $1`, alias))
+	return s, translate(err, "system "+alias)
+}
+
+// Systems lists every system by alias.
+func (db *DB) Systems(ctx context.Context) ([]System, error) {
+	rows, _ := db.pool.Query(ctx, `SELECT `+systemCols+` FROM systems ORDER BY length(alias), alias`)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (System, error) { return scanSystem(r) })
+	return out, translate(err, "list systems")
+}
+
+// Task is one version of a task spec as loaded from tasks/.
+type Task struct {
+	ID       string
+	Version  int
+	SHA256   string          // hex SHA-256 of Spec
+	Spec     json.RawMessage // the task file's bytes, kept exactly
+	LoadedAt time.Time
+}
+
+// PutTask stores version of task id with the given spec (the task file's JSON). Storing the same
+// bytes again is a no-op; other bytes under a stored (id, version) are ErrConflict, because stored
+// sessions must stay gradable against the spec they ran: change the version instead.
+func (db *DB) PutTask(ctx context.Context, id string, version int, spec []byte) (Task, error) {
+	if id == "" || version < 0 {
+		return Task{}, newError(ErrInvalid, "task %q version %d: want a non-empty id and a version ≥ 0", id, version)
+	}
+	if !json.Valid(spec) {
+		return Task{}, newError(ErrInvalid, "task %s version %d: spec is not valid JSON", id, version)
+	}
+	sum := sha256.Sum256(spec)
+	t := Task{ID: id, Version: version, SHA256: hex.EncodeToString(sum[:]), Spec: append(json.RawMessage(nil), spec...), LoadedAt: db.stamp()}
+	tag, err := db.pool.Exec(ctx, `INSERT INTO tasks (id, version, sha256, spec, loaded_at) VALUES ($1, $2, $3, $4::json, $5)
+		ON CONFLICT (id, version) DO NOTHING`, t.ID, t.Version, t.SHA256, string(spec), t.LoadedAt)
+	if err != nil {
+		return Task{}, translate(err, fmt.Sprintf("store task %s version %d", id, version))
+	}
+	if tag.RowsAffected() == 1 {
+		return t, nil
+	}
+	stored, err := db.Task(ctx, id, version)
+	if err != nil {
+		return Task{}, err
+	}
+	if stored.SHA256 != t.SHA256 {
+		return Task{}, newError(ErrConflict, "task %s version %d is stored with other content (sha256 %.12s…, file has %.12s…): bump the task's version", id, version, stored.SHA256, t.SHA256)
+	}
+	return stored, nil
+}
+
+func scanTask(r pgx.Row) (Task, error) {
+	var t Task
+	var spec string
+	err := r.Scan(&t.ID, &t.Version, &t.SHA256, &spec, &t.LoadedAt)
+	t.Spec, t.LoadedAt = json.RawMessage(spec), t.LoadedAt.UTC()
+	return t, err
+}
+
+const taskCols = `id, version, sha256, spec::text, loaded_at`
+
+// Task returns one version of a task.
+func (db *DB) Task(ctx context.Context, id string, version int) (Task, error) {
+	t, err := scanTask(db.pool.QueryRow(ctx, `SELECT `+taskCols+` FROM tasks WHERE id = $1 AND version = $2`, id, version))
+	return t, translate(err, fmt.Sprintf("task %s version %d", id, version))
+}
+
+// LatestTask returns the highest stored version of a task.
+func (db *DB) LatestTask(ctx context.Context, id string) (Task, error) {
+	t, err := scanTask(db.pool.QueryRow(ctx, `SELECT `+taskCols+` FROM tasks WHERE id = $1 ORDER BY version DESC LIMIT 1`, id))
+	return t, translate(err, "task "+id)
+}
+
+// Tasks lists the latest version of every task by id.
+func (db *DB) Tasks(ctx context.Context) ([]Task, error) {
+	rows, _ := db.pool.Query(ctx, `SELECT DISTINCT ON (id) `+taskCols+` FROM tasks ORDER BY id, version DESC`)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Task, error) { return scanTask(r) })
+	return out, translate(err, "list tasks")
+}
+
+// jsonObject checks that doc is a JSON object (empty means {}) and returns it.
+func jsonObject(doc json.RawMessage, what string) (json.RawMessage, error) {
+	doc = bytes.TrimSpace(doc)
+	if len(doc) == 0 {
+		return json.RawMessage(`{}`), nil
+	}
+	if !json.Valid(doc) || doc[0] != '{' {
+		return nil, newError(ErrInvalid, "%s: want a JSON object", what)
+	}
+	return doc, nil
+}
