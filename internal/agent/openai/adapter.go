@@ -1,0 +1,489 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/voicebench/humanaudit/internal/agent"
+	"github.com/voicebench/humanaudit/internal/agent/internal/socket"
+	"github.com/voicebench/humanaudit/internal/agent/openai/wire"
+)
+
+// Adapter is an agent.Adapter for one OpenAI-family connection.
+//
+// Response lifecycle: the adapter tracks the provider's active response from response.created and
+// response.done and never sends a second response.create while one is active or requested; a
+// request made meanwhile is queued (at most one) and sent after response.done. A tool batch (all
+// function calls of one response) is answered with every function_call_output first and then one
+// response.create after that response is done, which Grok requires and the others accept.
+type Adapter struct {
+	opts    Options
+	to      Timeouts
+	sockOpt socket.Options
+	stream  *socket.EventStream
+
+	mu     sync.Mutex
+	log    *slog.Logger
+	conn   *socket.Conn
+	phase  phase
+	hs     chan error // handshake outcome, buffered
+	closed bool
+	lost   bool
+	seq    int
+
+	sentTools     int
+	manual        bool
+	pendingUpdate *wire.ClientEvent // session.update, sent once the provider's first event arrives
+
+	// response lifecycle
+	active        string          // id of the response in progress
+	awaiting      bool            // response.create sent, response.created not seen yet
+	createID      string          // event_id of that response.create
+	createTimer   *time.Timer     // ResponseStart deadline of that response.create
+	pendingCreate bool            // one more response.create wanted once nothing is active
+	cancelNext    bool            // Interrupt came before response.created: cancel it on arrival
+	cancelled     map[string]bool // responses we cancelled: their late audio is discarded
+	respSamples   int             // agent audio samples received for the active response
+	inSamples     int             // caller samples sent since the last usage event
+
+	audio       audioItem // the latest assistant audio item
+	transcripts map[string]*strings.Builder
+
+	// tool calls
+	seenCalls map[string]bool
+	pending   map[string]string // call id awaiting its result → response id
+	batches   map[string]*batch // response id → its tool batch
+}
+
+type phase int
+
+const (
+	phaseIdle phase = iota
+	phaseWaitCreated
+	phaseWaitUpdated
+	phaseReady
+)
+
+type audioItem struct {
+	id, respID string
+	samples    int
+	truncated  bool
+}
+
+type batch struct {
+	pending int
+	done    bool
+}
+
+var _ agent.Adapter = (*Adapter)(nil)
+
+// New returns an unconnected adapter.
+func New(opts Options) *Adapter {
+	to := opts.Timeouts.withDefaults()
+	limit := opts.EventLimit
+	if limit <= 0 {
+		limit = 8192
+	}
+	return &Adapter{
+		opts: opts,
+		to:   to,
+		sockOpt: socket.Options{HandshakeTimeout: to.Handshake, WriteTimeout: to.Write, IdleTimeout: to.Idle,
+			PingInterval: to.Ping, Redact: []string{opts.Key}}.WithDefaults(),
+		stream:      socket.NewEventStream(limit, 256),
+		log:         slog.New(slog.DiscardHandler),
+		hs:          make(chan error, 1),
+		cancelled:   map[string]bool{},
+		transcripts: map[string]*strings.Builder{},
+		seenCalls:   map[string]bool{},
+		pending:     map[string]string{},
+		batches:     map[string]*batch{},
+	}
+}
+
+// Format is PCM16 24 kHz both ways.
+func (a *Adapter) Format() agent.Format {
+	return agent.Format{InputRate: wire.SampleRate, OutputRate: wire.SampleRate}
+}
+
+// Events returns the normalized event stream.
+func (a *Adapter) Events() <-chan agent.Event { return a.stream.C() }
+
+// Connect dials, waits for the provider's first event, sends the session configuration and waits
+// for session.updated, all within ctx and Timeouts.Handshake. Session update failures (an error
+// event, or tools the provider did not apply) are protocol errors.
+func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return agent.ErrClosed
+	}
+	if a.phase != phaseIdle {
+		a.mu.Unlock()
+		return agent.ErrAlreadyConnected
+	}
+	if cfg.Logger != nil {
+		a.log = cfg.Logger
+	}
+	a.log = a.log.With(slog.String("family", a.opts.Dialect.Name))
+	a.manual = !cfg.ServerTurnDetection
+	a.phase = phaseWaitCreated
+	a.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(ctx, a.to.Handshake)
+	defer cancel()
+	target, header, err := a.dialTarget()
+	if err != nil {
+		return err
+	}
+	ws, err := socket.Dial(ctx, target, header, a.sockOpt)
+	if err != nil {
+		a.stream.Finish()
+		return err
+	}
+	update, err := a.sessionFrame(cfg)
+	if err != nil {
+		ws.Close()
+		a.stream.Finish()
+		return err
+	}
+	a.mu.Lock()
+	if a.closed { // Close raced with the dial
+		a.mu.Unlock()
+		ws.Close()
+		return agent.ErrClosed
+	}
+	a.conn = socket.Start(ws, a.sockOpt, nil, socket.Handler{Message: a.handle, Closed: a.onClosed})
+	a.pendingUpdate = update
+	if a.opts.Dialect.ModelInStart {
+		a.phase = phaseWaitUpdated
+		a.sendLocked(update)
+	}
+	a.mu.Unlock()
+
+	select {
+	case err = <-a.hs:
+	case <-ctx.Done():
+		err = &agent.Error{Class: agent.ClassProtocol, Code: "handshake_timeout", Fatal: true,
+			Message: fmt.Sprintf("no session confirmation from %s within %s", socket.Endpoint(target), a.to.Handshake)}
+		if errors.Is(ctx.Err(), context.Canceled) {
+			err = ctx.Err()
+		}
+	}
+	if err != nil {
+		a.mu.Lock()
+		conn := a.conn
+		a.mu.Unlock()
+		conn.Close()
+		return err
+	}
+	return nil
+}
+
+func (a *Adapter) dialTarget() (string, http.Header, error) {
+	u, err := url.Parse(a.opts.URL)
+	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") {
+		return "", nil, &agent.Error{Class: agent.ClassProtocol, Code: "bad_url", Fatal: true,
+			Message: fmt.Sprintf("endpoint %q is not a ws:// or wss:// URL", socket.Endpoint(a.opts.URL))}
+	}
+	if a.opts.Model != "" && !a.opts.Dialect.ModelInStart {
+		q := u.Query()
+		q.Set("model", a.opts.Model)
+		u.RawQuery = q.Encode()
+	}
+	h := http.Header{}
+	if a.opts.Key != "" {
+		h.Set("Authorization", "Bearer "+a.opts.Key)
+	}
+	if a.opts.Dialect.BetaHeader {
+		h.Set("OpenAI-Beta", "realtime=v1")
+	}
+	return u.String(), h, nil
+}
+
+// sessionFrame builds session.update (or session.start), clamping the voice first.
+func (a *Adapter) sessionFrame(cfg agent.Config) (*wire.ClientEvent, error) {
+	d := a.opts.Dialect
+	allowed := append(append([]string{}, d.Voices...), a.opts.ExtraVoices...)
+	voice, substituted := agent.ClampVoice(cfg.Voice, allowed, d.DefaultVoice)
+	if substituted {
+		a.log.Warn("voice not offered by the provider; substituted",
+			slog.String("requested", cfg.Voice), slog.String("voice", voice))
+	}
+	tools := make([]wire.Tool, len(cfg.Tools))
+	for i, t := range cfg.Tools {
+		params := t.Parameters
+		if len(params) == 0 {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		if !json.Valid(params) {
+			return nil, &agent.Error{Class: agent.ClassProtocol, Code: "bad_tool", Fatal: true,
+				Message: fmt.Sprintf("tool %q: parameters are not valid JSON", t.Name)}
+		}
+		tools[i] = wire.Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params}
+	}
+	a.sentTools = len(tools)
+	session, err := json.Marshal(a.opts.sessionObject(cfg.Instructions, tools, voice, cfg.ServerTurnDetection))
+	if err != nil {
+		return nil, fmt.Errorf("encode session: %w", err)
+	}
+	typ := wire.SessionUpdate
+	if d.ModelInStart {
+		typ = wire.SessionStart
+	}
+	return &wire.ClientEvent{Type: typ, Session: session}, nil
+}
+
+// sendLocked encodes ev with a fresh event id, queues it and records it as an outbound raw
+// event. Failures are logged: the connection's loss is reported through the event stream.
+func (a *Adapter) sendLocked(ev *wire.ClientEvent) error {
+	if a.conn == nil || a.lost || a.closed {
+		return agent.ErrClosed
+	}
+	a.seq++
+	ev.EventID = fmt.Sprintf("evt_%d", a.seq)
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", ev.Type, err)
+	}
+	if err := a.conn.Send(b); err != nil {
+		a.log.Warn("send failed", slog.String("type", ev.Type), slog.Any("err", err))
+		return err
+	}
+	a.emitLocked(agent.Event{Type: agent.EventRaw, RawType: ev.Type, Raw: agent.BoundRaw(b), Outbound: true})
+	return nil
+}
+
+// emitLocked queues an event; on overflow it fails the connection (see agent.Adapter).
+func (a *Adapter) emitLocked(ev agent.Event) {
+	if err := a.stream.Emit(ev); errors.Is(err, socket.ErrOverflow) && !a.lost {
+		a.lost = true
+		a.stopTimerLocked()
+		a.stream.Finish(agent.Event{Type: agent.EventError, Err: &agent.Error{Class: agent.ClassOverflow, Code: "overflow", Fatal: true,
+			Message: fmt.Sprintf("event consumer fell behind by %d events; connection dropped", a.stream.Pending())}})
+		if a.conn != nil {
+			a.conn.Kill()
+		}
+	}
+}
+
+func (a *Adapter) ready() error {
+	switch {
+	case a.closed || a.lost:
+		return agent.ErrClosed
+	case a.phase != phaseReady:
+		return agent.ErrNotConnected
+	}
+	return nil
+}
+
+// SendAudio appends one caller frame to the provider's input buffer.
+func (a *Adapter) SendAudio(pcm []int16) error {
+	frame := make([]byte, 0, len(pcm)*8/3+64)
+	frame = append(frame, `{"type":"input_audio_buffer.append","audio":"`...)
+	frame = append(frame, agent.EncodePCM(pcm)...)
+	frame = append(frame, `"}`...)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.ready(); err != nil {
+		return err
+	}
+	a.inSamples += len(pcm)
+	return a.conn.Send(frame)
+}
+
+// StartTurn needs no message in this family: caller audio is appended continuously and the turn
+// is delimited by EndTurn's commit. Barge-in goes through Interrupt.
+func (a *Adapter) StartTurn() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.ready()
+}
+
+// EndTurn commits the input buffer and asks for a response (manual turn-taking). With server turn
+// detection the provider does both itself, so EndTurn only checks the connection.
+func (a *Adapter) EndTurn() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.ready(); err != nil {
+		return err
+	}
+	if !a.manual {
+		return nil
+	}
+	if err := a.sendLocked(&wire.ClientEvent{Type: wire.InputAudioCommit}); err != nil {
+		return err
+	}
+	return a.requestResponseLocked()
+}
+
+// requestResponseLocked sends response.create unless a response is active or requested, or a
+// tool batch still waits for results; then it queues one.
+func (a *Adapter) requestResponseLocked() error {
+	if a.active != "" || a.awaiting || a.batchOpenLocked() {
+		a.pendingCreate = true
+		return nil
+	}
+	a.pendingCreate = false
+	ev := &wire.ClientEvent{Type: wire.ResponseCreate}
+	if a.opts.Dialect.ResponseModalities {
+		ev.Response = json.RawMessage(`{"modalities":["text","audio"]}`)
+	}
+	if err := a.sendLocked(ev); err != nil {
+		return err
+	}
+	a.awaiting, a.createID = true, ev.EventID
+	id := ev.EventID
+	a.stopTimerLocked()
+	a.createTimer = time.AfterFunc(a.to.ResponseStart, func() { a.responseStartTimeout(id) })
+	return nil
+}
+
+func (a *Adapter) batchOpenLocked() bool {
+	for _, b := range a.batches {
+		if b.pending > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *Adapter) stopTimerLocked() {
+	if a.createTimer != nil {
+		a.createTimer.Stop()
+		a.createTimer = nil
+	}
+}
+
+func (a *Adapter) responseStartTimeout(createID string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed || a.lost || !a.awaiting || a.createID != createID {
+		return
+	}
+	a.awaiting = false
+	a.emitLocked(agent.Event{Type: agent.EventError, Err: &agent.Error{Class: agent.ClassProtocol, Code: "response_timeout",
+		Message: fmt.Sprintf("no response.created within %s of response.create", a.to.ResponseStart)}})
+	if a.pendingCreate {
+		a.requestResponseLocked()
+	}
+}
+
+// Interrupt cancels the active (or requested) response and truncates the latest agent audio item
+// at playedMS (the milliseconds of that item the caller heard), clamped to the audio received.
+// Nothing is truncated when the active response has sent no audio yet, or the item was already
+// truncated. Audio of the cancelled response that is still in flight is discarded.
+func (a *Adapter) Interrupt(playedMS int) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.ready(); err != nil {
+		return err
+	}
+	a.pendingCreate = false
+	switch {
+	case a.active != "":
+		if !a.cancelled[a.active] {
+			a.cancelled[a.active] = true
+			if err := a.sendLocked(&wire.ClientEvent{Type: wire.ResponseCancel, ResponseID: a.active}); err != nil {
+				return err
+			}
+		}
+	case a.awaiting:
+		a.cancelNext = true
+	}
+	it := &a.audio
+	if it.id == "" || it.samples == 0 || it.truncated {
+		return nil
+	}
+	if (a.active != "" && it.respID != a.active) || a.awaiting {
+		return nil // the new response has no audio yet; the latest item belongs to an earlier one
+	}
+	receivedMS := it.samples * 1000 / wire.SampleRate
+	end := min(max(playedMS, 0), receivedMS)
+	it.truncated = true
+	return a.sendLocked(&wire.ClientEvent{Type: wire.ItemTruncate, ItemID: it.id, ContentIndex: wire.Int(0), AudioEndMS: wire.Int(end)})
+}
+
+// SendToolResult sends a function_call_output for callID. The output string is output's JSON
+// text, or its contents when output is a JSON string. When it completes its batch and the batch's
+// response is done, one response.create follows.
+func (a *Adapter) SendToolResult(callID, name string, output json.RawMessage) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.ready(); err != nil {
+		return err
+	}
+	respID, ok := a.pending[callID]
+	if !ok {
+		return fmt.Errorf("tool result %s (%s): %w", callID, name, agent.ErrUnknownCall)
+	}
+	text := string(output)
+	var s string
+	if json.Unmarshal(output, &s) == nil {
+		text = s
+	}
+	if err := a.sendLocked(&wire.ClientEvent{Type: wire.ItemCreate,
+		Item: &wire.Item{Type: "function_call_output", CallID: callID, Output: &text}}); err != nil {
+		return err
+	}
+	delete(a.pending, callID)
+	b := a.batches[respID]
+	if b == nil {
+		return nil
+	}
+	b.pending--
+	if b.pending > 0 || !b.done {
+		return nil
+	}
+	delete(a.batches, respID)
+	return a.requestResponseLocked()
+}
+
+// Close ends the connection; the Events channel is closed when it returns.
+func (a *Adapter) Close() error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil
+	}
+	a.closed = true
+	a.stopTimerLocked()
+	conn := a.conn
+	a.mu.Unlock()
+	if conn != nil {
+		conn.Close()
+	}
+	a.stream.Abort()
+	return nil
+}
+
+// onClosed runs on the reader goroutine when the connection ends.
+func (a *Adapter) onClosed(err *agent.Error) {
+	a.mu.Lock()
+	a.stopTimerLocked()
+	wasLost := a.lost
+	a.lost = true
+	if a.phase != phaseReady {
+		var hsErr error = agent.ErrClosed
+		if err != nil {
+			hsErr = err
+		}
+		select {
+		case a.hs <- hsErr:
+		default:
+		}
+	}
+	a.mu.Unlock()
+	if err != nil && !wasLost {
+		a.stream.Finish(agent.Event{Type: agent.EventError, Err: err})
+		return
+	}
+	a.stream.Finish()
+}
