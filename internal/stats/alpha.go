@@ -98,14 +98,20 @@ type ReliabilityData struct {
 	nums    []float64 // their numbers (not for nominal)
 	dropped int
 
-	// Unit u adds weight[e] to coincidence cell cell[e] for e in [start[u], start[u+1]).
-	start  []int32
-	cell   []int32
+	// Pairable unit u holds value val[e] cnt[e] times, for e in [vstart[u], vstart[u+1]).
+	vstart []int32
+	val    []int32
+	cnt    []float64
+	// Unit u adds weight[e] to o_ck + o_kc for the value pair c = pc[e] < k = pk[e], for e in
+	// [pstart[u], pstart[u+1]). The diagonal is never needed: δ²_cc = 0 at every level.
+	pstart []int32
+	pc, pk []int32
 	weight []float64
+	// unitDo[u] is unit u's share of n·D_o for the metrics that do not depend on the marginals
+	// (all but ordinal), so a resample sums one number per unit.
+	unitDo []float64
 
-	delta []float64 // V×V difference function; for ordinal recomputed from the marginals
-	o     []float64 // scratch: coincidence matrix
-	nc    []float64 // scratch: marginal sums n_c
+	nc    []float64 // scratch: marginal sums n_c of the coincidence matrix
 	cum   []float64 // scratch: cumulative marginals for the ordinal metric
 	ident []int     // 0..units-1
 }
@@ -196,7 +202,8 @@ func NewReliabilityData(ratings []Rating, level Level) (*ReliabilityData, error)
 
 	counts := make([]float64, V)
 	var present []int
-	d.start = append(d.start, 0)
+	d.vstart = append(d.vstart, 0)
+	d.pstart = append(d.pstart, 0)
 	for _, idx := range unitRatings {
 		if len(idx) < 2 {
 			continue
@@ -215,39 +222,35 @@ func NewReliabilityData(ratings []Rating, level Level) (*ReliabilityData, error)
 			counts[c]++
 		}
 		slices.Sort(present)
-		// Krippendorff (2011): o_ck = sum over units of (pairs of values c,k in the unit)/(m_u - 1).
+		// Krippendorff (2011): o_ck = Σ_u (number of c-k pairs in unit u)/(m_u − 1).
 		m1 := float64(len(idx) - 1)
+		unitDo := 0.0
 		for _, c := range present {
+			d.val = append(d.val, int32(c))
+			d.cnt = append(d.cnt, counts[c])
 			for _, k := range present {
-				var w float64
-				if c == k {
-					w = counts[c] * (counts[c] - 1) / m1
-				} else {
-					w = counts[c] * counts[k] / m1
+				if k <= c {
+					continue
 				}
-				if w != 0 {
-					d.cell = append(d.cell, int32(c*V+k))
-					d.weight = append(d.weight, w)
+				w := 2 * counts[c] * counts[k] / m1 // o_ck and o_kc
+				d.pc = append(d.pc, int32(c))
+				d.pk = append(d.pk, int32(k))
+				d.weight = append(d.weight, w)
+				if level != LevelOrdinal {
+					unitDo += w * d.difference(c, k)
 				}
 			}
 		}
 		for _, c := range present {
 			counts[c] = 0
 		}
-		d.start = append(d.start, int32(len(d.cell)))
+		d.vstart = append(d.vstart, int32(len(d.val)))
+		d.pstart = append(d.pstart, int32(len(d.pc)))
+		d.unitDo = append(d.unitDo, unitDo)
 	}
 
-	d.delta = make([]float64, V*V)
-	d.o = make([]float64, V*V)
 	d.nc = make([]float64, V)
 	d.cum = make([]float64, V+1)
-	if level != LevelOrdinal {
-		for c := range V {
-			for k := range V {
-				d.delta[c*V+k] = d.difference(c, k)
-			}
-		}
-	}
 	d.ident = make([]int, d.Units())
 	for i := range d.ident {
 		d.ident[i] = i
@@ -277,7 +280,7 @@ func (d *ReliabilityData) difference(c, k int) float64 {
 }
 
 // Units returns the number of pairable units, the clusters the alpha bootstrap resamples.
-func (d *ReliabilityData) Units() int { return len(d.start) - 1 }
+func (d *ReliabilityData) Units() int { return len(d.vstart) - 1 }
 
 // Alpha returns Krippendorff's alpha for all pairable units.
 func (d *ReliabilityData) Alpha() AlphaResult {
@@ -319,63 +322,97 @@ func (d *ReliabilityData) AlphaOf(units []int) float64 {
 	return 1 - do/de
 }
 
-// disagreements builds the coincidence matrix of the given units and returns D_o, D_e and n:
-// D_o = (1/n) Σ_c Σ_k o_ck δ²_ck and D_e = 1/(n(n-1)) Σ_c Σ_k n_c n_k δ²_ck (Krippendorff 2011).
+// disagreements returns D_o, D_e and n for the given multiset of units, where
+// D_o = (1/n) Σ_c Σ_k o_ck δ²_ck and D_e = 1/(n(n−1)) Σ_c Σ_k n_c n_k δ²_ck (Krippendorff 2011).
+// It never forms the V×V coincidence matrix, so continuous data with many distinct values costs
+// memory linear in the data: D_o sums the units' off-diagonal coincidences, and D_e has closed
+// forms at nominal and interval level (a loop over pairs of occurring values otherwise).
 func (d *ReliabilityData) disagreements(units []int) (do, de, n float64) {
-	V := len(d.values)
-	clear(d.o)
+	clear(d.nc)
 	for _, u := range units {
-		for e := d.start[u]; e < d.start[u+1]; e++ {
-			d.o[d.cell[e]] += d.weight[e]
+		for e := d.vstart[u]; e < d.vstart[u+1]; e++ {
+			d.nc[d.val[e]] += d.cnt[e]
 		}
 	}
-	for c := range V {
-		s := 0.0
-		for _, x := range d.o[c*V : c*V+V] {
-			s += x
-		}
-		d.nc[c] = s
-		n += s
-	}
-	if d.level == LevelOrdinal {
-		d.ordinalDelta()
-	}
-	for c := range V {
-		if d.nc[c] == 0 {
-			continue
-		}
-		row := c * V
-		for k := range V {
-			dl := d.delta[row+k]
-			do += d.o[row+k] * dl
-			de += d.nc[c] * d.nc[k] * dl
+	occurring := 0
+	for _, x := range d.nc {
+		n += x
+		if x > 0 {
+			occurring++
 		}
 	}
-	if n < 2 {
+	if occurring < 2 {
+		// One value only: no pair can disagree, and chance cannot either.
 		return 0, 0, n
 	}
-	return do / n, de / (n * (n - 1)), n
-}
-
-// ordinalDelta fills delta with Krippendorff's (2011) ordinal metric, which depends on the
-// marginal sums of the coincidence matrix: δ²_ck = (Σ_{g=c..k} n_g − (n_c + n_k)/2)².
-func (d *ReliabilityData) ordinalDelta() {
-	V := len(d.values)
-	d.cum[0] = 0
-	for g := range V {
-		d.cum[g+1] = d.cum[g] + d.nc[g]
-	}
-	for c := range V {
-		for k := c; k < V; k++ {
-			x := d.cum[k+1] - d.cum[c] - (d.nc[c]+d.nc[k])/2
-			x *= x
-			if c == k {
-				x = 0
+	if d.level == LevelOrdinal {
+		d.cum[0] = 0
+		for g, x := range d.nc {
+			d.cum[g+1] = d.cum[g] + x
+		}
+		for _, u := range units {
+			for e := d.pstart[u]; e < d.pstart[u+1]; e++ {
+				do += d.weight[e] * d.ordinalDifference(int(d.pc[e]), int(d.pk[e]))
 			}
-			d.delta[c*V+k] = x
-			d.delta[k*V+c] = x
+		}
+	} else {
+		for _, u := range units {
+			do += d.unitDo[u]
 		}
 	}
+	return do / n, d.expectedPairs(n) / (n * (n - 1)), n
+}
+
+// expectedPairs is Σ_c Σ_k n_c n_k δ²_ck for the current marginals.
+func (d *ReliabilityData) expectedPairs(n float64) float64 {
+	switch d.level {
+	case LevelNominal:
+		// Σ_{c≠k} n_c n_k = n² − Σ n_c²
+		s := 0.0
+		for _, x := range d.nc {
+			s += x * x
+		}
+		return n*n - s
+	case LevelInterval:
+		// Σ_c Σ_k n_c n_k (v_c − v_k)² = 2n Σ_c n_c (v_c − mean)², centred for accuracy.
+		mean := 0.0
+		for c, x := range d.nc {
+			mean += x * d.nums[c]
+		}
+		mean /= n
+		s := 0.0
+		for c, x := range d.nc {
+			dv := d.nums[c] - mean
+			s += x * dv * dv
+		}
+		return 2 * n * s
+	}
+	s := 0.0
+	for c, xc := range d.nc {
+		if xc == 0 {
+			continue
+		}
+		for k := c + 1; k < len(d.nc); k++ {
+			if xk := d.nc[k]; xk != 0 {
+				if d.level == LevelOrdinal {
+					s += xc * xk * d.ordinalDifference(c, k)
+				} else {
+					s += xc * xk * d.difference(c, k)
+				}
+			}
+		}
+	}
+	return 2 * s
+}
+
+// ordinalDifference is Krippendorff's (2011) ordinal metric, which depends on the marginal sums
+// of the coincidence matrix: δ²_ck = (Σ_{g=c..k} n_g − (n_c + n_k)/2)². It needs cum filled.
+func (d *ReliabilityData) ordinalDifference(c, k int) float64 {
+	if c > k {
+		c, k = k, c
+	}
+	x := d.cum[k+1] - d.cum[c] - (d.nc[c]+d.nc[k])/2
+	return x * x
 }
 
 // Alpha computes Krippendorff's alpha at level from long-format ratings; see NewReliabilityData

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -135,11 +136,23 @@ func TestAlphaEdgeCases(t *testing.T) {
 			t.Errorf("err = %v, want ErrNoData", err)
 		}
 	})
-	t.Run("non-numeric interval value names value and line", func(t *testing.T) {
-		rs := []Rating{{Unit: "u1", Rater: "a", Value: "1", Line: 2}, {Unit: "u1", Rater: "b", Value: "high", Line: 3}}
-		_, err := Alpha(rs, LevelInterval)
-		if !errors.Is(err, ErrInvalidValue) || !strings.Contains(err.Error(), `"high"`) || !strings.Contains(err.Error(), "line 3") {
-			t.Errorf("err = %v, want ErrInvalidValue naming \"high\" and line 3", err)
+	for _, level := range []Level{LevelInterval, LevelRatio} {
+		t.Run("non-numeric "+level.String()+" value names value and line", func(t *testing.T) {
+			rs := []Rating{{Unit: "u1", Rater: "a", Value: "1", Line: 2}, {Unit: "u1", Rater: "b", Value: "high", Line: 3}}
+			_, err := Alpha(rs, level)
+			if !errors.Is(err, ErrInvalidValue) || !strings.Contains(err.Error(), `"high"`) || !strings.Contains(err.Error(), `line 3, column "value"`) {
+				t.Errorf("err = %v, want ErrInvalidValue naming \"high\" and line 3", err)
+			}
+		})
+	}
+	t.Run("one inexact decimal everywhere is still undefined", func(t *testing.T) {
+		// 3·0.1/3 ≠ 0.1 in floating point; a closed-form D_e must not turn that into alpha = 1.
+		res, err := Alpha(matrixRatings(t, [][]string{{"0.1", "0.1"}, {"0.1", "0.1"}, {"0.1", "0.1"}}), LevelInterval)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !math.IsNaN(res.Alpha) {
+			t.Errorf("alpha = %v, want NaN", res.Alpha)
 		}
 	})
 	t.Run("non-numeric ordinal value is an error too", func(t *testing.T) {
@@ -266,6 +279,49 @@ func TestAlphaAgreesWithPairwiseDefinition(t *testing.T) {
 			if math.IsNaN(want) != math.IsNaN(got.Alpha) || (!math.IsNaN(want) && math.Abs(want-got.Alpha) > 1e-9) {
 				t.Errorf("trial %d %v: alpha %v, pairwise definition %v", trial, level, got.Alpha, want)
 			}
+		}
+	}
+}
+
+func TestAlphaOnContinuousDataUsesLinearMemory(t *testing.T) {
+	// 1500 units × 2 raters of distinct real values: a V×V coincidence matrix would hold 9·10⁶
+	// cells; the result must still match the pairwise definition.
+	rng := rand.New(rand.NewPCG(5, 6))
+	var units [][]float64
+	var rs []Rating
+	for u := range 1500 {
+		truth := rng.NormFloat64() * 10
+		a, b := truth+rng.NormFloat64(), truth+rng.NormFloat64()
+		units = append(units, []float64{a, b})
+		rs = append(rs, Rating{Unit: fmt.Sprint(u), Rater: "a", Value: strconv.FormatFloat(a, 'g', -1, 64)},
+			Rating{Unit: fmt.Sprint(u), Rater: "b", Value: strconv.FormatFloat(b, 'g', -1, 64)})
+	}
+	for _, level := range []Level{LevelInterval, LevelRatio} {
+		if level == LevelRatio {
+			for i := range rs {
+				v, _ := strconv.ParseFloat(rs[i].Value, 64)
+				rs[i].Value = strconv.FormatFloat(math.Abs(v), 'g', -1, 64)
+			}
+			for _, u := range units {
+				u[0], u[1] = math.Abs(u[0]), math.Abs(u[1])
+			}
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		d, err := NewReliabilityData(rs, level)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := d.Alpha()
+		runtime.ReadMemStats(&after)
+		if mb := float64(after.TotalAlloc-before.TotalAlloc) / (1 << 20); mb > 8 {
+			t.Errorf("%v: preparing and computing alpha allocated %.1f MB; a coincidence matrix would be 69 MB", level, mb)
+		}
+		if want := pairwiseAlpha(units, level); math.Abs(got.Alpha-want) > 1e-9 {
+			t.Errorf("%v: alpha %v, pairwise definition %v", level, got.Alpha, want)
+		}
+		if got.Values != 3000 || got.Units != 1500 {
+			t.Errorf("%v: %d values in %d units", level, got.Values, got.Units)
 		}
 	}
 }
