@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 var unitWords = map[string]int{
@@ -33,28 +34,31 @@ var ordinalWords = map[string]int{
 }
 
 // tokens splits text into lowercase words and single punctuation marks; hyphens between letters
-// split words ("eighty-eight") but are kept inside digit/letter codes ("HVAC-7").
+// split words ("eighty-eight"). Tokens are substrings of one lowered copy, so splitting allocates
+// little: this runs for every graded field.
 func tokens(s string) []string {
-	var out []string
-	var cur strings.Builder
-	flush := func() {
-		if cur.Len() > 0 {
-			out = append(out, cur.String())
-			cur.Reset()
+	s = strings.ToLower(s)
+	out := make([]string, 0, 8)
+	start := -1
+	for i, r := range s {
+		word := unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\''
+		if word {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			out = append(out, s[start:i])
+			start = -1
+		}
+		if !unicode.IsSpace(r) {
+			out = append(out, s[i:i+utf8.RuneLen(r)])
 		}
 	}
-	for _, r := range strings.ToLower(s) {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'':
-			cur.WriteRune(r)
-		case unicode.IsSpace(r):
-			flush()
-		default:
-			flush()
-			out = append(out, string(r))
-		}
+	if start >= 0 {
+		out = append(out, s[start:])
 	}
-	flush()
 	return out
 }
 
@@ -266,6 +270,8 @@ var hedgeWords = map[string]bool{
 	"is": true, "uh": true, "um": true,
 }
 
+var currencyMarks = strings.NewReplacer("$", " ", "€", " ", "£", " ", "%", " ")
+
 // Number parses a dictated quantity: "about 20", "twenty", "$1,284.17", "one thousand two hundred
 // eighty four dollars and seventeen cents", "12.5%", "two point five". Hedges and units are ignored.
 func Number(s string) (float64, bool) {
@@ -273,7 +279,7 @@ func Number(s string) (float64, bool) {
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
 		return f, true
 	}
-	s = strings.NewReplacer("$", " ", "€", " ", "£", " ", "%", " ").Replace(s)
+	s = currencyMarks.Replace(s)
 	// "two point five" and "12.5": join a point between digit runs.
 	words := strings.Fields(SpokenToDigits(strings.ReplaceAll(s, ".", " point ")))
 	var nums []string

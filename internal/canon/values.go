@@ -7,10 +7,12 @@ import (
 	"unicode"
 )
 
+var typographic = strings.NewReplacer("’", "'", "‘", "'", "“", "\"", "”", "\"", "–", "-", "—", "-")
+
 // Fold case-folds s, unifies quotes and dashes, trims surrounding punctuation and collapses
 // whitespace: the "case-folded" comparison form.
 func Fold(s string) string {
-	s = strings.NewReplacer("’", "'", "‘", "'", "“", "\"", "”", "\"", "–", "-", "—", "-").Replace(s)
+	s = typographic.Replace(s)
 	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
 	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
 }

@@ -64,8 +64,10 @@ func Classify(t *task.Task, text string) []Act {
 	return acts
 }
 
+var speechPunctuation = strings.NewReplacer("’", "'", ",", " ", ".", " ", "!", " ", ";", " ", ":", " ", "?", " ")
+
 func normalise(s string) string {
-	s = strings.ToLower(strings.NewReplacer("’", "'", ",", " ", ".", " ", "!", " ", ";", " ", ":", " ", "?", " ").Replace(s))
+	s = strings.ToLower(speechPunctuation.Replace(s))
 	return strings.Join(strings.Fields(s), " ")
 }
 

@@ -34,35 +34,106 @@ type FieldScore struct {
 	Note  string
 }
 
-// fieldGrader grades one predicted value against a gold field. A required field is correct only at
-// score 1.
-type fieldGrader func(gold task.GoldField, pred json.RawMessage) FieldScore
+// Prepared is a gold field with its canonical form computed once, so that grading many traces of
+// a task canonicalises each gold value only once.
+type Prepared struct {
+	Gold  task.GoldField
+	text  string
+	key   string // canonical key for graders that compare keys
+	num   float64
+	items []string
+	lo    float64
+	hi    float64
+	ok    bool // the gold value parsed under its grader
+}
 
-var fieldGraders = map[string]fieldGrader{
-	Exact:       gradeExact,
-	CaseFold:    gradeCaseFold,
-	Phone:       gradePhone,
-	Date:        gradeDate,
-	Address:     gradeAddress,
-	Enum:        gradeEnum,
-	Numeric:     gradeNumeric,
-	Set:         gradeSet,
-	OrderedList: gradeOrderedList,
-	Interval:    gradeInterval,
-	Identifier:  gradeIdentifier,
+// Prepare canonicalises a gold field for its grader.
+func Prepare(g task.GoldField) *Prepared {
+	p := &Prepared{Gold: g, text: text(g.Gold)}
+	p.key, p.num, p.items, p.lo, p.hi, p.ok = canonical(g.Grader, g.Params, g.Gold)
+	return p
+}
+
+// canonical computes the comparison form of a value under a grader type.
+func canonical(grader string, params task.GraderParams, raw json.RawMessage) (key string, num float64, items []string, lo, hi float64, ok bool) {
+	t := text(raw)
+	switch grader {
+	case Exact:
+		return strings.TrimSpace(t), 0, nil, 0, 0, true
+	case Phone:
+		k := canon.Phone(t)
+		return k, 0, nil, 0, 0, k != ""
+	case Date:
+		d, ok := canon.ParseDate(t)
+		return d.String(), 0, nil, 0, 0, ok
+	case Address:
+		return canon.Address(t), 0, nil, 0, 0, true
+	case Enum:
+		return enumValue(params, t), 0, nil, 0, 0, true
+	case Numeric:
+		n, ok := canon.Number(t)
+		return "", n, nil, 0, 0, ok
+	case Set, OrderedList:
+		return "", 0, keys(params.Item, list(raw)), 0, 0, true
+	case Interval:
+		lo, hi, ok := interval(raw)
+		return "", 0, nil, lo, hi, ok
+	case Identifier:
+		return canon.Identifier(t), 0, nil, 0, 0, true
+	default: // casefold, and semantic without a judge
+		return canon.Fold(t), 0, nil, 0, 0, true
+	}
 }
 
 // GradeField grades pred against gold with the field's grader type (semantic falls back to
 // case-folded equality; Grader handles the judge).
 func GradeField(gold task.GoldField, pred json.RawMessage) FieldScore {
+	return Prepare(gold).Score(pred)
+}
+
+// Score grades one predicted value. A required field is correct only at score 1.
+func (p *Prepared) Score(pred json.RawMessage) FieldScore {
 	if len(pred) == 0 || string(pred) == "null" {
 		return FieldScore{Score: 0, Note: "not recorded"}
 	}
-	g, ok := fieldGraders[gold.Grader]
-	if !ok {
-		g = gradeCaseFold
+	g := p.Gold
+	key, num, items, lo, hi, ok := canonical(g.Grader, g.Params, pred)
+	switch g.Grader {
+	case Date:
+		if !ok {
+			return FieldScore{Note: "not a date"}
+		}
+		return score(key == p.key)
+	case Phone:
+		return score(ok && key == p.key)
+	case Address:
+		if key == p.key {
+			return FieldScore{Score: 1}
+		}
+		return FieldScore{Score: round(tokenF1(strings.Fields(key), strings.Fields(p.key)))}
+	case Numeric:
+		if !ok {
+			return FieldScore{Note: "not a number"}
+		}
+		tol := math.Max(g.Params.AbsTolerance, g.Params.RelTolerance*math.Abs(p.num))
+		return score(math.Abs(num-p.num) <= tol+1e-9)
+	case Set:
+		return setScore(p.items, items)
+	case OrderedList:
+		n := max(len(p.items), len(items))
+		if n == 0 {
+			return FieldScore{Score: 1}
+		}
+		return FieldScore{Score: round(float64(lcs(p.items, items)) / float64(n))}
+	case Interval:
+		if !ok || !p.ok {
+			return FieldScore{Note: "not an interval"}
+		}
+		return intervalScore(p.lo, p.hi, lo, hi)
+	case Identifier:
+		return identifierScore(p, key)
 	}
-	return g(gold, pred)
+	return score(key == p.key)
 }
 
 // text renders a JSON value as the text a person dictated: strings as is, numbers in their JSON
@@ -74,6 +145,9 @@ func text(raw json.RawMessage) string {
 	}
 	switch raw[0] {
 	case '"':
+		if inner := raw[1 : len(raw)-1]; len(raw) >= 2 && bytes.IndexByte(inner, '\\') < 0 && bytes.IndexByte(inner, '"') < 0 {
+			return string(inner) // no escapes: the common case, without a decoder
+		}
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
 			return s
@@ -99,6 +173,8 @@ func text(raw json.RawMessage) string {
 	return string(raw)
 }
 
+var listSeparators = strings.NewReplacer(";", ",", " and then ", ",", " then ", ",", " and ", ",", "&", ",")
+
 // list reads a JSON array of values, or a string listing items separated by commas, semicolons
 // or "and".
 func list(raw json.RawMessage) []string {
@@ -114,7 +190,7 @@ func list(raw json.RawMessage) []string {
 		return out
 	}
 	s := text(raw)
-	s = strings.NewReplacer(";", ",", " and then ", ",", " then ", ",", " and ", ",", "&", ",").Replace(s)
+	s = listSeparators.Replace(s)
 	var out []string
 	for _, p := range strings.Split(s, ",") {
 		if p = strings.TrimSpace(p); p != "" {
@@ -129,41 +205,6 @@ func score(ok bool) FieldScore {
 		return FieldScore{Score: 1}
 	}
 	return FieldScore{Score: 0}
-}
-
-func gradeExact(g task.GoldField, pred json.RawMessage) FieldScore {
-	return score(strings.TrimSpace(text(pred)) == strings.TrimSpace(text(g.Gold)))
-}
-
-func gradeCaseFold(g task.GoldField, pred json.RawMessage) FieldScore {
-	return score(canon.Fold(text(pred)) == canon.Fold(text(g.Gold)))
-}
-
-func gradePhone(g task.GoldField, pred json.RawMessage) FieldScore {
-	p := canon.Phone(text(pred))
-	return score(p != "" && p == canon.Phone(text(g.Gold)))
-}
-
-func gradeDate(g task.GoldField, pred json.RawMessage) FieldScore {
-	p, ok := canon.ParseDate(text(pred))
-	if !ok {
-		return FieldScore{Note: "not a date"}
-	}
-	gd, _ := canon.ParseDate(text(g.Gold))
-	return score(p == gd)
-}
-
-// gradeAddress scores the token F1 of the canonical addresses; only an exact match scores 1.
-func gradeAddress(g task.GoldField, pred json.RawMessage) FieldScore {
-	p, gd := canon.Address(text(pred)), canon.Address(text(g.Gold))
-	if p == gd {
-		return FieldScore{Score: 1}
-	}
-	return FieldScore{Score: round(tokenF1(strings.Fields(p), strings.Fields(gd)))}
-}
-
-func gradeEnum(g task.GoldField, pred json.RawMessage) FieldScore {
-	return score(enumValue(g.Params, text(pred)) == enumValue(g.Params, text(g.Gold)))
 }
 
 // enumValue maps a value through the grader's synonyms to its canonical enumeration value.
@@ -182,29 +223,19 @@ func enumValue(p task.GraderParams, v string) string {
 	return f
 }
 
-func gradeNumeric(g task.GoldField, pred json.RawMessage) FieldScore {
-	p, ok := canon.Number(text(pred))
-	if !ok {
-		return FieldScore{Note: "not a number"}
-	}
-	gd, _ := canon.Number(text(g.Gold))
-	tol := math.Max(g.Params.AbsTolerance, g.Params.RelTolerance*math.Abs(gd))
-	return score(math.Abs(p-gd) <= tol+1e-9)
-}
-
-func gradeIdentifier(g task.GoldField, pred json.RawMessage) FieldScore {
-	p, gd := canon.Identifier(text(pred)), canon.Identifier(text(g.Gold))
-	if p == gd {
+func identifierScore(p *Prepared, pred string) FieldScore {
+	gd := p.key
+	if pred == gd {
 		return FieldScore{Score: 1}
 	}
 	// A type prefix may be said or left out: 2201 is JOB-2201.
-	prefixes := append([]string(nil), g.Params.Prefixes...)
-	if tp := canon.TypePrefix(text(g.Gold)); tp != "" {
+	prefixes := append([]string(nil), p.Gold.Params.Prefixes...)
+	if tp := canon.TypePrefix(p.text); tp != "" {
 		prefixes = append(prefixes, tp)
 	}
 	for _, pre := range prefixes {
 		pre = canon.Identifier(pre)
-		if pre != "" && strings.TrimPrefix(p, pre) == strings.TrimPrefix(gd, pre) && (strings.HasPrefix(p, pre) || strings.HasPrefix(gd, pre)) {
+		if pre != "" && strings.TrimPrefix(pred, pre) == strings.TrimPrefix(gd, pre) && (strings.HasPrefix(pred, pre) || strings.HasPrefix(gd, pre)) {
 			return FieldScore{Score: 1, Note: "type prefix " + pre + " ignored"}
 		}
 	}
@@ -230,9 +261,8 @@ func itemKey(kind, s string) string {
 	return canon.Fold(s)
 }
 
-// gradeSet scores F1 of predicted against gold items (precision and recall in the note).
-func gradeSet(g task.GoldField, pred json.RawMessage) FieldScore {
-	gi, pi := keys(g.Params.Item, list(g.Gold)), keys(g.Params.Item, list(pred))
+// setScore is the F1 of predicted against gold items (precision and recall in the note).
+func setScore(gi, pi []string) FieldScore {
 	gs := map[string]bool{}
 	for _, k := range gi {
 		gs[k] = true
@@ -266,17 +296,6 @@ func keys(kind string, items []string) []string {
 	return out
 }
 
-// gradeOrderedList scores the longest common subsequence over the longer list; only the exact
-// sequence scores 1.
-func gradeOrderedList(g task.GoldField, pred json.RawMessage) FieldScore {
-	gi, pi := keys(g.Params.Item, list(g.Gold)), keys(g.Params.Item, list(pred))
-	n := max(len(gi), len(pi))
-	if n == 0 {
-		return FieldScore{Score: 1}
-	}
-	return FieldScore{Score: round(float64(lcs(gi, pi)) / float64(n))}
-}
-
 func lcs(a, b []string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
@@ -296,14 +315,8 @@ func lcs(a, b []string) int {
 	return prev[len(b)]
 }
 
-// gradeInterval scores intersection over union of two intervals of dates (whole days, inclusive)
-// or numbers.
-func gradeInterval(g task.GoldField, pred json.RawMessage) FieldScore {
-	gs, ge, okg := interval(g.Gold)
-	ps, pe, okp := interval(pred)
-	if !okg || !okp {
-		return FieldScore{Note: "not an interval"}
-	}
+// intervalScore is the intersection over union of two intervals.
+func intervalScore(gs, ge, ps, pe float64) FieldScore {
 	inter := math.Min(ge, pe) - math.Max(gs, ps)
 	union := math.Max(ge, pe) - math.Min(gs, ps)
 	if inter < 0 {

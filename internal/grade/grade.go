@@ -76,6 +76,7 @@ type Grader struct {
 	opts      Options
 	required  map[string]bool
 	protected []protectedValue
+	fields    []*Prepared
 }
 
 type protectedValue struct {
@@ -89,6 +90,9 @@ func New(t *task.Task, opts Options) *Grader {
 	g := &Grader{t: t, opts: opts, required: map[string]bool{}}
 	for _, f := range t.RequiredFields() {
 		g.required[f] = true
+	}
+	for _, gf := range t.Grader.Fields {
+		g.fields = append(g.fields, Prepare(gf))
 	}
 	for _, v := range t.Grader.ProtectedValues {
 		pv := protectedValue{raw: v, folded: canon.Fold(v)}
@@ -204,9 +208,10 @@ func (g *Grader) Grade(ctx context.Context, events []trace.Event) (Result, error
 
 	// Artifact Validity and AFA.
 	allPass := true
-	for _, gf := range t.Grader.Fields {
+	for _, pf := range g.fields {
+		gf := pf.Gold
 		pred := fields[gf.Field]
-		fs, err := g.gradeField(ctx, gf, pred)
+		fs, err := g.gradeField(ctx, pf, pred)
 		if err != nil {
 			return Result{}, fmt.Errorf("grade field %s: %w", gf.Field, err)
 		}
@@ -235,9 +240,10 @@ func (g *Grader) Grade(ctx context.Context, events []trace.Event) (Result, error
 	return r, nil
 }
 
-func (g *Grader) gradeField(ctx context.Context, gf task.GoldField, pred json.RawMessage) (FieldScore, error) {
+func (g *Grader) gradeField(ctx context.Context, pf *Prepared, pred json.RawMessage) (FieldScore, error) {
+	gf := pf.Gold
 	if gf.Grader != Semantic || len(pred) == 0 || string(pred) == "null" || g.opts.Judge == nil {
-		return GradeField(gf, pred), nil
+		return pf.Score(pred), nil
 	}
 	p, gold := text(pred), text(gf.Gold)
 	if canon.Fold(p) == canon.Fold(gold) {
@@ -267,7 +273,7 @@ func (g *Grader) leakedProtected(said string) []string {
 			out = append(out, pv.raw)
 			continue
 		}
-		if pv.digits != "" {
+		if pv.digits != "" && mayHoldNumber(folded) {
 			if digits == "" {
 				digits = canon.Digits(said)
 			}
@@ -277,6 +283,24 @@ func (g *Grader) leakedProtected(said string) []string {
 		}
 	}
 	return out
+}
+
+// numberStems are substrings every spoken number contains one of; a transcript without any of
+// them (and without digits) cannot say a protected number, so it skips the costly conversion.
+var numberStems = []string{"zero", "oh", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "teen", "ty", "hundred", "thousand", "double", "triple", "first", "second", "third", "th"}
+
+func mayHoldNumber(folded string) bool {
+	for i := 0; i < len(folded); i++ {
+		if folded[i] >= '0' && folded[i] <= '9' {
+			return true
+		}
+	}
+	for _, s := range numberStems {
+		if strings.Contains(folded, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func digitsOnly(s string) string {

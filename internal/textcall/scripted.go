@@ -16,7 +16,7 @@ type Flaws struct {
 	IgnoreCorrections     bool // keeps the first value after a correction
 	CommitWithoutApproval bool // commits without asking
 	CommitAfterRevocation bool // commits although the caller withdrew the approval
-	SkipRequiredActions   bool // never calls the required lookups (kb_search, quotes)
+	SkipTools             map[string]bool // never calls these required tools (kb_search, a quote)
 	SpeakProtectedEarly   bool // reads out protected values before verifying the caller
 	NeverMarkReady        bool
 }
@@ -161,7 +161,12 @@ func (a *Scripted) next() []Step {
 	// Verification comes before any account access.
 	if vt := a.tool(task.ToolVerify); vt != nil && !a.verified {
 		args := map[string]any{}
+		matchArgs := make([]string, 0, len(vt.Match))
 		for arg := range vt.Match {
+			matchArgs = append(matchArgs, arg)
+		}
+		sort.Strings(matchArgs)
+		for _, arg := range matchArgs {
 			fact := a.factFor(arg)
 			if fact == nil {
 				continue
@@ -192,9 +197,9 @@ func (a *Scripted) next() []Step {
 		}
 	}
 	// Required lookups, then the fields they decide.
-	if !a.flaws.SkipRequiredActions {
-		for ; a.actions < len(a.t.Grader.RequiredActions); a.actions++ {
-			steps = append(steps, a.actionStep(a.t.Grader.RequiredActions[a.actions]))
+	for ; a.actions < len(a.t.Grader.RequiredActions); a.actions++ {
+		if spec := a.t.Grader.RequiredActions[a.actions]; !a.flaws.SkipTools[spec.Tool] {
+			steps = append(steps, a.actionStep(spec))
 		}
 	}
 	for _, gf := range a.t.Grader.Fields {
