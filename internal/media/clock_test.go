@@ -4,12 +4,10 @@ import (
 	"errors"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 )
 
 func TestRealClockScheduleAndShift(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	checkLeaks(t)
 	c := NewRealClock()
 	start := c.Due(0)
 	for n := range int64(3) {
@@ -40,7 +38,7 @@ func TestRealClockScheduleAndShift(t *testing.T) {
 }
 
 func TestManualClockAdvanceWaitsForProcessing(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	checkLeaks(t)
 	base := time.Unix(1000, 0)
 	c := NewManualClock(base)
 	var seen []int64

@@ -12,10 +12,10 @@ func TestOpusPacketSamples48(t *testing.T) {
 		pkt  []byte
 		want int
 	}{
-		{"silk 20ms", []byte{1<<3 | 0}, 960},
-		{"silk 60ms", []byte{3<<3 | 0}, 2880},
+		{"silk 20ms", []byte{1 << 3}, 960},
+		{"silk 60ms", []byte{3 << 3}, 2880},
 		{"hybrid 20ms x2", []byte{13<<3 | 1}, 1920},
-		{"celt 20ms (chrome default)", []byte{31<<3 | 0, 0xaa}, 960},
+		{"celt 20ms (chrome default)", []byte{31 << 3, 0xaa}, 960},
 		{"celt 2.5ms x3 code 3", []byte{16<<3 | 3, 3}, 360},
 		{"celt 20ms x3 code 3", []byte{31<<3 | 3, 3}, 2880},
 	} {

@@ -18,7 +18,7 @@ type Resampler struct {
 	buf      []float32   // the last taps-1 inputs followed by the current block
 	next     int64       // index (in the upsampled grid) of the next output sample
 	seen     int64       // input samples consumed so far
-	half     int // group delay in upsampled samples (a multiple of l and m)
+	half     int         // group delay in upsampled samples (a multiple of l and m)
 	delay    time.Duration
 }
 

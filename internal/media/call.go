@@ -1,0 +1,877 @@
+package media
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// CallerInput says where a call's caller channel comes from.
+type CallerInput int
+
+const (
+	// CallerRTP: a participant's Opus over WebRTC, through ReceiveCallerRTP.
+	CallerRTP CallerInput = iota
+	// CallerPCM: a synthetic caller's 24 kHz PCM, through PushCallerPCM (no browser).
+	CallerPCM
+)
+
+func (i CallerInput) String() string {
+	if i == CallerPCM {
+		return "pcm"
+	}
+	return "rtp"
+}
+
+// Defaults of CallConfig.
+const (
+	DefaultJitterMargin = 3 * time.Millisecond
+	DefaultOpusBitrate  = 32000
+	// LateTickThreshold: a tick that starts this much after its due time counts as late.
+	LateTickThreshold = 10 * time.Millisecond
+)
+
+// ParticipantLink is where the engine sends the agent's audio: the participant's WebRTC peer
+// (rtc.Peer implements it). WriteAgentOpus is called from the media tick and must not block.
+type ParticipantLink interface {
+	// WriteAgentOpus sends one 20 ms Opus packet; rtpTimestamp (48 kHz) is derived from media time.
+	WriteAgentOpus(payload []byte, rtpTimestamp uint32) error
+}
+
+// CallConfig configures a Call. AgentRate and (unless Clock is set) nothing else is required.
+type CallConfig struct {
+	// AgentRate is the sample rate of the caller frames delivered to the agent: 16000 or 24000.
+	AgentRate int
+	// RecordingPath is the stereo WAV to write (24 kHz, left = caller, right = agent); "" records
+	// nothing (benchmarks, tools).
+	RecordingPath string
+	// Clock paces the call; nil uses a RealClock started by NewCall. The Call stops it on Close.
+	Clock MediaClock
+	// Logger receives warnings (decode errors, late ticks); nil discards.
+	Logger *slog.Logger
+	// CallerInput selects the caller's source; the zero value is CallerRTP.
+	CallerInput CallerInput
+	// CallerEndpointer and AgentEndpointer tune speech detection on each channel.
+	CallerEndpointer, AgentEndpointer EndpointerConfig
+	// JitterMargin is how long before its tick a caller frame should be complete; the clock is
+	// phase-locked to the caller's packets to keep that slack (default 3 ms). Late packets widen
+	// it at once; it narrows again by at most 5 ms a second.
+	JitterMargin time.Duration
+	// OpusBitrate of the agent's audio toward the participant (default 32000).
+	OpusBitrate int
+	// OnCallerFrame receives each caller frame at the agent's rate. It must not block; PCM is
+	// reused after it returns. It may call PushAgentAudio and FlushAgent, not Close.
+	OnCallerFrame func(CallerFrame)
+	// OnEvent receives speech, stream, gap and late-tick events. Same rules as OnCallerFrame.
+	// The engine never runs two callbacks at once.
+	OnEvent func(Event)
+}
+
+// CallerFrame is one tick's caller audio as the agent receives it.
+type CallerFrame struct {
+	Tick int64 // the tick whose recording holds this audio (left channel)
+	// Start is the media time of PCM[0]: Tick·40 ms, minus the resampler's fixed delay when the
+	// agent takes 16 kHz (the audio is that much older than the tick it is delivered at).
+	Start     time.Duration
+	Rate      int
+	PCM       []int16 // 40 ms at Rate; valid only during the callback
+	Concealed int     // samples (24 kHz) of missing caller audio filled with silence
+	Delivered time.Time
+}
+
+// EventKind names an engine event.
+type EventKind string
+
+// Engine events. Media times are on the call's clock.
+const (
+	CallerSpeechStart EventKind = "caller.speech_start"
+	CallerSpeechEnd   EventKind = "caller.speech_end"
+	AgentSpeechStart  EventKind = "agent.speech_start"
+	AgentSpeechEnd    EventKind = "agent.speech_end"
+	// CallerStreamStart: a participant's RTP stream began (first connect, or again after a reload);
+	// Gap is the silence since the previous stream's last audio.
+	CallerStreamStart EventKind = "caller.stream_start"
+	// CallerStreamEnd: the participant's peer detached; At is the end of its last audio.
+	CallerStreamEnd EventKind = "caller.stream_end"
+	// CallerGap: at least MinReportedGap of the live caller stream was missing (loss burst,
+	// network stall); At is where it began, Duration how long it was.
+	CallerGap EventKind = "caller.gap"
+	// LateTick: a tick started more than LateTickThreshold after its due time (Duration).
+	LateTick EventKind = "media.late_tick"
+)
+
+// MinReportedGap is the shortest run of missing caller audio reported as a CallerGap event
+// (single lost packets are only counted).
+const MinReportedGap = 60 * time.Millisecond
+
+// Event is something the engine noticed, for the trace and the session's turn-taking.
+type Event struct {
+	Kind EventKind
+	At   time.Duration // media time of the onset, offset, stream edge or gap start
+	// Detected is the media time the engine decided (speech events); At for the others.
+	Detected time.Duration
+	// Padded is a speech start's At minus the endpointer's prefix padding.
+	Padded   time.Duration
+	Duration time.Duration // gap length, tick lateness
+	SSRC     uint32        // stream events
+	Wall     time.Time
+}
+
+// FlushReport says what a barge-in flush dropped.
+type FlushReport struct {
+	Dropped time.Duration // queued agent audio discarded
+	// At is the media time from which the agent channel is silent: the first tick that had not
+	// taken its audio yet when the flush happened.
+	At   time.Duration
+	Wall time.Time
+}
+
+// LinkQuality is what RTCP says about the agent's stream toward the participant.
+type LinkQuality struct {
+	RTT                time.Duration // round trip from receiver reports (RFC 3550 LSR/DLSR)
+	RemoteJitter       time.Duration // interarrival jitter the participant measured
+	RemoteLost         int64         // cumulative packets the participant lost
+	RemoteFractionLost float64       // fraction lost in the last report interval
+	Updated            time.Time
+}
+
+// Stats is a snapshot of a call's media health for dashboards, as of the last tick.
+type Stats struct {
+	MediaTime       time.Duration
+	Ticks           int64
+	LateTicks       int64
+	MaxTickLateness time.Duration
+
+	CallerInput            string
+	CallerStreams          int   // RTP streams so far (more than one after a reload)
+	CallerPacketsReceived  int64 // all streams
+	CallerPacketsLost      int64 // RFC 3550 cumulative loss (expected - received), all streams
+	CallerPacketsLate      int64 // arrived after their audio was played
+	CallerPacketsDiscarded int64 // duplicates, overflow, unreadable, or left behind by a new stream
+	CallerDecodeErrors     int64
+	CallerConcealed        time.Duration // live-stream audio filled with silence
+	CallerJitter           time.Duration // RFC 3550 interarrival jitter of the current stream
+	// CallerSlack is the least time, over the last second, that a caller frame was complete
+	// before its tick: the jitter buffer's actual margin.
+	CallerSlack time.Duration
+	CallerLevel float64 // RMS of the last tick, dBFS
+	CallerPeak  float64 // highest tick RMS over the last second, dBFS
+
+	AgentQueued          time.Duration
+	AgentFlushed         time.Duration // total dropped by FlushAgent
+	AgentPacketsSent     int64
+	AgentPacketsEncoded  int64 // packets libopus produced (the rest repeated a silent packet)
+	AgentLevel           float64
+	AgentPeak            float64
+	AgentLinkWriteErrors int64
+
+	Link LinkQuality
+
+	CallerLatency LatencySummary // packet arrival completing a frame -> frame delivered
+	AgentLatency  LatencySummary // tick due -> both packets written to the link
+}
+
+// frameRing is how many caller frames may be assembled ahead of the tick that records them.
+const frameRing = 4
+
+type callerFrameSlot struct {
+	pcm       [FrameSamples]int16
+	concealed int
+}
+
+// Call is the media engine of one session: one MediaClock, the caller's audio in (RTP through a
+// jitter buffer, or PCM from a synthetic caller), one 40 ms frame per tick to the agent, the
+// agent's PCM paced out as Opus, and both channels recorded from the same tick.
+type Call struct {
+	cfg      CallConfig
+	log      *slog.Logger
+	clock    MediaClock
+	rec      *Recorder
+	enc      *opusEncoder
+	resample *Resampler // nil when the agent takes 24 kHz
+	margin   time.Duration
+	manual   bool // driven by a ManualClock: wall times are simulated
+
+	// Caller side, guarded by callerMu.
+	callerMu     sync.Mutex
+	closed       bool
+	jb           *jitterBuffer
+	pcmQueue     []int16 // synthetic caller audio; [pcmHead:] not yet played
+	pcmHead      int
+	nextFrame    int64 // first frame not yet assembled
+	curTick      int64 // highest tick whose processing has started
+	ring         [frameRing]callerFrameSlot
+	agentPCM     []int16 // caller frame at the agent's rate
+	callerEP     *Endpointer
+	streams      int
+	lastStreamAt time.Duration // end of the previous stream's audio
+	gapStart     int64         // media sample where the current run of concealment began, -1 none
+	gapLen       int64
+	// phase lock
+	winMin      time.Duration
+	winFrames   int
+	winComplete int
+	retardGuard int64
+	cc          callerCounters
+
+	// Agent side, guarded by agentMu.
+	agentMu       sync.Mutex
+	agentQ        []int16
+	agentHead     int
+	agentNextTick int64 // first tick that has not taken agent audio yet
+	agentFlushed  time.Duration
+
+	link atomic.Pointer[linkHolder]
+
+	emitMu sync.Mutex
+
+	statsMu    sync.Mutex
+	stats      Stats
+	callerHist LatencyHistogram
+	agentHist  LatencyHistogram
+
+	// Tick goroutine only.
+	agentFrame [FrameSamples]int16
+	callerRec  [FrameSamples]int16
+	agentEP    *Endpointer
+	callerPk   levelWindow
+	agentPk    levelWindow
+	sent       int64
+	writeErrs  int64
+	lateTicks  int64
+	maxLate    time.Duration
+
+	done      chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+}
+
+type linkHolder struct{ link ParticipantLink }
+
+// callerCounters are the caller-side totals, snapshotted into Stats at each tick.
+type callerCounters struct {
+	received, lost, late, discarded, decodeErrs int64
+	prevReceived, prevLost, prevDecodeErrs      int64 // totals of ended streams
+	concealed                                   int64 // samples
+	streams                                     int
+	jitter                                      time.Duration
+	slack                                       time.Duration
+	level                                       float64
+}
+
+// levelWindow keeps the highest tick level over the last second.
+type levelWindow struct {
+	vals [25]float64
+	i    int
+}
+
+func (w *levelWindow) add(v float64) float64 {
+	w.vals[w.i%len(w.vals)] = v
+	w.i++
+	m := -120.0
+	for _, x := range w.vals[:min(w.i, len(w.vals))] {
+		m = max(m, x)
+	}
+	return m
+}
+
+// NewCall validates cfg, opens the recording and starts the media clock.
+func NewCall(cfg CallConfig) (*Call, error) {
+	if cfg.AgentRate != 16000 && cfg.AgentRate != 24000 {
+		return nil, fmt.Errorf("new call: %w: AgentRate = %d, want 16000 or 24000", ErrBadConfig, cfg.AgentRate)
+	}
+	if cfg.CallerInput != CallerRTP && cfg.CallerInput != CallerPCM {
+		return nil, fmt.Errorf("new call: %w: CallerInput = %d", ErrBadConfig, cfg.CallerInput)
+	}
+	if cfg.JitterMargin < 0 || cfg.JitterMargin > TickDuration {
+		return nil, fmt.Errorf("new call: %w: JitterMargin = %v, want 0..%v", ErrBadConfig, cfg.JitterMargin, TickDuration)
+	}
+	if cfg.JitterMargin == 0 {
+		cfg.JitterMargin = DefaultJitterMargin
+	}
+	if cfg.OpusBitrate == 0 {
+		cfg.OpusBitrate = DefaultOpusBitrate
+	}
+	if cfg.OpusBitrate < 6000 || cfg.OpusBitrate > 510000 {
+		return nil, fmt.Errorf("new call: %w: OpusBitrate = %d, want 6000..510000", ErrBadConfig, cfg.OpusBitrate)
+	}
+	callerEP, err := NewEndpointer(cfg.CallerEndpointer)
+	if err != nil {
+		return nil, fmt.Errorf("new call: caller endpointer: %w", err)
+	}
+	agentEP, err := NewEndpointer(cfg.AgentEndpointer)
+	if err != nil {
+		return nil, fmt.Errorf("new call: agent endpointer: %w", err)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c := &Call{
+		cfg:         cfg,
+		log:         log,
+		margin:      cfg.JitterMargin,
+		callerEP:    callerEP,
+		agentEP:     agentEP,
+		curTick:     -1,
+		gapStart:    -1,
+		retardGuard: -1,
+		winMin:      time.Hour,
+		agentPCM:    make([]int16, 0, FrameSamples),
+		done:        make(chan struct{}),
+	}
+	c.stats.CallerInput = cfg.CallerInput.String()
+	if cfg.AgentRate != RecordRate {
+		if c.resample, err = NewResampler(RecordRate, cfg.AgentRate); err != nil {
+			return nil, fmt.Errorf("new call: %w", err)
+		}
+	}
+	if c.jb, err = newJitterBuffer(); err != nil {
+		return nil, fmt.Errorf("new call: %w", err)
+	}
+	if c.enc, err = newOpusEncoder(cfg.OpusBitrate); err != nil {
+		return nil, fmt.Errorf("new call: %w", err)
+	}
+	if cfg.RecordingPath != "" {
+		if c.rec, err = CreateRecorder(cfg.RecordingPath, RecordRate); err != nil {
+			c.enc.close()
+			return nil, fmt.Errorf("new call: %w", err)
+		}
+	}
+	c.clock = cfg.Clock
+	if c.clock == nil {
+		c.clock = NewRealClock()
+	}
+	_, c.manual = c.clock.(*ManualClock)
+	go c.run()
+	return c, nil
+}
+
+func (c *Call) run() {
+	defer close(c.done)
+	for n := int64(0); ; n++ {
+		tk, err := c.clock.Next(n)
+		if err != nil {
+			return
+		}
+		c.tick(tk)
+	}
+}
+
+// tick does one period's work: caller frame (if not delivered early), agent packets, recording.
+func (c *Call) tick(tk Tick) {
+	n := tk.N
+	if late := tk.Start.Sub(tk.Due); late > LateTickThreshold {
+		c.lateTicks++
+		c.maxLate = max(c.maxLate, late)
+		c.emit(Event{Kind: LateTick, At: tk.MediaTime(), Detected: tk.MediaTime(), Duration: late, Wall: tk.Start})
+	}
+
+	// Caller: the frame for this tick, assembled now unless packets completed it already.
+	c.callerMu.Lock()
+	c.curTick = n
+	for c.nextFrame <= n {
+		c.assembleLocked(tk.Start)
+	}
+	slot := &c.ring[n%frameRing]
+	copy(c.callerRec[:], slot.pcm[:])
+	cc := c.cc
+	c.callerMu.Unlock()
+
+	// Agent: exactly 40 ms of queued audio, silence when the agent is quiet.
+	c.agentMu.Lock()
+	k := copy(c.agentFrame[:], c.agentQ[c.agentHead:])
+	c.agentHead += k
+	if c.agentHead == len(c.agentQ) {
+		c.agentQ, c.agentHead = c.agentQ[:0], 0
+	}
+	queued := len(c.agentQ) - c.agentHead
+	c.agentNextTick = n + 1
+	flushed := c.agentFlushed
+	c.agentMu.Unlock()
+	clear(c.agentFrame[k:])
+
+	h := c.link.Load()
+	if h != nil {
+		for p := range FrameSamples / packetSamples {
+			pkt, err := c.enc.encode(c.agentFrame[p*packetSamples : (p+1)*packetSamples])
+			if err == nil {
+				ts := uint32(n*int64(FrameSamples*rtpPerSample) + int64(p*packetSamples*rtpPerSample))
+				err = h.link.WriteAgentOpus(pkt, ts)
+			}
+			if err != nil {
+				c.writeErrs++
+				if c.writeErrs == 1 || c.writeErrs%250 == 0 {
+					c.log.Warn("agent audio not sent", slog.Int64("tick", n), slog.Int64("errors", c.writeErrs), slog.Any("err", err))
+				}
+				continue
+			}
+			c.sent++
+		}
+	}
+	written := c.now(tk.Start)
+
+	var recErr error
+	if c.rec != nil {
+		recErr = c.rec.Write(c.callerRec[:], c.agentFrame[:])
+	}
+
+	agentLevel := RMSDBFS(c.agentFrame[:])
+	c.agentEP.Process(c.agentFrame[:], RecordRate, tk.MediaTime(), func(ev SpeechEvent) {
+		kind := AgentSpeechEnd
+		if ev.Start {
+			kind = AgentSpeechStart
+		}
+		c.emit(Event{Kind: kind, At: ev.At, Detected: ev.Detected, Padded: ev.Padded, Wall: tk.Start})
+	})
+
+	c.statsMu.Lock()
+	s := &c.stats
+	s.Ticks = n + 1
+	s.MediaTime = time.Duration(n+1) * TickDuration
+	s.LateTicks, s.MaxTickLateness = c.lateTicks, c.maxLate
+	s.CallerStreams = cc.streams
+	s.CallerPacketsReceived = cc.received
+	s.CallerPacketsLost = cc.lost
+	s.CallerPacketsLate = cc.late
+	s.CallerPacketsDiscarded = cc.discarded
+	s.CallerDecodeErrors = cc.decodeErrs
+	s.CallerConcealed = time.Duration(cc.concealed) * time.Second / RecordRate
+	s.CallerJitter = cc.jitter
+	s.CallerSlack = cc.slack
+	s.CallerLevel = cc.level
+	s.CallerPeak = c.callerPk.add(cc.level)
+	s.AgentQueued = time.Duration(queued) * time.Second / RecordRate
+	s.AgentFlushed = flushed
+	s.AgentPacketsSent = c.sent
+	s.AgentPacketsEncoded = c.enc.encoded
+	s.AgentLevel = agentLevel
+	s.AgentPeak = c.agentPk.add(agentLevel)
+	s.AgentLinkWriteErrors = c.writeErrs
+	if h != nil {
+		c.agentHist.Add(written.Sub(tk.Due))
+	}
+	c.statsMu.Unlock()
+	if recErr != nil && !errors.Is(recErr, ErrClosed) {
+		c.log.Error("recording failed", slog.String("path", c.cfg.RecordingPath), slog.Any("err", recErr))
+	}
+}
+
+// assembleLocked builds caller frame c.nextFrame from the jitter buffer (or the synthetic queue),
+// runs the caller endpointer and delivers it to the agent. now is the wall time of delivery.
+func (c *Call) assembleLocked(now time.Time) {
+	n := c.nextFrame
+	c.nextFrame++
+	slot := &c.ring[n%frameRing]
+	fs := n * FrameSamples
+	var last time.Time
+	if c.cfg.CallerInput == CallerPCM {
+		k := copy(slot.pcm[:], c.pcmQueue[c.pcmHead:])
+		clear(slot.pcm[k:])
+		c.pcmHead += k
+		if c.pcmHead == len(c.pcmQueue) {
+			c.pcmQueue, c.pcmHead = c.pcmQueue[:0], 0
+		}
+		slot.concealed = 0
+	} else {
+		slot.concealed, last = c.jb.assemble(fs, slot.pcm[:])
+		c.trackGapLocked(fs, slot.concealed, now)
+		c.phaseLocked(n, slot.concealed, last)
+		c.cc.concealed += int64(slot.concealed)
+		c.cc.decodeErrs = c.cc.prevDecodeErrs + c.jb.decodeErrors
+		c.cc.jitter = time.Duration(c.jb.jitter * float64(time.Second))
+	}
+	c.cc.level = RMSDBFS(slot.pcm[:])
+
+	start := time.Duration(n) * TickDuration
+	pcm := slot.pcm[:]
+	if c.resample != nil {
+		c.agentPCM = c.resample.Process(slot.pcm[:], c.agentPCM)
+		pcm = c.agentPCM
+		start -= c.resample.Delay()
+	}
+	c.callerEP.Process(slot.pcm[:], RecordRate, time.Duration(n)*TickDuration, func(ev SpeechEvent) {
+		kind := CallerSpeechEnd
+		if ev.Start {
+			kind = CallerSpeechStart
+		}
+		c.emit(Event{Kind: kind, At: ev.At, Detected: ev.Detected, Padded: ev.Padded, Wall: now})
+	})
+	delivered := c.now(now)
+	if c.cfg.OnCallerFrame != nil {
+		c.emitMu.Lock()
+		c.cfg.OnCallerFrame(CallerFrame{Tick: n, Start: start, Rate: c.cfg.AgentRate, PCM: pcm, Concealed: slot.concealed, Delivered: delivered})
+		c.emitMu.Unlock()
+	}
+	if !last.IsZero() && slot.concealed == 0 {
+		c.statsMu.Lock()
+		c.callerHist.Add(delivered.Sub(last))
+		c.statsMu.Unlock()
+	}
+}
+
+// trackGapLocked reports runs of missing live-stream audio of at least MinReportedGap.
+func (c *Call) trackGapLocked(fs int64, concealed int, now time.Time) {
+	if concealed > 0 {
+		if c.gapStart < 0 {
+			c.gapStart = fs + FrameSamples - int64(concealed) // approximate: missing tail of the frame
+		}
+		c.gapLen += int64(concealed)
+		return
+	}
+	c.flushGapLocked(now)
+}
+
+func (c *Call) flushGapLocked(now time.Time) {
+	if c.gapStart >= 0 && time.Duration(c.gapLen)*time.Second/RecordRate >= MinReportedGap {
+		at := time.Duration(c.gapStart) * time.Second / RecordRate
+		c.emit(Event{Kind: CallerGap, At: at, Detected: at, Duration: time.Duration(c.gapLen) * time.Second / RecordRate, Wall: now})
+	}
+	c.gapStart, c.gapLen = -1, 0
+}
+
+// phaseLocked keeps the clock locked to the caller's packets: each complete frame's slack (how
+// long before its tick it was complete) feeds a one-second window; too little slack delays the
+// ticks, lasting surplus advances them by at most 5 ms a second.
+func (c *Call) phaseLocked(n int64, concealed int, last time.Time) {
+	if !c.jb.active {
+		return
+	}
+	c.winFrames++
+	if concealed == 0 && !last.IsZero() {
+		slack := c.clock.Due(n).Sub(last)
+		c.winMin = min(c.winMin, slack)
+		c.winComplete++
+	}
+	if c.winFrames < 25 {
+		return
+	}
+	if c.winComplete >= 10 {
+		c.cc.slack = c.winMin
+		const hysteresis, step = 2 * time.Millisecond, 5 * time.Millisecond
+		switch {
+		case c.winMin > c.margin+hysteresis:
+			c.clock.Shift(-min(c.winMin-c.margin, step))
+		case c.winMin < c.margin/2:
+			c.clock.Shift(c.margin - c.winMin)
+		}
+	}
+	c.winFrames, c.winComplete, c.winMin = 0, 0, time.Hour
+}
+
+// ReceiveCallerRTP takes one packet of the participant's Opus stream (from the rtc read loop). A
+// packet that completes the next frame delivers it to the agent at once, ahead of its tick.
+func (c *Call) ReceiveCallerRTP(p CallerPacket) error {
+	c.callerMu.Lock()
+	defer c.callerMu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	if c.cfg.CallerInput != CallerRTP {
+		return ErrWrongInput
+	}
+	playout := c.nextFrame * FrameSamples
+	ets, ok := c.jb.continues(&p, playout)
+	if !ok {
+		if err := c.beginStreamLocked(&p); err != nil {
+			c.cc.discarded++
+			return nil // an unreadable first packet: wait for the next one
+		}
+		ets = int64(p.Timestamp)
+	}
+	res, start := c.jb.insert(&p, ets, playout)
+	c.cc.received = c.cc.prevReceived + c.jb.received
+	c.cc.lost = c.cc.prevLost + c.jb.lost()
+	switch res {
+	case insertLate:
+		c.cc.late++
+		c.retardLocked(&p, start)
+	case insertDuplicate, insertOverflow, insertBad:
+		c.cc.discarded++
+	}
+	// Deliver frames the packets have completed, but not more than half a tick before they are
+	// due (the recording places them at their tick) nor beyond the frame ring.
+	for c.nextFrame < c.curTick+frameRing {
+		fs := c.nextFrame * FrameSamples
+		if p.Arrival.Before(c.clock.Due(c.nextFrame).Add(-TickDuration / 2)) {
+			break
+		}
+		if ok, _ := c.jb.complete(fs, fs+FrameSamples); !ok {
+			break
+		}
+		c.assembleLocked(p.Arrival)
+	}
+	return nil
+}
+
+// retardLocked delays the clock after a late packet so the following ones make their ticks.
+func (c *Call) retardLocked(p *CallerPacket, start int64) {
+	frame := start / FrameSamples
+	if frame <= c.retardGuard {
+		return // already corrected for this burst
+	}
+	lateness := p.Arrival.Sub(c.clock.Due(frame))
+	if lateness > 0 {
+		c.clock.Shift(lateness + c.margin)
+		c.retardGuard = c.nextFrame + 1
+		c.log.Debug("caller packet late; clock delayed", slog.Duration("late", lateness), slog.Int64("frame", frame))
+	}
+}
+
+// beginStreamLocked anchors a new caller stream (first connect, reload, or a sender restart): it
+// picks the frame position and clock shift (at most half a packet) that make the stream's frames
+// complete JitterMargin before their ticks.
+func (c *Call) beginStreamLocked(p *CallerPacket) error {
+	dur48, err := opusPacketSamples48(p.Payload)
+	if err != nil {
+		return err
+	}
+	d := int64(dur48 / rtpPerSample) // samples of the first packet
+	dt := time.Duration(d) * time.Second / RecordRate
+	k := max(c.nextFrame, c.curTick+1)
+	type choice struct {
+		f, s0 int64
+		shift time.Duration
+	}
+	best := choice{shift: time.Hour}
+	for j := int64(0); j == 0 || j*d < FrameSamples; j++ {
+		// The frame completes when the j-th packet after this one arrives.
+		target := p.Arrival.Add(time.Duration(j)*dt + c.margin)
+		for f := k; f < k+3+d/FrameSamples; f++ {
+			s0 := (f+1)*FrameSamples - (j+1)*d
+			if s0 < k*FrameSamples {
+				continue
+			}
+			shift := target.Sub(c.clock.Due(f))
+			if abs(shift) < abs(best.shift) {
+				best = choice{f: f, s0: s0, shift: shift}
+			}
+		}
+	}
+	if c.jb.started {
+		if c.jb.active {
+			c.endStreamLocked(p.Arrival)
+		}
+		c.cc.prevReceived += c.jb.received
+		c.cc.prevLost += c.jb.lost()
+		c.cc.prevDecodeErrs += c.jb.decodeErrors
+		c.jb.decodeErrors = 0
+	}
+	c.cc.discarded += int64(c.jb.begin(p, best.s0))
+	c.clock.Shift(best.shift)
+	c.streams++
+	c.cc.streams = c.streams
+	c.winFrames, c.winComplete, c.winMin = 0, 0, time.Hour
+	c.retardGuard = -1
+	at := time.Duration(best.s0) * time.Second / RecordRate
+	gap := time.Duration(0)
+	if c.streams > 1 {
+		gap = at - c.lastStreamAt
+	}
+	c.log.Info("caller stream started", slog.Uint64("ssrc", uint64(p.SSRC)), slog.Duration("at", at),
+		slog.Duration("gap", gap), slog.Duration("clock_shift", best.shift))
+	c.emit(Event{Kind: CallerStreamStart, At: at, Detected: at, Duration: gap, SSRC: p.SSRC, Wall: p.Arrival})
+	return nil
+}
+
+func (c *Call) endStreamLocked(now time.Time) {
+	c.jb.end()
+	c.flushGapLocked(now)
+	c.lastStreamAt = time.Duration(c.jb.hiEnd) * time.Second / RecordRate
+	c.emit(Event{Kind: CallerStreamEnd, At: c.lastStreamAt, Detected: c.lastStreamAt, SSRC: c.jb.ssrc, Wall: now})
+}
+
+func abs(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// PushCallerPCM queues a synthetic caller's 24 kHz PCM; the tick plays it out 40 ms at a time.
+func (c *Call) PushCallerPCM(pcm []int16) error {
+	c.callerMu.Lock()
+	defer c.callerMu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	if c.cfg.CallerInput != CallerPCM {
+		return ErrWrongInput
+	}
+	if c.pcmHead > 0 && c.pcmHead >= len(c.pcmQueue)/2 {
+		c.pcmQueue = c.pcmQueue[:copy(c.pcmQueue, c.pcmQueue[c.pcmHead:])]
+		c.pcmHead = 0
+	}
+	c.pcmQueue = append(c.pcmQueue, pcm...)
+	return nil
+}
+
+// CallerQueued returns how much synthetic caller audio is waiting to be played.
+func (c *Call) CallerQueued() time.Duration {
+	c.callerMu.Lock()
+	defer c.callerMu.Unlock()
+	return time.Duration(len(c.pcmQueue)-c.pcmHead) * time.Second / RecordRate
+}
+
+// PushAgentAudio queues the agent's 24 kHz PCM (any chunk size) for playout, 40 ms per tick.
+func (c *Call) PushAgentAudio(pcm []int16) error {
+	c.agentMu.Lock()
+	defer c.agentMu.Unlock()
+	if c.isClosed() {
+		return ErrClosed
+	}
+	if c.agentHead > 0 && c.agentHead >= len(c.agentQ)/2 {
+		c.agentQ = c.agentQ[:copy(c.agentQ, c.agentQ[c.agentHead:])]
+		c.agentHead = 0
+	}
+	c.agentQ = append(c.agentQ, pcm...)
+	return nil
+}
+
+func (c *Call) isClosed() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// FlushAgent drops all queued agent audio at once (barge-in) and reports how much and from which
+// media time the agent channel is silent. The tick already playing finishes its 40 ms.
+func (c *Call) FlushAgent() FlushReport {
+	c.agentMu.Lock()
+	dropped := len(c.agentQ) - c.agentHead
+	c.agentQ, c.agentHead = c.agentQ[:0], 0
+	d := time.Duration(dropped) * time.Second / RecordRate
+	c.agentFlushed += d
+	at := time.Duration(c.agentNextTick) * TickDuration
+	c.agentMu.Unlock()
+	return FlushReport{Dropped: d, At: at, Wall: time.Now()}
+}
+
+// AgentQueued returns how much agent audio waits for playout.
+func (c *Call) AgentQueued() time.Duration {
+	c.agentMu.Lock()
+	defer c.agentMu.Unlock()
+	return time.Duration(len(c.agentQ)-c.agentHead) * time.Second / RecordRate
+}
+
+// Attach makes link the destination of the agent's audio (a participant connected or reloaded).
+// The caller stream restarts with the link's first packet.
+func (c *Call) Attach(link ParticipantLink) error {
+	c.callerMu.Lock()
+	defer c.callerMu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	c.link.Store(&linkHolder{link: link})
+	return nil
+}
+
+// Detach stops sending to link if it is the attached one, and ends its caller stream: the
+// silence until the next Attach is recorded as such and reported with the next stream's start.
+func (c *Call) Detach(link ParticipantLink) {
+	c.callerMu.Lock()
+	defer c.callerMu.Unlock()
+	h := c.link.Load()
+	if h == nil || h.link != link {
+		return
+	}
+	c.link.Store(nil)
+	if c.jb.active {
+		c.endStreamLocked(time.Now())
+	}
+}
+
+// UpdateLinkQuality records what RTCP says about the agent's stream (the rtc layer calls it).
+func (c *Call) UpdateLinkQuality(q LinkQuality) {
+	c.statsMu.Lock()
+	c.stats.Link = q
+	c.statsMu.Unlock()
+}
+
+// Stats returns a snapshot as of the last tick.
+func (c *Call) Stats() Stats {
+	c.statsMu.Lock()
+	defer c.statsMu.Unlock()
+	s := c.stats
+	s.CallerLatency = c.callerHist.Summary()
+	s.AgentLatency = c.agentHist.Summary()
+	return s
+}
+
+// LatencyHistograms returns copies of the caller and agent server-added latency histograms.
+func (c *Call) LatencyHistograms() (caller, agent *LatencyHistogram) {
+	c.statsMu.Lock()
+	defer c.statsMu.Unlock()
+	ch, ah := c.callerHist, c.agentHist
+	return &ch, &ah
+}
+
+// MediaTime returns the media time reached (the end of the last tick processed).
+func (c *Call) MediaTime() time.Duration {
+	c.statsMu.Lock()
+	defer c.statsMu.Unlock()
+	return c.stats.MediaTime
+}
+
+// Recording returns the path of the recording ("" when none).
+func (c *Call) Recording() string { return c.cfg.RecordingPath }
+
+// AgentRate returns the rate of the caller frames delivered to the agent.
+func (c *Call) AgentRate() int { return c.cfg.AgentRate }
+
+// CallerDelay is the fixed delay of the caller audio delivered to the agent relative to the
+// recording (the resampler's, when the agent takes 16 kHz).
+func (c *Call) CallerDelay() time.Duration {
+	if c.resample == nil {
+		return 0
+	}
+	return c.resample.Delay()
+}
+
+// now returns the wall time for latency figures: the real time, or with a ManualClock the
+// simulated time the test supplied (a tick's due time or a packet's arrival).
+func (c *Call) now(simulated time.Time) time.Time {
+	if c.manual {
+		return simulated
+	}
+	return time.Now()
+}
+
+func (c *Call) emit(ev Event) {
+	if c.cfg.OnEvent == nil {
+		return
+	}
+	c.emitMu.Lock()
+	defer c.emitMu.Unlock()
+	c.cfg.OnEvent(ev)
+}
+
+// Close stops the clock, waits for the tick goroutine, finalizes the recording and frees the
+// encoder. Safe in any state and more than once; it must not be called from a callback.
+func (c *Call) Close() error {
+	c.closeOnce.Do(func() {
+		c.callerMu.Lock()
+		c.closed = true
+		c.callerMu.Unlock()
+		c.clock.Stop()
+		<-c.done
+		c.link.Store(nil)
+		var errs []error
+		if c.rec != nil {
+			if err := c.rec.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("close call: %w", err))
+			}
+		}
+		if err := c.enc.close(); err != nil {
+			errs = append(errs, fmt.Errorf("close call: %w", err))
+		}
+		c.closeErr = errors.Join(errs...)
+	})
+	return c.closeErr
+}

@@ -1,0 +1,608 @@
+package media
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// captureLink is a ParticipantLink that keeps what the engine sends.
+type captureLink struct {
+	mu   sync.Mutex
+	pkts [][]byte
+	ts   []uint32
+}
+
+func (l *captureLink) WriteAgentOpus(p []byte, ts uint32) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pkts = append(l.pkts, slices.Clone(p))
+	l.ts = append(l.ts, ts)
+	return nil
+}
+
+func (l *captureLink) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.pkts)
+}
+
+// harness drives a Call with a ManualClock and keeps every frame and event it emits.
+type harness struct {
+	t      *testing.T
+	clock  *ManualClock
+	call   *Call
+	path   string
+	mu     sync.Mutex
+	frames []CallerFrame
+	events []Event
+}
+
+var clockBase = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func newHarness(t *testing.T, cfg CallConfig) *harness {
+	t.Helper()
+	h := &harness{t: t, clock: NewManualClock(clockBase), path: filepath.Join(t.TempDir(), "call.wav")}
+	cfg.Clock = h.clock
+	if cfg.RecordingPath == "" {
+		cfg.RecordingPath = h.path
+	}
+	if cfg.AgentRate == 0 {
+		cfg.AgentRate = 24000
+	}
+	cfg.OnCallerFrame = func(f CallerFrame) {
+		h.mu.Lock()
+		f.PCM = slices.Clone(f.PCM)
+		h.frames = append(h.frames, f)
+		h.mu.Unlock()
+	}
+	cfg.OnEvent = func(ev Event) {
+		h.mu.Lock()
+		h.events = append(h.events, ev)
+		h.mu.Unlock()
+	}
+	c, err := NewCall(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.call = c
+	t.Cleanup(func() { c.Close() })
+	return h
+}
+
+func (h *harness) eventsOf(kind EventKind) []Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []Event
+	for _, e := range h.events {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// closeAndRead closes the call and returns the recording.
+func (h *harness) closeAndRead() *WAV {
+	h.t.Helper()
+	if err := h.call.Close(); err != nil {
+		h.t.Fatal(err)
+	}
+	w, err := ReadWAV(h.path)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return w
+}
+
+// sender plays the browser: 20 ms Opus packets of a known signal, sent in real (simulated) time.
+type sender struct {
+	ssrc    uint32
+	seq0    uint16
+	ts0     uint32
+	pkts    [][]byte
+	first   time.Time // arrival of packet 0
+	spacing time.Duration
+}
+
+func newSender(t *testing.T, ssrc uint32, seconds float64, seed int64, first time.Time) *sender {
+	t.Helper()
+	enc, err := newOpusEncoder(32000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.close()
+	src := speechLike(RecordRate, int(seconds*RecordRate), seed)
+	s := &sender{ssrc: ssrc, seq0: 65500, ts0: 0xfffff000, first: first, spacing: 20 * time.Millisecond}
+	for off := 0; off+packetSamples <= len(src); off += packetSamples {
+		p, err := enc.encode(src[off : off+packetSamples])
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.pkts = append(s.pkts, slices.Clone(p))
+	}
+	return s
+}
+
+func (s *sender) packet(k int) CallerPacket {
+	return CallerPacket{
+		SSRC: s.ssrc, Seq: s.seq0 + uint16(k), Timestamp: s.ts0 + uint32(k*960),
+		Payload: s.pkts[k], Arrival: s.first.Add(time.Duration(k) * s.spacing),
+	}
+}
+
+// decodeReference decodes the packets a receiver got (nil = lost) in order with a fresh decoder,
+// leaving silence for lost ones: exactly what the engine must record.
+func decodeReference(t *testing.T, pkts [][]byte) []int16 {
+	t.Helper()
+	dec, err := newOpusDecoder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int16
+	for _, p := range pkts {
+		if p == nil {
+			out = append(out, make([]int16, packetSamples)...)
+			continue
+		}
+		pcm, err := dec.decode(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, pcm...)
+	}
+	return out
+}
+
+// play runs ticks, feeding each packet (unless drop says so) when its arrival time has come,
+// i.e. after the last tick due before it. It returns the packets as the receiver got them.
+func (h *harness) play(s *sender, ticks int, drop func(k int) bool) [][]byte {
+	var got [][]byte
+	k := 0
+	for range ticks {
+		if !h.clock.Advance() {
+			h.t.Fatal("clock stopped")
+		}
+		n := h.call.MediaTime() / TickDuration // next tick index
+		for k < len(s.pkts) && s.packet(k).Arrival.Before(h.clock.Due(int64(n))) {
+			if drop != nil && drop(k) {
+				got = append(got, nil)
+			} else {
+				if err := h.call.ReceiveCallerRTP(s.packet(k)); err != nil {
+					h.t.Fatal(err)
+				}
+				got = append(got, s.pkts[k])
+			}
+			k++
+		}
+	}
+	return got
+}
+
+func TestCallRecordsCallerAtPacketTimestamps(t *testing.T) {
+	checkLeaks(t)
+	h := newHarness(t, CallConfig{})
+	// The first packet arrives 7 ms after tick 0 was due.
+	s := newSender(t, 0x1234, 2, 1, clockBase.Add(7*time.Millisecond))
+	got := h.play(s, 51, nil) // the stream covers frames 1..50
+	st := h.call.Stats()
+	w := h.closeAndRead()
+
+	starts := h.eventsOf(CallerStreamStart)
+	if len(starts) != 1 {
+		t.Fatalf("stream starts: %+v", starts)
+	}
+	// Phase lock: packets 0+1 form frame 1, complete at 7+20 ms; with the 3 ms margin tick 1 moves
+	// from 40 ms to 30 ms.
+	if sh := h.clock.Shifted(); sh != -10*time.Millisecond {
+		t.Fatalf("clock shifted %v, want -10ms", sh)
+	}
+	s0 := int(starts[0].At * RecordRate / time.Second)
+	if s0 != FrameSamples {
+		t.Fatalf("stream anchored at sample %d, want %d", s0, FrameSamples)
+	}
+	if w.Frames() != 51*FrameSamples {
+		t.Fatalf("recording has %d frames, want %d", w.Frames(), 51*FrameSamples)
+	}
+	ref := decodeReference(t, got)
+	left := w.Channel(0)
+	for i := range left {
+		want := int16(0)
+		if j := i - s0; j >= 0 && j < len(ref) {
+			want = ref[j]
+		}
+		if left[i] != want {
+			t.Fatalf("left sample %d = %d, want %d (packet audio at its timestamp)", i, left[i], want)
+		}
+	}
+	// Each frame went to the agent once, in order, as soon as its second packet arrived.
+	if len(h.frames) != 51 {
+		t.Fatalf("%d frames delivered, want 51", len(h.frames))
+	}
+	for i, f := range h.frames {
+		if f.Tick != int64(i) || len(f.PCM) != FrameSamples || f.Start != time.Duration(i)*TickDuration {
+			t.Fatalf("frame %d: tick %d, %d samples, start %v", i, f.Tick, len(f.PCM), f.Start)
+		}
+		if !slices.Equal(f.PCM, left[i*FrameSamples:(i+1)*FrameSamples]) {
+			t.Fatalf("frame %d delivered differs from what was recorded", i)
+		}
+		if k := 2*i - 1; i >= 1 && k < len(s.pkts) {
+			if want := s.packet(k).Arrival; !f.Delivered.Equal(want) {
+				t.Fatalf("frame %d delivered at %v, want at the arrival of packet %d (%v)", i, f.Delivered, k, want)
+			}
+		}
+	}
+	if st.CallerPacketsReceived != int64(len(s.pkts)) || st.CallerPacketsLost != 0 || st.CallerConcealed != 0 || st.CallerPacketsLate != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	if st.CallerSlack != DefaultJitterMargin {
+		t.Fatalf("slack %v, want the %v margin", st.CallerSlack, DefaultJitterMargin)
+	}
+}
+
+func TestCallPacketLossKeepsLengthAndAlignment(t *testing.T) {
+	checkLeaks(t)
+	h := newHarness(t, CallConfig{})
+	// The sender keeps going past the last tick, as a connected browser does.
+	s := newSender(t, 0x99, 4, 2, clockBase.Add(22*time.Millisecond))
+	got := h.play(s, 90, func(k int) bool { return k%10 == 9 })
+	st := h.call.Stats()
+	w := h.closeAndRead()
+	s0 := int(h.eventsOf(CallerStreamStart)[0].At * RecordRate / time.Second)
+	lost, lostPlayed := 0, 0
+	for k, p := range got {
+		if p == nil && k < len(got)-1 { // RFC 3550 counts up to the highest sequence received
+			lost++
+			if s0+k*packetSamples < 90*FrameSamples {
+				lostPlayed++
+			}
+		}
+	}
+	if lost < 10 || st.CallerPacketsLost != int64(lost) {
+		t.Fatalf("dropped %d packets, stats say %d lost", lost, st.CallerPacketsLost)
+	}
+	if want := time.Duration(lostPlayed) * 20 * time.Millisecond; st.CallerConcealed != want {
+		t.Fatalf("concealed %v, want %v", st.CallerConcealed, want)
+	}
+	if w.Frames() != 90*FrameSamples {
+		t.Fatalf("recording has %d frames, want %d", w.Frames(), 90*FrameSamples)
+	}
+	ref := decodeReference(t, got)
+	left := w.Channel(0)
+	for j := range ref[:90*FrameSamples-s0] {
+		if left[s0+j] != ref[j] {
+			t.Fatalf("sample %d after the anchor: %d, want %d (audio after a loss must stay in place)", j, left[s0+j], ref[j])
+		}
+	}
+	t.Logf("lost %d of %d packets, concealed %v, recording %v", lost, len(got), st.CallerConcealed, w.Duration())
+}
+
+func TestCallLatePacketDelaysClock(t *testing.T) {
+	checkLeaks(t)
+	h := newHarness(t, CallConfig{})
+	s := newSender(t, 7, 1.5, 3, clockBase.Add(5*time.Millisecond))
+	// Packet 21 (second half of a frame) is held back 30 ms: it misses its tick.
+	held := 21
+	var got [][]byte
+	k := 0
+	for range 30 {
+		h.clock.Advance()
+		n := int64(h.call.MediaTime() / TickDuration)
+		for ; k < len(s.pkts) && s.packet(k).Arrival.Before(h.clock.Due(n)); k++ {
+			if k == held {
+				continue
+			}
+			h.call.ReceiveCallerRTP(s.packet(k))
+		}
+		if k > held && k-1 < held+3 {
+			p := s.packet(held)
+			p.Arrival = p.Arrival.Add(30 * time.Millisecond)
+			if p.Arrival.Before(h.clock.Due(n)) {
+				before := h.clock.Shifted()
+				h.call.ReceiveCallerRTP(p)
+				if h.clock.Shifted() <= before {
+					t.Fatalf("late packet did not delay the clock (%v -> %v)", before, h.clock.Shifted())
+				}
+				held = -1
+			}
+		}
+	}
+	_ = got
+	st := h.call.Stats()
+	if st.CallerPacketsLate != 1 || st.CallerPacketsLost != 0 {
+		t.Fatalf("late %d lost %d; want 1 late, 0 lost (it did arrive)", st.CallerPacketsLate, st.CallerPacketsLost)
+	}
+	if st.CallerConcealed != 20*time.Millisecond {
+		t.Fatalf("concealed %v, want 20ms", st.CallerConcealed)
+	}
+}
+
+func TestCallReloadStartsNewStreamAfterGap(t *testing.T) {
+	checkLeaks(t)
+	h := newHarness(t, CallConfig{})
+	a, b := &captureLink{}, &captureLink{}
+	if err := h.call.Attach(a); err != nil {
+		t.Fatal(err)
+	}
+	s1 := newSender(t, 111, 1, 4, clockBase.Add(3*time.Millisecond))
+	got1 := h.play(s1, 26, nil) // the page reloads right after its last packet
+	h.call.Detach(a)
+	h.clock.AdvanceN(20) // 0.8 s with nobody connected
+	if err := h.call.Attach(b); err != nil {
+		t.Fatal(err)
+	}
+	t2 := h.clock.Due(int64(h.call.MediaTime() / TickDuration)).Add(-31 * time.Millisecond)
+	s2 := newSender(t, 222, 1, 5, t2)
+	s2.seq0, s2.ts0 = 7, 1234567 // a new PeerConnection: new SSRC, sequence and timestamps
+	got2 := h.play(s2, 25, nil)
+	st := h.call.Stats()
+	w := h.closeAndRead()
+
+	starts, ends := h.eventsOf(CallerStreamStart), h.eventsOf(CallerStreamEnd)
+	if len(starts) != 2 || len(ends) != 1 || starts[1].SSRC != 222 {
+		t.Fatalf("starts %+v ends %+v", starts, ends)
+	}
+	if gap := starts[1].Duration; gap != starts[1].At-ends[0].At || gap < 800*time.Millisecond {
+		t.Fatalf("reported gap %v (end %v, restart %v)", gap, ends[0].At, starts[1].At)
+	}
+	if st.CallerStreams != 2 || st.CallerPacketsLost != 0 || st.CallerConcealed != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	left := w.Channel(0)
+	for i, g := range [][][]byte{got1, got2} {
+		s0 := int(starts[i].At * RecordRate / time.Second)
+		ref := decodeReference(t, g)
+		ref = ref[:min(len(ref), len(left)-s0)]
+		if !slices.Equal(left[s0:s0+len(ref)], ref) {
+			t.Fatalf("stream %d not recorded at its anchor", i+1)
+		}
+	}
+	e1 := int(ends[0].At * RecordRate / time.Second)
+	s2At := int(starts[1].At * RecordRate / time.Second)
+	if maxAbs(left[e1:s2At]) != 0 {
+		t.Fatal("the reload gap is not silence")
+	}
+	if b.count() == 0 || a.count() == 0 {
+		t.Fatalf("agent packets: old link %d, new link %d", a.count(), b.count())
+	}
+}
+
+func TestCallAgentPlayoutAndRecording(t *testing.T) {
+	checkLeaks(t)
+	h := newHarness(t, CallConfig{})
+	link := &captureLink{}
+	h.call.Attach(link)
+	voice := speechLike(RecordRate, RecordRate/2, 9) // 500 ms in odd chunks
+	for off := 0; off < len(voice); off += 1234 {
+		h.call.PushAgentAudio(voice[off:min(off+1234, len(voice))])
+	}
+	h.clock.AdvanceN(30)
+	w := h.closeAndRead()
+	right := w.Channel(1)
+	if !slices.Equal(right[:len(voice)], voice) || maxAbs(right[len(voice):]) != 0 {
+		t.Fatal("right channel is not the agent audio followed by silence")
+	}
+	if link.count() != 60 {
+		t.Fatalf("%d packets sent, want 2 per tick = 60", link.count())
+	}
+	for i, ts := range link.ts {
+		if ts != uint32(i*960) {
+			t.Fatalf("packet %d: rtp timestamp %d, want %d (media time at 48 kHz)", i, ts, i*960)
+		}
+	}
+	sent := decodeReference(t, link.pkts[:26])
+	lag, corr := bestLag(voice[:len(voice)-400], sent, 400)
+	if corr < 0.8 {
+		t.Fatalf("sent audio does not match the agent's (corr %.2f at lag %d)", corr, lag)
+	}
+	if starts := h.eventsOf(AgentSpeechStart); len(starts) != 1 || starts[0].At != 0 {
+		t.Fatalf("agent speech starts %+v", starts)
+	}
+	if ends := h.eventsOf(AgentSpeechEnd); len(ends) != 1 || ends[0].At != 500*time.Millisecond {
+		t.Fatalf("agent speech ends %+v", ends)
+	}
+}
+
+func TestCallBargeInFlushStopsAgentWithinOneTick(t *testing.T) {
+	checkLeaks(t)
+	h := newHarness(t, CallConfig{})
+	h.call.PushAgentAudio(speechLike(RecordRate, 2*RecordRate, 10))
+	h.clock.AdvanceN(10)
+	rep := h.call.FlushAgent()
+	if rep.At != 400*time.Millisecond || rep.Dropped != 1600*time.Millisecond {
+		t.Fatalf("flush report %+v, want 1.6s dropped at 400ms", rep)
+	}
+	if q := h.call.AgentQueued(); q != 0 {
+		t.Fatalf("%v still queued", q)
+	}
+	h.clock.AdvanceN(20)
+	st := h.call.Stats()
+	w := h.closeAndRead()
+	right := w.Channel(1)
+	at := int(rep.At * RecordRate / time.Second)
+	if maxAbs(right[at-FrameSamples:at]) == 0 || maxAbs(right[at:]) != 0 {
+		t.Fatalf("agent audio must play up to %v and stop there", rep.At)
+	}
+	if st.AgentFlushed != rep.Dropped {
+		t.Fatalf("stats flushed %v, want %v", st.AgentFlushed, rep.Dropped)
+	}
+	if ends := h.eventsOf(AgentSpeechEnd); len(ends) != 1 || ends[0].At != rep.At {
+		t.Fatalf("agent speech end %+v, want at %v", ends, rep.At)
+	}
+}
+
+func TestCallDelivers16kHzWithResamplerDelay(t *testing.T) {
+	checkLeaks(t)
+	h := newHarness(t, CallConfig{AgentRate: 16000, CallerInput: CallerPCM})
+	tone := sine(RecordRate, RecordRate, 1000, 8000)
+	h.call.PushCallerPCM(tone)
+	h.clock.AdvanceN(25)
+	h.call.Close()
+	ref, _ := NewResampler(24000, 16000)
+	want := ref.Process(tone, nil)
+	var got []int16
+	for i, f := range h.frames {
+		if f.Rate != 16000 || len(f.PCM) != 640 || f.Start != time.Duration(i)*TickDuration-875*time.Microsecond {
+			t.Fatalf("frame %d: rate %d, %d samples, start %v", i, f.Rate, len(f.PCM), f.Start)
+		}
+		got = append(got, f.PCM...)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatal("16 kHz frames differ from resampling the caller channel")
+	}
+	if h.call.CallerDelay() != 875*time.Microsecond {
+		t.Fatalf("CallerDelay %v", h.call.CallerDelay())
+	}
+}
+
+func TestCallSyntheticCallerAndEndpointer(t *testing.T) {
+	checkLeaks(t)
+	h := newHarness(t, CallConfig{CallerInput: CallerPCM, CallerEndpointer: EndpointerConfig{ThresholdDBFS: -40}})
+	pcm := segments([2]float64{400, -120}, [2]float64{800, -20}, [2]float64{1000, -120})
+	h.call.PushCallerPCM(pcm[:10000])
+	h.call.PushCallerPCM(pcm[10000:])
+	if q := h.call.CallerQueued(); q != 2200*time.Millisecond {
+		t.Fatalf("queued %v", q)
+	}
+	if err := h.call.ReceiveCallerRTP(CallerPacket{Payload: []byte{1}}); !errors.Is(err, ErrWrongInput) {
+		t.Fatalf("RTP on a synthetic call: %v", err)
+	}
+	h.clock.AdvanceN(60)
+	w := h.closeAndRead()
+	if !slices.Equal(w.Channel(0)[:len(pcm)], pcm) {
+		t.Fatal("left channel is not the synthetic caller's audio")
+	}
+	st, en := h.eventsOf(CallerSpeechStart), h.eventsOf(CallerSpeechEnd)
+	if len(st) != 1 || st[0].At != 400*time.Millisecond || st[0].Padded != 100*time.Millisecond || st[0].Detected != 500*time.Millisecond {
+		t.Fatalf("speech start %+v", st)
+	}
+	if len(en) != 1 || en[0].At != 1200*time.Millisecond || en[0].Detected != 1700*time.Millisecond {
+		t.Fatalf("speech end %+v", en)
+	}
+}
+
+func TestCallRejectsBadConfig(t *testing.T) {
+	for name, cfg := range map[string]CallConfig{
+		"rate":     {AgentRate: 8000},
+		"margin":   {AgentRate: 24000, JitterMargin: time.Second},
+		"bitrate":  {AgentRate: 24000, OpusBitrate: 100},
+		"endpoint": {AgentRate: 24000, CallerEndpointer: EndpointerConfig{ThresholdDBFS: 10}},
+		"input":    {AgentRate: 24000, CallerInput: 7},
+	} {
+		if _, err := NewCall(cfg); !errors.Is(err, ErrBadConfig) {
+			t.Errorf("%s: got %v, want ErrBadConfig", name, err)
+		}
+	}
+	if _, err := NewCall(CallConfig{AgentRate: 24000, RecordingPath: "/nonexistent/dir/x.wav", Clock: NewManualClock(clockBase)}); err == nil {
+		t.Error("unwritable recording path accepted")
+	}
+}
+
+// TestCallCloseInEveryState: closing releases every goroutine whatever the call was doing, and
+// the call refuses work afterwards.
+func TestCallCloseInEveryState(t *testing.T) {
+	checkLeaks(t)
+	states := map[string]func(t *testing.T, h *harness){
+		"fresh": func(*testing.T, *harness) {},
+		"ticking": func(t *testing.T, h *harness) {
+			h.clock.AdvanceN(5)
+		},
+		"streaming with agent audio queued": func(t *testing.T, h *harness) {
+			h.call.Attach(&captureLink{})
+			h.call.PushAgentAudio(make([]int16, RecordRate))
+			h.play(newSender(t, 5, 0.5, 1, clockBase.Add(time.Millisecond)), 10, nil)
+		},
+		"detached": func(t *testing.T, h *harness) {
+			l := &captureLink{}
+			h.call.Attach(l)
+			h.play(newSender(t, 5, 0.2, 1, clockBase.Add(time.Millisecond)), 8, nil)
+			h.call.Detach(l)
+		},
+	}
+	for name, prepare := range states {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, CallConfig{})
+			prepare(t, h)
+			if err := h.call.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.call.Close(); err != nil {
+				t.Fatalf("second close: %v", err)
+			}
+			if err := h.call.ReceiveCallerRTP(CallerPacket{}); !errors.Is(err, ErrClosed) {
+				t.Fatalf("receive after close: %v", err)
+			}
+			if err := h.call.PushAgentAudio([]int16{1}); !errors.Is(err, ErrClosed) {
+				t.Fatalf("push after close: %v", err)
+			}
+			if err := h.call.Attach(&captureLink{}); !errors.Is(err, ErrClosed) {
+				t.Fatalf("attach after close: %v", err)
+			}
+			if _, err := ReadWAV(h.path); err != nil {
+				t.Fatalf("recording not finalized: %v", err)
+			}
+		})
+	}
+	t.Run("real clock running", func(t *testing.T) {
+		c, err := NewCall(CallConfig{AgentRate: 16000, RecordingPath: filepath.Join(t.TempDir(), "r.wav")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.PushAgentAudio(make([]int16, 4800))
+		time.Sleep(100 * time.Millisecond)
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if c.MediaTime() < TickDuration {
+			t.Fatalf("real clock never ticked (media time %v)", c.MediaTime())
+		}
+	})
+}
+
+func BenchmarkCallTick(b *testing.B) {
+	// One tick with the caller frame already assembled from two packets, the agent speaking, a
+	// link attached and no recording: the engine's per-tick hot path.
+	clk := NewManualClock(clockBase)
+	c, err := NewCall(CallConfig{AgentRate: 16000, Clock: clk})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	c.Attach(nullLink{})
+	enc, _ := newOpusEncoder(32000)
+	src := speechLike(RecordRate, RecordRate, 1)
+	var pkts [][]byte
+	for off := 0; off < len(src); off += packetSamples {
+		p, _ := enc.encode(src[off : off+packetSamples])
+		pkts = append(pkts, p)
+	}
+	enc.close()
+	agent := speechLike(RecordRate, FrameSamples, 2)
+	b.ReportAllocs()
+	k := 0
+	for b.Loop() {
+		n := c.MediaTime() / TickDuration
+		due := clk.Due(int64(n))
+		for range 2 {
+			c.ReceiveCallerRTP(CallerPacket{SSRC: 1, Seq: uint16(k), Timestamp: uint32(k * 960), Payload: pkts[k%len(pkts)], Arrival: due.Add(-time.Millisecond)})
+			k++
+		}
+		c.PushAgentAudio(agent)
+		clk.Advance()
+	}
+}
+
+// checkLeaks verifies, after every other cleanup (closing calls) ran, that no goroutine is left.
+func checkLeaks(t *testing.T) {
+	t.Helper()
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+}
+
+type nullLink struct{}
+
+func (nullLink) WriteAgentOpus([]byte, uint32) error { return nil }
