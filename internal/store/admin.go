@@ -62,3 +62,18 @@ func Databases(ctx context.Context, serverURL, prefix string) ([]string, error) 
 	}
 	return names, nil
 }
+
+// ServerVersion connects to serverURL and returns the server's version: a health check that
+// changes nothing (audit db status).
+func ServerVersion(ctx context.Context, serverURL string) (string, error) {
+	conn, err := pgx.Connect(ctx, serverURL)
+	if err != nil {
+		return "", fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var v string
+	if err := conn.QueryRow(ctx, `SHOW server_version`).Scan(&v); err != nil {
+		return "", fmt.Errorf("server version: %w", err)
+	}
+	return v, nil
+}

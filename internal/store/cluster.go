@@ -208,6 +208,9 @@ type ClusterStatus struct {
 	Held        bool // audit db start holds it up
 }
 
+// URL is the connection URL for database on this cluster (valid while it runs).
+func (s ClusterStatus) URL(database string) string { return socketURL(s.SocketDir, database) }
+
 // InspectCluster reports the state of the cluster under cfg.Dir.
 func InspectCluster(cfg ClusterConfig) (ClusterStatus, error) {
 	c, err := newCluster(cfg)
