@@ -404,3 +404,30 @@ func (db *DB) StatusRows(ctx context.Context, studyID string) ([]StatusRow, erro
 	})
 	return out, translate(err, "status of study "+studyID)
 }
+
+// ReleaseParticipant returns a participant's unstarted work to the pool, for someone who dropped
+// out: every pending assignment, and every running one that has no session yet, becomes excluded
+// and its cell goes back to the pool as a fresh pending assignment. Sessions in progress are left
+// alone (end and exclude them instead). It returns the new pool cells.
+func (db *DB) ReleaseParticipant(ctx context.Context, participantID int64) ([]Assignment, error) {
+	var cells []Assignment
+	now := db.stamp()
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		cells = nil
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM participants WHERE id = $1 FOR UPDATE`, participantID); err != nil {
+			return err
+		}
+		rows, _ := tx.Query(ctx, `
+			WITH released AS (
+				UPDATE assignments SET status = 'excluded', finished_at = $2
+				WHERE participant_id = $1 AND (status = 'pending' OR status = 'running' AND session_id IS NULL)
+				RETURNING id, study_id, task_id, system_label, repeat)
+			INSERT INTO assignments AS a (study_id, task_id, system_label, repeat, replaces, created_at)
+			SELECT study_id, task_id, system_label, repeat, id, $2 FROM released ORDER BY id
+			RETURNING `+assignmentCols, participantID, now)
+		var err error
+		cells, err = collectAssignments(rows)
+		return err
+	})
+	return cells, translate(err, fmt.Sprintf("release participant %d", participantID))
+}

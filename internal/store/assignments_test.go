@@ -345,3 +345,34 @@ func TestExtendPlanKeepsFinishedWork(t *testing.T) {
 	_, err = f.db.AddPlan(ctx, f.study, []store.PlanRow{{Slot: "P09", Position: 1, Task: "task01", System: "alpha", Repeat: 3}})
 	wantErr(t, err, store.ErrInvalid)
 }
+
+func TestReleaseParticipantReturnsUnstartedWork(t *testing.T) {
+	ctx := context.Background()
+	tasks, systems := names("task", 3), []string{"alpha"}
+	f := newFixture(t, systems, tasks)
+	if _, err := f.db.AddPlan(ctx, f.study, plan(1, 3, tasks, systems)); err != nil {
+		t.Fatal(err)
+	}
+	p := f.participant(t)
+	a, _ := f.db.ClaimNext(ctx, p.ID)
+	f.db.EndSession(ctx, f.session(t, a).ID, "hangup") // position 1 done
+	f.db.ClaimNext(ctx, p.ID)                          // position 2 claimed, no session yet
+	cells, err := f.db.ReleaseParticipant(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 2 || cells[0].Task != "task02" || cells[1].Task != "task03" || cells[0].ParticipantID != 0 {
+		t.Fatalf("released cells %+v; want task02 and task03 back in the pool", cells)
+	}
+	mine, _ := f.db.ParticipantAssignments(ctx, p.ID)
+	if mine[0].Status != store.StatusDone || mine[1].Status != store.StatusExcluded || mine[2].Status != store.StatusExcluded {
+		t.Fatalf("participant's rows after release: %v %v %v", mine[0].Status, mine[1].Status, mine[2].Status)
+	}
+	h, err := f.db.HandCell(ctx, f.participant(t).ID, 0)
+	if err != nil || h.Task != "task02" {
+		t.Fatalf("HandCell after release = %+v, %v", h, err)
+	}
+	if again, err := f.db.ReleaseParticipant(ctx, p.ID); err != nil || len(again) != 0 {
+		t.Fatalf("second release = %+v, %v; want nothing", again, err)
+	}
+}
