@@ -91,8 +91,14 @@ func speak(t *testing.T, a agent.Adapter, ms, silenceMS int) {
 	send(agenttest.Silence(silenceMS, 24000))
 }
 
-func isType(t agent.EventType) func(agent.Event) bool {
-	return func(e agent.Event) bool { return e.Type == t }
+// eventually polls cond (state the fake reaches after the client's messages arrive) for a while.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(wait); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not reached within %s: %s", wait, what)
+		}
+	}
 }
 
 func isRaw(typ string) func(agent.Event) bool {
@@ -408,6 +414,7 @@ func TestBargeInCancelAndTruncate(t *testing.T) {
 			if done.Status != agent.StatusCancelled {
 				t.Fatalf("status %q, want cancelled", done.Status)
 			}
+			eventually(t, "truncate received", func() bool { return h.f.Count(wire.ItemTruncate) == 1 })
 			cancels := h.f.Find(wire.ResponseCancel)
 			if len(cancels) != 1 || cancels[0]["response_id"] != done.ResponseID {
 				t.Errorf("response.cancel = %v, want one for %s", cancels, done.ResponseID)
@@ -439,6 +446,7 @@ func TestBargeInCancelAndTruncate(t *testing.T) {
 			if d := h.rec.WaitType(t, wait, agent.EventResponseDone); d.Status != agent.StatusCancelled {
 				t.Errorf("status %q, want cancelled", d.Status)
 			}
+			eventually(t, "cancels received", func() bool { return h.f.Count(wire.ResponseCancel) == 3 })
 			if n := h.f.Count(wire.ItemTruncate); n != 2 {
 				t.Errorf("truncates = %d, want 2 (none without audio of the active response)", n)
 			}
@@ -475,6 +483,7 @@ func TestServerVADBargeIn(t *testing.T) {
 	if n := h.f.Count(wire.ResponseCancel); n != 0 {
 		t.Errorf("response.cancel sent %d times after the provider cancelled itself", n)
 	}
+	eventually(t, "truncate received", func() bool { return h.f.Count(wire.ItemTruncate) > 0 })
 	if n := h.f.Count(wire.ItemTruncate); n != 1 {
 		t.Errorf("truncates = %d, want 1", n)
 	}

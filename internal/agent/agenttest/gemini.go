@@ -1,0 +1,744 @@
+package agenttest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/voicebench/humanaudit/internal/agent"
+	"github.com/voicebench/humanaudit/internal/agent/gemini"
+)
+
+// GeminiPath is the Live API's WebSocket path (v1beta).
+const GeminiPath = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
+
+// GeminiFake is a loopback Gemini Live (BidiGenerateContent) server. Like the real API it sends
+// JSON in binary frames, reports failures only as close frames (1007 invalid argument, 1008
+// policy, 1011 internal), requires setup first and exactly one top-level field per message.
+type GeminiFake struct {
+	script Script
+	srv    *httptest.Server
+	up     websocket.Upgrader
+
+	mu         sync.Mutex
+	next       int
+	transcript int
+	received   []Received
+	sent       []string
+	violations []string
+	handshakes []Handshake
+	setups     []map[string]any
+	closes     []string
+	conns      map[*geminiConn]bool
+	nconn      int
+	wg         sync.WaitGroup
+	closed     bool
+}
+
+// NewGeminiFake starts a fake on loopback; it is closed when tb ends.
+func NewGeminiFake(tb testing.TB, s Script) *GeminiFake {
+	tb.Helper()
+	f := &GeminiFake{script: s, conns: map[*geminiConn]bool{}}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serveHTTP))
+	tb.Cleanup(f.Close)
+	return f
+}
+
+// URL is the ws:// endpoint.
+func (f *GeminiFake) URL() string { return "ws" + strings.TrimPrefix(f.srv.URL, "http") + GeminiPath }
+
+// Close drops every connection and stops the server.
+func (f *GeminiFake) Close() {
+	f.mu.Lock()
+	f.closed = true
+	conns := make([]*geminiConn, 0, len(f.conns))
+	for c := range f.conns {
+		conns = append(conns, c)
+	}
+	f.mu.Unlock()
+	for _, c := range conns {
+		c.ws.Close()
+	}
+	f.wg.Wait()
+	f.srv.Close()
+}
+
+// DropAll closes every connection's TCP socket without a close frame.
+func (f *GeminiFake) DropAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for c := range f.conns {
+		c.ws.UnderlyingConn().Close()
+	}
+}
+
+// Received returns the client messages received so far. Type is the top-level field, with the
+// realtimeInput member appended (realtimeInput.audio, realtimeInput.activityStart, …).
+func (f *GeminiFake) Received() []Received {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Received(nil), f.received...)
+}
+
+// Types returns the received types with runs of audio chunks collapsed.
+func (f *GeminiFake) Types() []string {
+	var out []string
+	for _, r := range f.Received() {
+		if r.Type == "realtimeInput.audio" && len(out) > 0 && out[len(out)-1] == r.Type {
+			continue
+		}
+		out = append(out, r.Type)
+	}
+	return out
+}
+
+// Count returns how many messages of type typ were received.
+func (f *GeminiFake) Count(typ string) int {
+	n := 0
+	for _, r := range f.Received() {
+		if r.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// Find returns the received messages of type typ decoded (keys in camelCase).
+func (f *GeminiFake) Find(typ string) []map[string]any {
+	var out []map[string]any
+	for _, r := range f.Received() {
+		if r.Type == typ {
+			var m map[string]any
+			json.Unmarshal(r.Raw, &m)
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Setups returns the setup objects received (keys in camelCase).
+func (f *GeminiFake) Setups() []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]map[string]any(nil), f.setups...)
+}
+
+// Sent returns the names of the server messages sent (see gemini's raw types), in order.
+func (f *GeminiFake) Sent() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.sent...)
+}
+
+// Closes returns the close frames the fake sent ("1007 reason").
+func (f *GeminiFake) Closes() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.closes...)
+}
+
+// Violations lists misuse the real API answers by stalling (e.g. activityEnd without
+// activityStart) rather than with an error.
+func (f *GeminiFake) Violations() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.violations...)
+}
+
+// Handshakes returns the upgrade requests seen.
+func (f *GeminiFake) Handshakes() []Handshake {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Handshake(nil), f.handshakes...)
+}
+
+func (f *GeminiFake) violation(format string, args ...any) {
+	f.mu.Lock()
+	f.violations = append(f.violations, fmt.Sprintf(format, args...))
+	f.mu.Unlock()
+}
+
+func (f *GeminiFake) nextReply() Reply {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.next >= len(f.script.Replies) {
+		return Reply{Text: "Okay.", AudioMS: 200}
+	}
+	r := f.script.Replies[f.next]
+	f.next++
+	return r
+}
+
+func (f *GeminiFake) nextTranscript() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.transcript >= len(f.script.CallerTranscripts) {
+		return "(caller speech)"
+	}
+	t := f.script.CallerTranscripts[f.transcript]
+	f.transcript++
+	return t
+}
+
+func (f *GeminiFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	key := r.Header.Get("x-goog-api-key")
+	if key == "" {
+		key = r.URL.Query().Get("key")
+	}
+	f.mu.Lock()
+	f.handshakes = append(f.handshakes, Handshake{Path: r.URL.Path, Auth: key != "", Model: r.URL.Query().Get("model")})
+	closed := f.closed
+	f.mu.Unlock()
+	if closed || r.URL.Path != GeminiPath {
+		http.NotFound(w, r)
+		return
+	}
+	ws, err := f.up.Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		ws.Close()
+		return
+	}
+	f.nconn++
+	c := &geminiConn{f: f, id: f.nconn, ws: ws, calls: map[string]bool{}}
+	f.conns[c] = true
+	f.wg.Add(1)
+	f.mu.Unlock()
+	defer f.wg.Done()
+	if f.script.Key != "" && key != f.script.Key {
+		c.closeWith(websocket.ClosePolicyViolation, "API key not valid. Please pass a valid API key.")
+		c.finish()
+		return
+	}
+	c.serve()
+}
+
+type geminiConn struct {
+	f   *GeminiFake
+	id  int
+	ws  *websocket.Conn
+	wmu sync.Mutex
+
+	mu            sync.Mutex
+	setupDone     bool
+	manual        bool // automatic activity detection disabled
+	transcribeIn  bool
+	transcribeOut bool
+	silenceMS     int
+	activity      bool
+	activityAudio int
+	vad           vad
+	turn          *geminiTurn
+	calls         map[string]bool // pending function call ids
+	callSeq       int
+	toolDone      chan struct{} // closed when every pending call has a response
+	closing       bool
+	wg            sync.WaitGroup
+}
+
+type geminiTurn struct {
+	cancel chan struct{}
+	once   sync.Once
+	done   chan struct{}
+}
+
+func (t *geminiTurn) stop() { t.once.Do(func() { close(t.cancel) }) }
+
+func (c *geminiConn) send(kind string, msg any) error {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.f.mu.Lock()
+	c.f.sent = append(c.f.sent, kind)
+	c.f.mu.Unlock()
+	c.ws.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	return c.ws.WriteMessage(websocket.BinaryMessage, b) // the Live API's JSON comes in binary frames
+}
+
+func (c *geminiConn) closeWith(code int, reason string) {
+	if len(reason) > 123 { // a close frame's payload is at most 125 bytes, the code included
+		reason = strings.ToValidUTF8(reason[:123], "")
+	}
+	c.mu.Lock()
+	c.closing = true
+	c.mu.Unlock()
+	c.f.mu.Lock()
+	c.f.closes = append(c.f.closes, fmt.Sprintf("%d %s", code, reason))
+	c.f.mu.Unlock()
+	c.wmu.Lock()
+	c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+	c.wmu.Unlock()
+	c.ws.Close()
+}
+
+func (c *geminiConn) finish() {
+	c.ws.Close()
+	c.mu.Lock()
+	if c.turn != nil {
+		c.turn.stop()
+	}
+	c.mu.Unlock()
+	c.wg.Wait()
+	c.f.mu.Lock()
+	delete(c.f.conns, c)
+	c.f.mu.Unlock()
+}
+
+func (c *geminiConn) serve() {
+	defer c.finish()
+	for {
+		c.ws.SetReadDeadline(time.Now().Add(2 * time.Minute))
+		_, data, err := c.ws.ReadMessage()
+		if err != nil {
+			return
+		}
+		if !c.handle(data) {
+			return
+		}
+	}
+}
+
+var geminiClientFields = []string{"setup", "clientContent", "realtimeInput", "toolResponse"}
+
+// handle processes one client message; false means the connection was closed.
+func (c *geminiConn) handle(data []byte) bool {
+	norm, err := gemini.CamelKeys(data)
+	var msg map[string]any
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(norm))
+		dec.UseNumber()
+		err = dec.Decode(&msg)
+	}
+	if err != nil {
+		c.record("(invalid json)", data)
+		c.closeWith(websocket.CloseInvalidFramePayloadData, "Invalid JSON payload received. Unexpected token.")
+		return false
+	}
+	keys := make([]string, 0, len(msg))
+	for k := range msg {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	typ := strings.Join(keys, "+")
+	if len(keys) == 1 && keys[0] == "realtimeInput" {
+		if ri, ok := msg["realtimeInput"].(map[string]any); ok {
+			sub := make([]string, 0, len(ri))
+			for k := range ri {
+				sub = append(sub, k)
+			}
+			sort.Strings(sub)
+			typ += "." + strings.Join(sub, "+")
+		}
+	}
+	c.record(typ, norm)
+	for _, k := range keys {
+		if !slices.Contains(geminiClientFields, k) {
+			c.closeWith(websocket.CloseInvalidFramePayloadData, fmt.Sprintf("Invalid JSON payload received. Unknown name %q: Cannot find field.", k))
+			return false
+		}
+	}
+	if len(keys) != 1 {
+		c.closeWith(websocket.CloseInvalidFramePayloadData, fmt.Sprintf("Invalid JSON payload received. Oneof field 'message_type' is already set. Cannot set '%s'", keys[1]))
+		return false
+	}
+	c.mu.Lock()
+	setupDone := c.setupDone
+	c.mu.Unlock()
+	switch key := keys[0]; {
+	case key == "setup" && setupDone:
+		c.closeWith(websocket.CloseInvalidFramePayloadData, "Request contains an invalid argument. Setup may only be sent once.")
+		return false
+	case key != "setup" && !setupDone:
+		c.closeWith(websocket.CloseInvalidFramePayloadData, "Request contains an invalid argument. The first message must be setup.")
+		return false
+	case key == "setup":
+		return c.setup(msg["setup"])
+	case key == "realtimeInput":
+		return c.realtimeInput(msg["realtimeInput"])
+	case key == "toolResponse":
+		return c.toolResponse(msg["toolResponse"])
+	default: // clientContent
+		cc, _ := msg["clientContent"].(map[string]any)
+		if cc["turnComplete"] == true {
+			c.startTurn()
+		}
+	}
+	return true
+}
+
+func (c *geminiConn) record(typ string, data []byte) {
+	raw := data
+	if strings.HasPrefix(typ, "realtimeInput") {
+		raw = agent.ElideAudio(data, "data")
+	}
+	c.f.mu.Lock()
+	c.f.received = append(c.f.received, Received{Conn: c.id, Type: typ, Raw: raw})
+	c.f.mu.Unlock()
+}
+
+var (
+	geminiSetupKeys = keyTree{"model": nil, "systemInstruction": nil, "tools": nil, "inputAudioTranscription": nil, "outputAudioTranscription": nil,
+		"sessionResumption": nil, "contextWindowCompression": nil, "proactivity": nil,
+		"generationConfig": {"responseModalities": nil, "temperature": nil, "topP": nil, "topK": nil, "maxOutputTokens": nil, "candidateCount": nil,
+			"presencePenalty": nil, "frequencyPenalty": nil, "mediaResolution": nil, "thinkingConfig": nil, "enableAffectiveDialog": nil, "seed": nil,
+			"speechConfig": {"voiceConfig": {"prebuiltVoiceConfig": {"voiceName": nil}}, "languageCode": nil, "multiSpeakerVoiceConfig": nil}},
+		"realtimeInputConfig": {"automaticActivityDetection": {"disabled": nil, "startOfSpeechSensitivity": nil, "endOfSpeechSensitivity": nil,
+			"prefixPaddingMs": nil, "silenceDurationMs": nil}, "activityHandling": nil, "turnCoverage": nil}}
+	geminiDeclKeys = keyTree{"name": nil, "description": nil, "parameters": nil, "parametersJsonSchema": nil, "response": nil, "behavior": nil}
+)
+
+func (c *geminiConn) invalid(format string, args ...any) bool {
+	c.closeWith(websocket.CloseInvalidFramePayloadData, "Request contains an invalid argument. "+fmt.Sprintf(format, args...))
+	return false
+}
+
+func (c *geminiConn) setup(v any) bool {
+	s, _ := v.(map[string]any)
+	if bad := checkKeys("setup", s, geminiSetupKeys); bad != nil {
+		name := bad.param[strings.LastIndex(bad.param, ".")+1:]
+		parent := strings.TrimSuffix(bad.param, "."+name)
+		c.closeWith(websocket.CloseInvalidFramePayloadData, fmt.Sprintf("Invalid JSON payload received. Unknown name %q at '%s': Cannot find field.", name, parent))
+		return false
+	}
+	c.f.mu.Lock()
+	c.f.setups = append(c.f.setups, s)
+	c.f.mu.Unlock()
+	if m, _ := s["model"].(string); !strings.HasPrefix(m, "models/") || len(m) == len("models/") {
+		return c.invalid("setup.model must be models/{model}, got %q.", s["model"])
+	}
+	gc, _ := s["generationConfig"].(map[string]any)
+	if mods, ok := gc["responseModalities"]; ok && !slices.Equal(strs(mods), []string{"AUDIO"}) {
+		return c.invalid("Native audio models only support the AUDIO response modality, got %v.", mods)
+	}
+	if voice, ok := path(gc, "speechConfig", "voiceConfig", "prebuiltVoiceConfig", "voiceName"); ok && !slices.Contains(gemini.Voices, fmt.Sprint(voice)) {
+		return c.invalid("Voice %q is not supported.", voice)
+	}
+	tools, _ := s["tools"].([]any)
+	for i, t := range tools {
+		tm, _ := t.(map[string]any)
+		decls, _ := tm["functionDeclarations"].([]any)
+		for j, d := range decls {
+			dm, _ := d.(map[string]any)
+			p := fmt.Sprintf("setup.tools[%d].functionDeclarations[%d]", i, j)
+			if bad := checkKeys(p, dm, geminiDeclKeys); bad != nil {
+				return c.invalid("Unknown name at %s.", bad.param)
+			}
+			if name, _ := dm["name"].(string); name == "" {
+				return c.invalid("%s.name is required.", p)
+			}
+			if params, ok := dm["parameters"].(map[string]any); ok && !strings.EqualFold(fmt.Sprint(params["type"]), "object") {
+				return c.invalid("%s.parameters must be of type OBJECT.", p)
+			}
+		}
+	}
+	ric, _ := s["realtimeInputConfig"].(map[string]any)
+	aad, _ := ric["automaticActivityDetection"].(map[string]any)
+	if h, ok := ric["activityHandling"]; ok && !slices.Contains([]string{"START_OF_ACTIVITY_INTERRUPTS", "NO_INTERRUPTION"}, fmt.Sprint(h)) {
+		return c.invalid("Invalid value at 'setup.realtime_input_config.activity_handling' (%v).", h)
+	}
+	if tc, ok := ric["turnCoverage"]; ok && !slices.Contains([]string{"TURN_INCLUDES_ONLY_ACTIVITY", "TURN_INCLUDES_ALL_INPUT"}, fmt.Sprint(tc)) {
+		return c.invalid("Invalid value at 'setup.realtime_input_config.turn_coverage' (%v).", tc)
+	}
+	c.mu.Lock()
+	c.setupDone = true
+	c.manual = aad["disabled"] == true
+	c.silenceMS = 500
+	if n, ok := aad["silenceDurationMs"].(json.Number); ok {
+		i, _ := n.Int64()
+		c.silenceMS = int(i)
+	}
+	_, c.transcribeIn = s["inputAudioTranscription"]
+	_, c.transcribeOut = s["outputAudioTranscription"]
+	c.mu.Unlock()
+	c.send("setupComplete", map[string]any{"setupComplete": map[string]any{}})
+	return true
+}
+
+func (c *geminiConn) realtimeInput(v any) bool {
+	ri, _ := v.(map[string]any)
+	if len(ri) != 1 {
+		keys := make([]string, 0, len(ri))
+		for k := range ri {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return c.invalid("realtimeInput must carry exactly one input, got %v.", keys)
+	}
+	c.mu.Lock()
+	manual := c.manual
+	c.mu.Unlock()
+	switch {
+	case ri["audio"] != nil:
+		a, _ := ri["audio"].(map[string]any)
+		if mt := fmt.Sprint(a["mimeType"]); mt != gemini.InputMIME {
+			c.f.violation("caller audio sent as %q, want %s", mt, gemini.InputMIME)
+		}
+		pcm, err := agent.DecodePCM(fmt.Sprint(a["data"]))
+		if err != nil {
+			return c.invalid("realtimeInput.audio.data is not base64 PCM16.")
+		}
+		c.audio(pcm, manual)
+	case ri["activityStart"] != nil || ri["activityEnd"] != nil:
+		if !manual {
+			return c.invalid("Explicit activity control is not supported when automatic activity detection is enabled.")
+		}
+		c.mu.Lock()
+		start, open := ri["activityStart"] != nil, c.activity
+		turn := c.turn
+		if start {
+			c.activity, c.activityAudio = true, 0
+		} else {
+			c.activity = false
+		}
+		c.mu.Unlock()
+		switch {
+		case start && open:
+			c.f.violation("activityStart while an activity is open")
+		case start && turn != nil:
+			turn.stop() // START_OF_ACTIVITY_INTERRUPTS
+		case !start && !open:
+			c.f.violation("activityEnd without activityStart")
+		case !start:
+			c.startTurn()
+		}
+	case ri["audioStreamEnd"] != nil, ri["text"] != nil, ri["mediaChunks"] != nil, ri["video"] != nil:
+	default:
+		return c.invalid("Unknown realtimeInput field.")
+	}
+	return true
+}
+
+func (c *geminiConn) audio(pcm []int16, manual bool) {
+	ms := len(pcm) * 1000 / gemini.InputRate
+	c.mu.Lock()
+	if manual {
+		if c.activity {
+			c.activityAudio += len(pcm)
+		}
+		c.mu.Unlock()
+		return
+	}
+	started, stopped := c.vad.feed(pcm, ms, c.silenceMS)
+	turn := c.turn
+	c.mu.Unlock()
+	if started && turn != nil {
+		turn.stop()
+	}
+	if stopped {
+		c.startTurn()
+	}
+}
+
+// startTurn runs the next reply as a model turn, after any turn still finishing.
+func (c *geminiConn) startTurn() {
+	c.mu.Lock()
+	prev := c.turn
+	t := &geminiTurn{cancel: make(chan struct{}), done: make(chan struct{})}
+	c.turn = t
+	c.mu.Unlock()
+	reply := c.f.nextReply()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer close(t.done)
+		if prev != nil {
+			<-prev.done
+		}
+		c.runTurn(t, reply)
+		c.mu.Lock()
+		if c.turn == t {
+			c.turn = nil
+		}
+		c.mu.Unlock()
+	}()
+}
+
+func (c *geminiConn) runTurn(t *geminiTurn, reply Reply) {
+	switch {
+	case reply.CloseCode != 0:
+		c.closeWith(reply.CloseCode, reply.CloseReason)
+		return
+	case reply.GoAway > 0:
+		c.send("goAway", map[string]any{"goAway": map[string]any{"timeLeft": fmt.Sprintf("%gs", reply.GoAway.Seconds())}})
+		select {
+		case <-time.After(reply.GoAway):
+		case <-t.cancel:
+		}
+		c.closeWith(websocket.CloseGoingAway, "session time limit reached")
+		return
+	case reply.Drop && reply.DropAfter == 0:
+		c.ws.UnderlyingConn().Close()
+		return
+	}
+	c.mu.Lock()
+	in, out := c.transcribeIn, c.transcribeOut
+	c.mu.Unlock()
+	if in {
+		c.send("serverContent.inputTranscription", map[string]any{"serverContent": map[string]any{
+			"inputTranscription": map[string]any{"text": c.f.nextTranscript(), "finished": true}}})
+	}
+	var audioMS int
+	for {
+		ms, ok := c.speak(t, reply, out)
+		audioMS += ms
+		if !ok {
+			return // dropped
+		}
+		if c.interrupted(t) {
+			return
+		}
+		if len(reply.Calls) == 0 {
+			break
+		}
+		if !c.callTools(t, reply.Calls) {
+			return
+		}
+		reply = c.f.nextReply() // the model continues after the tool responses
+	}
+	c.send("serverContent.generationComplete", map[string]any{"serverContent": map[string]any{"generationComplete": true}})
+	c.send("serverContent.turnComplete", map[string]any{
+		"serverContent": map[string]any{"turnComplete": true},
+		"usageMetadata": map[string]any{"promptTokenCount": 180, "responseTokenCount": audioMS / 40, "totalTokenCount": 180 + audioMS/40,
+			"promptTokensDetails":   []any{map[string]any{"modality": "TEXT", "tokenCount": 100}, map[string]any{"modality": "AUDIO", "tokenCount": 80}},
+			"responseTokensDetails": []any{map[string]any{"modality": "AUDIO", "tokenCount": audioMS / 40}}}})
+}
+
+// interrupted ends the turn as interrupted if it was cancelled.
+func (c *geminiConn) interrupted(t *geminiTurn) bool {
+	select {
+	case <-t.cancel:
+	default:
+		return false
+	}
+	c.mu.Lock()
+	var ids []string
+	for id := range c.calls {
+		ids = append(ids, id)
+	}
+	c.calls = map[string]bool{}
+	c.mu.Unlock()
+	c.send("serverContent.interrupted", map[string]any{"serverContent": map[string]any{"interrupted": true}})
+	if len(ids) > 0 {
+		sort.Strings(ids)
+		c.send("toolCallCancellation", map[string]any{"toolCallCancellation": map[string]any{"ids": ids}})
+	}
+	c.send("serverContent.turnComplete", map[string]any{"serverContent": map[string]any{"turnComplete": true}})
+	return true
+}
+
+// speak streams the reply's audio (and output transcription); false when the connection dropped.
+func (c *geminiConn) speak(t *geminiTurn, reply Reply, transcribe bool) (int, bool) {
+	chunkMS := reply.chunkMS()
+	n := (reply.audioMS() + chunkMS - 1) / chunkMS
+	pieces := reply.pieces(n)
+	sent := 0
+	for i := 0; i < n; i++ {
+		timer := time.NewTimer(reply.Pace)
+		select {
+		case <-t.cancel:
+			timer.Stop()
+			return sent * 1000 / gemini.OutputRate, true
+		case <-timer.C:
+		}
+		ms := min(chunkMS, reply.audioMS()-i*chunkMS)
+		pcm := Tone(ms*gemini.OutputRate/1000, gemini.OutputRate, sent)
+		sent += len(pcm)
+		c.send("serverContent.modelTurn", map[string]any{"serverContent": map[string]any{"modelTurn": map[string]any{"parts": []any{
+			map[string]any{"inlineData": map[string]any{"mimeType": "audio/pcm;rate=24000", "data": agent.EncodePCM(pcm)}}}}}})
+		if transcribe && pieces[i] != "" {
+			c.send("serverContent.outputTranscription", map[string]any{"serverContent": map[string]any{"outputTranscription": map[string]any{"text": pieces[i]}}})
+		}
+		if reply.Drop && i+1 == reply.DropAfter {
+			c.ws.UnderlyingConn().Close()
+			return 0, false
+		}
+	}
+	return sent * 1000 / gemini.OutputRate, true
+}
+
+// callTools sends one toolCall with every call and waits for their responses; false when the turn
+// was interrupted (then already reported) or the connection ended.
+func (c *geminiConn) callTools(t *geminiTurn, calls []Call) bool {
+	c.mu.Lock()
+	done := make(chan struct{})
+	c.toolDone = done
+	var fcs []any
+	for _, call := range calls {
+		c.callSeq++
+		id := fmt.Sprintf("function-call-%d-%d", c.id, c.callSeq)
+		c.calls[id] = true
+		var args any
+		json.Unmarshal([]byte(call.Arguments), &args)
+		fcs = append(fcs, map[string]any{"id": id, "name": call.Name, "args": args})
+	}
+	c.mu.Unlock()
+	c.send("toolCall", map[string]any{"toolCall": map[string]any{"functionCalls": fcs}})
+	select {
+	case <-done:
+		return true
+	case <-t.cancel:
+		c.interrupted(t)
+		return false
+	}
+}
+
+func (c *geminiConn) toolResponse(v any) bool {
+	tr, _ := v.(map[string]any)
+	frs, _ := tr["functionResponses"].([]any)
+	if len(frs) == 0 {
+		return c.invalid("toolResponse.functionResponses is required.")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, fr := range frs {
+		m, _ := fr.(map[string]any)
+		id, _ := m["id"].(string)
+		if _, isObj := m["response"].(map[string]any); !isObj {
+			c.mu.Unlock()
+			ok := c.invalid("toolResponse.functionResponses[%d].response must be an object.", i)
+			c.mu.Lock()
+			return ok
+		}
+		if !c.calls[id] {
+			c.f.violation("functionResponse for unknown or answered call %q", id)
+			continue
+		}
+		delete(c.calls, id)
+	}
+	if len(c.calls) == 0 && c.toolDone != nil {
+		close(c.toolDone)
+		c.toolDone = nil
+	}
+	return true
+}
+
+func path(m map[string]any, keys ...string) (any, bool) {
+	var v any = m
+	for _, k := range keys {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = mm[k]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}

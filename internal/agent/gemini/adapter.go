@@ -1,0 +1,422 @@
+package gemini
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/voicebench/humanaudit/internal/agent"
+	"github.com/voicebench/humanaudit/internal/agent/internal/socket"
+)
+
+// Options configure an Adapter.
+type Options struct {
+	URL   string // endpoint; DefaultURL when empty
+	Model string // e.g. gemini-2.5-flash-native-audio-preview-12-2025 ("models/" is added)
+	Key   string // sent as x-goog-api-key; empty sends none
+	// ExtraVoices extends the allow-list (voices released after this list).
+	ExtraVoices []string
+	// LanguageCode sets the speech language (e.g. en-US); empty leaves the model's default.
+	LanguageCode string
+	// SilenceMS sets the server VAD's silenceDurationMs when server turn detection is on.
+	SilenceMS int
+	// NoTranscription turns off the input and output transcriptions requested by default.
+	NoTranscription bool
+	Timeouts        Timeouts
+	EventLimit      int // undelivered events before an overflow failure (default 8192)
+}
+
+// Timeouts bound every wait. Zero fields take the defaults.
+type Timeouts struct {
+	Handshake time.Duration // dial plus setupComplete (default 15 s)
+	Write     time.Duration // one frame (default 5 s)
+	Idle      time.Duration // nothing from the server, pongs included (default 60 s)
+	Ping      time.Duration // keep-alive interval (default 15 s)
+}
+
+// Adapter is an agent.Adapter for one Gemini Live connection.
+//
+// Gemini has no response ids: each model turn gets a synthetic id ("turn_1", …) used as ResponseID
+// and ItemID. Barge-in in matched mode is an activityStart (the setup asks for
+// START_OF_ACTIVITY_INTERRUPTS); the protocol has no truncation, so Interrupt's playedMS is only
+// used to discard the rest of the interrupted turn's audio.
+type Adapter struct {
+	opts    Options
+	to      Timeouts
+	sockOpt socket.Options
+	stream  *socket.EventStream
+
+	mu     sync.Mutex
+	log    *slog.Logger
+	conn   *socket.Conn
+	ready  bool
+	hs     chan error
+	closed bool
+	lost   bool
+	manual bool
+
+	activity    bool   // activityStart sent, activityEnd not yet
+	turns       int    // model turns seen
+	turn        string // id of the model turn in progress ("" between turns)
+	discard     string // turn whose remaining audio is discarded (interrupted)
+	interrupted bool   // the current turn was interrupted
+	outText     strings.Builder
+	inText      strings.Builder
+	outSamples  int
+	inSamples   int
+	usage       *UsageMetadata // reported during the current turn, emitted at its end
+
+	calls   map[string]string // call id awaiting a result → name
+	seen    map[string]bool
+	results []FunctionResponse // results of the open batch
+}
+
+var _ agent.Adapter = (*Adapter)(nil)
+
+// New returns an unconnected adapter.
+func New(opts Options) *Adapter {
+	to := opts.Timeouts
+	if to.Handshake <= 0 {
+		to.Handshake = 15 * time.Second
+	}
+	limit := opts.EventLimit
+	if limit <= 0 {
+		limit = 8192
+	}
+	return &Adapter{
+		opts: opts, to: to,
+		sockOpt: socket.Options{HandshakeTimeout: to.Handshake, WriteTimeout: to.Write, IdleTimeout: to.Idle,
+			PingInterval: to.Ping, Redact: []string{opts.Key}}.WithDefaults(),
+		stream: socket.NewEventStream(limit, 256),
+		log:    slog.New(slog.DiscardHandler),
+		hs:     make(chan error, 1),
+		calls:  map[string]string{},
+		seen:   map[string]bool{},
+	}
+}
+
+// Format is 16 kHz in, 24 kHz out.
+func (a *Adapter) Format() agent.Format { return agent.Format{InputRate: InputRate, OutputRate: OutputRate} }
+
+// Events returns the normalized event stream.
+func (a *Adapter) Events() <-chan agent.Event { return a.stream.C() }
+
+// Connect dials, sends setup and waits for setupComplete within ctx and Timeouts.Handshake.
+func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return agent.ErrClosed
+	}
+	if a.conn != nil || a.ready {
+		a.mu.Unlock()
+		return agent.ErrAlreadyConnected
+	}
+	if cfg.Logger != nil {
+		a.log = cfg.Logger
+	}
+	a.log = a.log.With(slog.String("family", "gemini"))
+	a.manual = !cfg.ServerTurnDetection
+	a.mu.Unlock()
+
+	setup, err := a.setup(cfg)
+	if err != nil {
+		return err
+	}
+	target := a.opts.URL
+	if target == "" {
+		target = DefaultURL
+	}
+	if u, err := url.Parse(target); err != nil || (u.Scheme != "ws" && u.Scheme != "wss") {
+		return &agent.Error{Class: agent.ClassProtocol, Code: "bad_url", Fatal: true,
+			Message: fmt.Sprintf("endpoint %q is not a ws:// or wss:// URL", socket.Endpoint(target))}
+	}
+	h := http.Header{}
+	if a.opts.Key != "" {
+		h.Set("x-goog-api-key", a.opts.Key)
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.to.Handshake)
+	defer cancel()
+	ws, err := socket.Dial(ctx, target, h, a.sockOpt)
+	if err != nil {
+		a.stream.Finish()
+		return err
+	}
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		ws.Close()
+		return agent.ErrClosed
+	}
+	a.conn = socket.Start(ws, a.sockOpt, classifyClose, socket.Handler{Message: a.handle, Closed: a.onClosed})
+	err = a.sendLocked("setup", map[string]any{"setup": setup})
+	a.mu.Unlock()
+	if err == nil || errors.Is(err, agent.ErrClosed) { // closed already: the close frame says why
+		select {
+		case err = <-a.hs:
+		case <-ctx.Done():
+			err = &agent.Error{Class: agent.ClassProtocol, Code: "handshake_timeout", Fatal: true,
+				Message: fmt.Sprintf("no setupComplete from %s within %s", socket.Endpoint(target), a.to.Handshake)}
+			if errors.Is(ctx.Err(), context.Canceled) {
+				err = ctx.Err()
+			}
+		}
+	}
+	if err != nil {
+		a.conn.Close()
+		return err
+	}
+	return nil
+}
+
+func (a *Adapter) setup(cfg agent.Config) (*Setup, error) {
+	allowed := append(append([]string{}, Voices...), a.opts.ExtraVoices...)
+	voice, substituted := agent.ClampVoice(cfg.Voice, allowed, DefaultVoice)
+	if substituted {
+		a.log.Warn("voice not offered by the provider; substituted", slog.String("requested", cfg.Voice), slog.String("voice", voice))
+	}
+	model := a.opts.Model
+	if !strings.HasPrefix(model, "models/") {
+		model = "models/" + model
+	}
+	sc := &SpeechConfig{LanguageCode: a.opts.LanguageCode}
+	sc.VoiceConfig.PrebuiltVoiceConfig.VoiceName = voice
+	s := &Setup{
+		Model:            model,
+		GenerationConfig: &GenerationConfig{ResponseModalities: []string{"AUDIO"}, SpeechConfig: sc},
+		RealtimeInputConfig: &RealtimeInputConfig{
+			AutomaticActivityDetection: &ActivityDetection{Disabled: !cfg.ServerTurnDetection},
+			ActivityHandling:           "START_OF_ACTIVITY_INTERRUPTS",
+		},
+	}
+	if cfg.ServerTurnDetection {
+		s.RealtimeInputConfig.AutomaticActivityDetection.SilenceDurationMs = a.opts.SilenceMS
+	} else {
+		s.RealtimeInputConfig.TurnCoverage = "TURN_INCLUDES_ONLY_ACTIVITY"
+	}
+	if cfg.Instructions != "" {
+		s.SystemInstruction = &Content{Parts: []Part{{Text: cfg.Instructions}}}
+	}
+	if !a.opts.NoTranscription {
+		s.InputAudioTranscription, s.OutputAudioTranscription = &struct{}{}, &struct{}{}
+	}
+	if len(cfg.Tools) > 0 {
+		decls := make([]FunctionDeclaration, len(cfg.Tools))
+		for i, t := range cfg.Tools {
+			if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
+				return nil, &agent.Error{Class: agent.ClassProtocol, Code: "bad_tool", Fatal: true,
+					Message: fmt.Sprintf("tool %q: parameters are not valid JSON", t.Name)}
+			}
+			decls[i] = FunctionDeclaration{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+		}
+		s.Tools = []Tool{{FunctionDeclarations: decls}}
+	}
+	return s, nil
+}
+
+// sendLocked encodes and queues one client message; control messages are also kept as outbound
+// raw events (audio chunks are not, to keep traces small).
+func (a *Adapter) sendLocked(kind string, msg any) error {
+	if a.conn == nil || a.lost || a.closed {
+		return agent.ErrClosed
+	}
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", kind, err)
+	}
+	if err := a.conn.Send(b); err != nil {
+		return err
+	}
+	a.emitLocked(agent.Event{Type: agent.EventRaw, RawType: kind, Raw: agent.BoundRaw(b), Outbound: true})
+	return nil
+}
+
+func (a *Adapter) emitLocked(ev agent.Event) {
+	if err := a.stream.Emit(ev); errors.Is(err, socket.ErrOverflow) && !a.lost {
+		a.lost = true
+		a.stream.Finish(agent.Event{Type: agent.EventError, Err: &agent.Error{Class: agent.ClassOverflow, Code: "overflow", Fatal: true,
+			Message: fmt.Sprintf("event consumer fell behind by %d events; connection dropped", a.stream.Pending())}})
+		if a.conn != nil {
+			a.conn.Kill()
+		}
+	}
+}
+
+func (a *Adapter) check() error {
+	switch {
+	case a.closed || a.lost:
+		return agent.ErrClosed
+	case !a.ready:
+		return agent.ErrNotConnected
+	}
+	return nil
+}
+
+// SendAudio sends one 16 kHz caller frame as realtimeInput audio.
+func (a *Adapter) SendAudio(pcm []int16) error {
+	frame := make([]byte, 0, len(pcm)*8/3+96)
+	frame = append(frame, `{"realtimeInput":{"audio":{"mimeType":"`+InputMIME+`","data":"`...)
+	frame = append(frame, agent.EncodePCM(pcm)...)
+	frame = append(frame, `"}}}`...)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.check(); err != nil {
+		return err
+	}
+	a.inSamples += len(pcm)
+	return a.conn.Send(frame)
+}
+
+// StartTurn sends activityStart (matched turn-taking); a no-op when the server detects activity
+// or an activity is already open.
+func (a *Adapter) StartTurn() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.startActivityLocked()
+}
+
+func (a *Adapter) startActivityLocked() error {
+	if err := a.check(); err != nil {
+		return err
+	}
+	if !a.manual || a.activity {
+		return nil
+	}
+	if err := a.sendLocked("realtimeInput.activityStart", map[string]any{"realtimeInput": map[string]any{"activityStart": struct{}{}}}); err != nil {
+		return err
+	}
+	a.activity = true
+	return nil
+}
+
+// EndTurn sends activityEnd, after which the model replies. Without an open activity (or with
+// server turn detection) it sends nothing: an unpaired activityEnd stalls the session.
+func (a *Adapter) EndTurn() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.check(); err != nil {
+		return err
+	}
+	if !a.manual || !a.activity {
+		return nil
+	}
+	if err := a.sendLocked("realtimeInput.activityEnd", map[string]any{"realtimeInput": map[string]any{"activityEnd": struct{}{}}}); err != nil {
+		return err
+	}
+	a.activity = false
+	return nil
+}
+
+// Interrupt is barge-in: in matched mode it opens the caller's activity (which interrupts the
+// model); in both modes the rest of the current turn's audio is discarded.
+func (a *Adapter) Interrupt(playedMS int) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.check(); err != nil {
+		return err
+	}
+	if a.turn != "" {
+		a.discard = a.turn
+	}
+	return a.startActivityLocked()
+}
+
+// SendToolResult records one result; when every call of the batch (one toolCall message) has its
+// result, they go out together in one toolResponse. A result that is not a JSON object is wrapped
+// as {"result": …}, since the API takes an object.
+func (a *Adapter) SendToolResult(callID, name string, output json.RawMessage) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.check(); err != nil {
+		return err
+	}
+	if _, ok := a.calls[callID]; !ok {
+		return fmt.Errorf("tool result %s (%s): %w", callID, name, agent.ErrUnknownCall)
+	}
+	delete(a.calls, callID)
+	resp := output
+	if t := strings.TrimSpace(string(output)); !strings.HasPrefix(t, "{") || !json.Valid(output) {
+		if !json.Valid(output) {
+			output, _ = json.Marshal(string(output))
+		}
+		resp, _ = json.Marshal(map[string]json.RawMessage{"result": output})
+	}
+	a.results = append(a.results, FunctionResponse{ID: callID, Name: name, Response: resp})
+	return a.flushResultsLocked()
+}
+
+func (a *Adapter) flushResultsLocked() error {
+	if len(a.calls) > 0 || len(a.results) == 0 {
+		return nil
+	}
+	results := a.results
+	a.results = nil
+	return a.sendLocked("toolResponse", map[string]any{"toolResponse": map[string]any{"functionResponses": results}})
+}
+
+// Close ends the connection; the Events channel is closed when it returns.
+func (a *Adapter) Close() error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil
+	}
+	a.closed = true
+	conn := a.conn
+	a.mu.Unlock()
+	if conn != nil {
+		conn.Close()
+	}
+	a.stream.Abort()
+	return nil
+}
+
+func (a *Adapter) onClosed(err *agent.Error) {
+	a.mu.Lock()
+	wasLost := a.lost
+	a.lost = true
+	if !a.ready {
+		var hsErr error = agent.ErrClosed
+		if err != nil {
+			hsErr = err
+		}
+		select {
+		case a.hs <- hsErr:
+		default:
+		}
+	}
+	a.mu.Unlock()
+	if err != nil && !wasLost {
+		a.stream.Finish(agent.Event{Type: agent.EventError, Err: err})
+		return
+	}
+	a.stream.Finish()
+}
+
+// classifyClose maps the Live API's close frames (its only error channel) to error classes.
+func classifyClose(ce *websocket.CloseError) *agent.Error {
+	reason := strings.ToLower(ce.Text)
+	e := &agent.Error{Code: fmt.Sprint(ce.Code), Message: fmt.Sprintf("provider closed the connection: %d %s", ce.Code, ce.Text)}
+	switch {
+	case strings.Contains(reason, "api key") || strings.Contains(reason, "permission") || strings.Contains(reason, "unauthenticated") || strings.Contains(reason, "unauthorized"):
+		e.Class = agent.ClassAuth
+	case strings.Contains(reason, "quota") || strings.Contains(reason, "exhausted") || strings.Contains(reason, "rate limit"):
+		e.Class = agent.ClassRateLimit
+	case ce.Code == websocket.CloseInvalidFramePayloadData || ce.Code == websocket.ClosePolicyViolation:
+		e.Class = agent.ClassProtocol // 1007 invalid argument, 1008 policy
+	case ce.Code == websocket.CloseInternalServerErr || ce.Code == websocket.CloseTryAgainLater:
+		e.Class = agent.ClassProvider // 1011, 1013
+	default:
+		return nil // normal or going-away closes: lost connection
+	}
+	return e
+}
