@@ -105,7 +105,9 @@ func New(opts Options) *Adapter {
 }
 
 // Format is 16 kHz in, 24 kHz out.
-func (a *Adapter) Format() agent.Format { return agent.Format{InputRate: InputRate, OutputRate: OutputRate} }
+func (a *Adapter) Format() agent.Format {
+	return agent.Format{InputRate: InputRate, OutputRate: OutputRate}
+}
 
 // Events returns the normalized event stream.
 func (a *Adapter) Events() <-chan agent.Event { return a.stream.C() }

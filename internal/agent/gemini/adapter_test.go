@@ -181,7 +181,9 @@ func TestToolCallAndResult(t *testing.T) {
 	if err := h.a.SendToolResult(call.CallID, call.Name, json.RawMessage(`{"found":true}`)); err != nil {
 		t.Fatal(err)
 	}
-	h.rec.WaitFor(t, wait, "follow-up", func(e agent.Event) bool { return e.Type == agent.EventTranscriptDone && e.Text == "I found your record." })
+	h.rec.WaitFor(t, wait, "follow-up", func(e agent.Event) bool {
+		return e.Type == agent.EventTranscriptDone && e.Text == "I found your record."
+	})
 	h.rec.WaitType(t, wait, agent.EventResponseDone)
 	trs := h.f.Find("toolResponse")
 	if len(trs) != 1 {
@@ -216,7 +218,9 @@ func TestParallelToolBatchOneResponse(t *testing.T) {
 	if err := h.a.SendToolResult(c2.CallID, c2.Name, json.RawMessage(`{"found":true}`)); err != nil {
 		t.Fatal(err)
 	}
-	h.rec.WaitFor(t, wait, "follow-up", func(e agent.Event) bool { return e.Type == agent.EventTranscriptDone && strings.HasSuffix(e.Text, "Both found.") })
+	h.rec.WaitFor(t, wait, "follow-up", func(e agent.Event) bool {
+		return e.Type == agent.EventTranscriptDone && strings.HasSuffix(e.Text, "Both found.")
+	})
 	trs := h.f.Find("toolResponse")
 	if len(trs) != 1 {
 		t.Fatalf("toolResponse messages %d, want 1", len(trs))
