@@ -417,6 +417,9 @@ func (c *Cluster) stop(ctx context.Context) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+	if pf.socketDir != "" && pf.socketDir != c.dir {
+		os.Remove(pf.socketDir) // the fallback directory under /tmp, empty once the server is gone
+	}
 	c.log.Info("postgres stopped", slog.Int("pid", pf.pid))
 	return nil
 }

@@ -135,6 +135,9 @@ func TestClusterReusedAcrossRunsAndStoppedByLastUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitDead(t, pid)
+	if _, err := os.Stat(a.SocketDir()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket directory %s left behind after stop (%v)", a.SocketDir(), err)
+	}
 	st, err := store.InspectCluster(store.ClusterConfig{Dir: dir})
 	if err != nil {
 		t.Fatal(err)

@@ -157,13 +157,17 @@ func (u *serverUser) prepareClusterDir(dir string) error {
 	}
 	fi, err := os.Stat(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		if err := os.Mkdir(dir, 0o700); err != nil {
+		err := os.Mkdir(dir, 0o700)
+		if err == nil {
+			if err := u.chown(dir); err != nil {
+				return fmt.Errorf("give %s to the %s: %w", dir, u.who(), err)
+			}
+			return nil
+		}
+		if !errors.Is(err, os.ErrExist) { // another process may just have made it
 			return fmt.Errorf("create cluster directory %s: %w", dir, err)
 		}
-		if err := u.chown(dir); err != nil {
-			return fmt.Errorf("give %s to the %s: %w", dir, u.who(), err)
-		}
-		return nil
+		fi, err = os.Stat(dir)
 	}
 	if err != nil {
 		return fmt.Errorf("cluster directory %s: %w", dir, err)
