@@ -80,6 +80,11 @@ type CallerFrame struct {
 	PCM       []int16 // 40 ms at Rate; valid only during the callback
 	Concealed int     // samples (24 kHz) of missing caller audio filled with silence
 	Delivered time.Time
+	// Due is the wall time the frame's tick is due: the recording's frame starts there.
+	Due time.Time
+	// Completed is the arrival of the packet that completed the frame (zero when the frame had
+	// missing audio or came from a synthetic caller); Due - Completed is its jitter-buffer delay.
+	Completed time.Time
 }
 
 // EventKind names an engine event.
@@ -501,12 +506,18 @@ func (c *Call) assembleLocked(now time.Time) {
 		c.emit(Event{Kind: kind, At: ev.At, Detected: ev.Detected, Padded: ev.Padded, Wall: now})
 	})
 	delivered := c.now(now)
+	complete := !last.IsZero() && slot.concealed == 0
 	if c.cfg.OnCallerFrame != nil {
+		f := CallerFrame{Tick: n, Start: start, Rate: c.cfg.AgentRate, PCM: pcm, Concealed: slot.concealed,
+			Delivered: delivered, Due: c.clock.Due(n)}
+		if complete {
+			f.Completed = last
+		}
 		c.emitMu.Lock()
-		c.cfg.OnCallerFrame(CallerFrame{Tick: n, Start: start, Rate: c.cfg.AgentRate, PCM: pcm, Concealed: slot.concealed, Delivered: delivered})
+		c.cfg.OnCallerFrame(f)
 		c.emitMu.Unlock()
 	}
-	if !last.IsZero() && slot.concealed == 0 {
+	if complete {
 		c.statsMu.Lock()
 		c.callerHist.Add(delivered.Sub(last))
 		c.statsMu.Unlock()
