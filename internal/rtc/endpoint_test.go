@@ -134,7 +134,9 @@ func TestPeerConnectsAndExchangesMessages(t *testing.T) {
 			if len(got) != 2 || got[0].Type != "cue.shown" || got[1].Type != "cue.acked" {
 				t.Fatalf("server got %+v", got)
 			}
-			var cue struct{ CueID string `json:"cue_id"` }
+			var cue struct {
+				CueID string `json:"cue_id"`
+			}
 			if err := json.Unmarshal(got[0].Raw, &cue); err != nil || cue.CueID != "c1" {
 				t.Fatalf("raw message %s", got[0].Raw)
 			}
