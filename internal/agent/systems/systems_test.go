@@ -145,11 +145,21 @@ func TestDialEachFamily(t *testing.T) {
 		family string
 		fake   func(t *testing.T) string
 	}{
-		{"openai", func(t *testing.T) string { return agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{Key: key}).URL() }},
-		{"openai-beta", func(t *testing.T) string { return agenttest.NewOpenAIFake(t, agenttest.OpenAIBeta, agenttest.Script{Key: key}).URL() }},
-		{"grok", func(t *testing.T) string { return agenttest.NewOpenAIFake(t, agenttest.XAIGrok, agenttest.Script{Key: key}).URL() }},
-		{"stepfun", func(t *testing.T) string { return agenttest.NewOpenAIFake(t, agenttest.StepFunRealtime, agenttest.Script{Key: key}).URL() }},
-		{"live", func(t *testing.T) string { return agenttest.NewOpenAIFake(t, agenttest.LiveSession, agenttest.Script{Key: key}).URL() }},
+		{"openai", func(t *testing.T) string {
+			return agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{Key: key}).URL()
+		}},
+		{"openai-beta", func(t *testing.T) string {
+			return agenttest.NewOpenAIFake(t, agenttest.OpenAIBeta, agenttest.Script{Key: key}).URL()
+		}},
+		{"grok", func(t *testing.T) string {
+			return agenttest.NewOpenAIFake(t, agenttest.XAIGrok, agenttest.Script{Key: key}).URL()
+		}},
+		{"stepfun", func(t *testing.T) string {
+			return agenttest.NewOpenAIFake(t, agenttest.StepFunRealtime, agenttest.Script{Key: key}).URL()
+		}},
+		{"live", func(t *testing.T) string {
+			return agenttest.NewOpenAIFake(t, agenttest.LiveSession, agenttest.Script{Key: key}).URL()
+		}},
 		{"gemini", func(t *testing.T) string { return agenttest.NewGeminiFake(t, agenttest.Script{Key: key}).URL() }},
 	}
 	for _, c := range cases {
