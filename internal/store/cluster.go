@@ -249,7 +249,7 @@ func (c *Cluster) withStartLock(ctx context.Context, fn func() error) error {
 // ensureRunning joins a running server or starts one. Called under the start lock.
 func (c *Cluster) ensureRunning(ctx context.Context) error {
 	if pf, ok := c.readPIDFile(); ok {
-		if processAlive(pf.pid) {
+		if processAlive(pf.pid) && c.servesOurData(pf.pid) {
 			c.pid, c.socketDir = pf.pid, pf.socketDir
 			if err := c.waitReady(ctx); err == nil {
 				c.log.Info("postgres reused", slog.Int("pid", pf.pid), slog.String("socket_dir", c.socketDir))
@@ -506,6 +506,20 @@ func processAlive(pid int) bool {
 	}
 	// A pid recycled by an unrelated process after a reboot is not our server.
 	return comm == "postgres" || comm == "postmaster"
+}
+
+// servesOurData tells our postmaster from an unrelated process that got its pid after a reboot: a
+// postmaster's working directory is its data directory. When /proc does not say, assume it is ours.
+func (c *Cluster) servesOurData(pid int) bool {
+	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+	if err != nil {
+		return true
+	}
+	want, err := filepath.EvalSymlinks(c.pgdata())
+	if err != nil {
+		want = c.pgdata()
+	}
+	return cwd == want
 }
 
 // socketDirFor puts the socket in the cluster root when the socket's path fits in sun_path, and

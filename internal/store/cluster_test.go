@@ -211,15 +211,23 @@ func TestEventsSurviveServerCrash(t *testing.T) {
 		t.Fatal("an event was acknowledged while the server was down")
 	}
 	db.Close()
-	if _, err := os.Stat(filepath.Join(data, "pg", "data", "postmaster.pid")); err != nil {
+	pidPath := filepath.Join(data, "pg", "data", "postmaster.pid")
+	stale, err := os.ReadFile(pidPath)
+	if err != nil {
 		t.Fatalf("want the crash to leave a stale postmaster.pid: %v", err)
+	}
+	// As after a reboot, the stale pid now belongs to an unrelated process called postgres.
+	decoy := startDecoy(t)
+	_, rest, _ := strings.Cut(string(stale), "\n")
+	if err := os.WriteFile(pidPath, []byte(strconv.Itoa(decoy)+"\n"+rest), 0o600); err != nil {
+		t.Fatal(err)
 	}
 
 	db2, err := store.Open(ctx, store.Config{DataDir: data})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !db2.Cluster().StartedHere() || db2.Cluster().PID() == pid {
+	if !db2.Cluster().StartedHere() || db2.Cluster().PID() == pid || db2.Cluster().PID() == decoy {
 		t.Fatal("reopen after the crash did not start a new server")
 	}
 	got, err := db2.Events(ctx, s.ID)
@@ -305,4 +313,27 @@ func TestFindBinDir(t *testing.T) {
 	if !errors.Is(err, store.ErrNoPostgres) {
 		t.Fatalf("StartCluster with an empty bin dir = %v; want ErrNoPostgres", err)
 	}
+}
+
+// startDecoy runs a process whose name is postgres but that is no postmaster (a copy of sleep).
+func startDecoy(t *testing.T) int {
+	t.Helper()
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary for the decoy")
+	}
+	b, err := os.ReadFile(sleep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(storetest.ClusterDir(t), "postgres")
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd.Process.Pid
 }
