@@ -88,9 +88,6 @@ func (e *Engine) RoleCard(tMS int64) RoleCard {
 		rc.Facts = append(rc.Facts, cf)
 	}
 	for _, fi := range e.firings {
-		if fi.T > tMS && tMS > 0 {
-			continue
-		}
 		rc.Cues = append(rc.Cues, CardCue{ID: fi.CueID, Kind: string(fi.Event.Kind), Text: fi.Event.Cue, IssuedMS: e.sinceAnchor(fi.T)})
 	}
 	return rc

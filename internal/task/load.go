@@ -139,7 +139,8 @@ func syntaxMessage(data []byte, err error) string {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		line, col := lineCol(data, se.Offset)
+		// Offset counts the offending byte; report its own position.
+		line, col := lineCol(data, max(se.Offset-1, 0))
 		return fmt.Sprintf("line %d, column %d: invalid JSON: %s", line, col, se.Error())
 	case errors.As(err, &te):
 		line, col := lineCol(data, te.Offset)

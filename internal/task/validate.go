@@ -562,16 +562,31 @@ func isCommonWord(s string) bool {
 	return !strings.ContainsAny(s, " -/") && len(s) < 12
 }
 
-func compileToolSchema(raw json.RawMessage) (map[string]any, error) {
+// noExternalRefs refuses every external $ref: a tool schema must be self-contained, and a task
+// file must never make the console read a local file or fetch a URL.
+type noExternalRefs struct{}
+
+func (noExternalRefs) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external reference %s is not allowed in a tool schema", url)
+}
+
+// CompileToolSchema compiles a tool's argument schema with external references refused.
+func CompileToolSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, err
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource("tool.json", doc); err != nil {
+	c.UseLoader(noExternalRefs{})
+	url := "tool:" + name
+	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
 	}
-	if _, err := c.Compile("tool.json"); err != nil {
+	return c.Compile(url)
+}
+
+func compileToolSchema(raw json.RawMessage) (map[string]any, error) {
+	if _, err := CompileToolSchema("check", raw); err != nil {
 		return nil, err
 	}
 	return schemaProperties(raw), nil

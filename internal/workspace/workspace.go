@@ -75,16 +75,7 @@ func New(t *task.Task, emit Emit) (*Workspace, error) {
 		committed: map[string]bool{},
 	}
 	for _, tl := range t.Agent.Tools {
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(tl.Parameters))
-		if err != nil {
-			return nil, fmt.Errorf("tool %s parameters: %w", tl.Name, err)
-		}
-		c := jsonschema.NewCompiler()
-		url := "tool:" + tl.Name
-		if err := c.AddResource(url, doc); err != nil {
-			return nil, fmt.Errorf("tool %s parameters: %w", tl.Name, err)
-		}
-		s, err := c.Compile(url)
+		s, err := task.CompileToolSchema(tl.Name, tl.Parameters)
 		if err != nil {
 			return nil, fmt.Errorf("tool %s parameters: %w", tl.Name, err)
 		}
