@@ -225,8 +225,8 @@ func TestClassify(t *testing.T) {
 		want []string
 	}{
 		{"Thanks. Could you tell me your policy number?", []string{"ask:policy_number"}},
-		{"and your date of birth please", []string{"ask:date_of_birth"}},                   // ASR: no punctuation
-		{"I'll note your policy number now.", nil},                                       // not a question
+		{"and your date of birth please", []string{"ask:date_of_birth"}},                  // ASR: no punctuation
+		{"I'll note your policy number now.", nil},                                        // not a question
 		{"To confirm, the number is 503 555 0174. Is that correct?", []string{"confirm"}}, // two confirm phrases, one act
 		{"To summarize, I have your claim. Do I have your approval to submit the claim?", []string{"summarise", "request_approval"}},
 		{"Thank you for calling. Goodbye!", []string{"close"}},
