@@ -157,15 +157,15 @@ func (u *serverUser) prepareClusterDir(dir string) error {
 	}
 	fi, err := os.Stat(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		err := os.Mkdir(dir, 0o700)
-		if err == nil {
+		mkErr := os.Mkdir(dir, 0o700)
+		if mkErr == nil {
 			if err := u.chown(dir); err != nil {
 				return fmt.Errorf("give %s to the %s: %w", dir, u.who(), err)
 			}
 			return nil
 		}
-		if !errors.Is(err, os.ErrExist) { // another process may just have made it
-			return fmt.Errorf("create cluster directory %s: %w", dir, err)
+		if !errors.Is(mkErr, os.ErrExist) { // another process may just have made it
+			return fmt.Errorf("create cluster directory %s: %w", dir, mkErr)
 		}
 		fi, err = os.Stat(dir)
 	}
