@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/voicebench/humanaudit/internal/agent"
+	"github.com/voicebench/humanaudit/internal/agent/internal/preroll"
 	"github.com/voicebench/humanaudit/internal/agent/internal/socket"
 )
 
@@ -29,6 +30,9 @@ type Options struct {
 	LanguageCode string
 	// SilenceMS sets the server VAD's silenceDurationMs when server turn detection is on.
 	SilenceMS int
+	// PreRollMS is how much caller audio from before StartTurn is sent when a turn starts, in
+	// matched turn-taking (default 500 ms).
+	PreRollMS int
 	// NoTranscription turns off the input and output transcriptions requested by default.
 	NoTranscription bool
 	Timeouts        Timeouts
@@ -64,11 +68,12 @@ type Adapter struct {
 	lost   bool
 	manual bool
 
-	activity    bool   // activityStart sent, activityEnd not yet
-	turns       int    // model turns seen
-	turn        string // id of the model turn in progress ("" between turns)
-	discard     string // turn whose remaining audio is discarded (interrupted)
-	interrupted bool   // the current turn was interrupted
+	activity    bool           // activityStart sent, activityEnd not yet
+	preroll     preroll.Buffer // matched mode: caller audio held outside activities
+	turns       int            // model turns seen
+	turn        string         // id of the model turn in progress ("" between turns)
+	discard     string         // turn whose remaining audio is discarded (interrupted)
+	interrupted bool           // the current turn was interrupted
 	outText     strings.Builder
 	inText      strings.Builder
 	outSamples  int
@@ -96,11 +101,12 @@ func New(opts Options) *Adapter {
 		opts: opts, to: to,
 		sockOpt: socket.Options{HandshakeTimeout: to.Handshake, WriteTimeout: to.Write, IdleTimeout: to.Idle,
 			PingInterval: to.Ping, Redact: []string{opts.Key}}.WithDefaults(),
-		stream: socket.NewEventStream(limit, 256),
-		log:    slog.New(slog.DiscardHandler),
-		hs:     make(chan error, 1),
-		calls:  map[string]string{},
-		seen:   map[string]bool{},
+		stream:  socket.NewEventStream(limit, 256),
+		preroll: preroll.New(opts.PreRollMS, InputRate),
+		log:     slog.New(slog.DiscardHandler),
+		hs:      make(chan error, 1),
+		calls:   map[string]string{},
+		seen:    map[string]bool{},
 	}
 }
 
@@ -263,7 +269,10 @@ func (a *Adapter) check() error {
 	return nil
 }
 
-// SendAudio sends one 16 kHz caller frame as realtimeInput audio.
+// SendAudio sends one 16 kHz caller frame as realtimeInput audio. In matched turn-taking, audio
+// outside an activity is held back and its last PreRollMS sent right after the next activityStart:
+// with TURN_INCLUDES_ONLY_ACTIVITY the provider would otherwise miss the onset the endpointer
+// needed time to confirm.
 func (a *Adapter) SendAudio(pcm []int16) error {
 	frame := make([]byte, 0, len(pcm)*8/3+96)
 	frame = append(frame, `{"realtimeInput":{"audio":{"mimeType":"`+InputMIME+`","data":"`...)
@@ -273,6 +282,10 @@ func (a *Adapter) SendAudio(pcm []int16) error {
 	defer a.mu.Unlock()
 	if err := a.check(); err != nil {
 		return err
+	}
+	if a.manual && !a.activity {
+		a.preroll.Push(frame, len(pcm))
+		return nil
 	}
 	a.inSamples += len(pcm)
 	return a.conn.Send(frame)
@@ -297,19 +310,33 @@ func (a *Adapter) startActivityLocked() error {
 		return err
 	}
 	a.activity = true
+	frames, samples := a.preroll.Take()
+	a.inSamples += samples
+	for _, f := range frames {
+		if err := a.conn.Send(f); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// EndTurn sends activityEnd, after which the model replies. Without an open activity (or with
-// server turn detection) it sends nothing: an unpaired activityEnd stalls the session.
+// EndTurn sends activityEnd, after which the model replies. With server turn detection it sends
+// nothing. Without an open activity it opens one first (with the held pre-roll), since an
+// unpaired activityEnd stalls the session and the caller's audio would be lost.
 func (a *Adapter) EndTurn() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err := a.check(); err != nil {
 		return err
 	}
-	if !a.manual || !a.activity {
+	if !a.manual {
 		return nil
+	}
+	if !a.activity {
+		a.log.Warn("EndTurn without StartTurn; opening the activity with the held pre-roll")
+		if err := a.startActivityLocked(); err != nil {
+			return err
+		}
 	}
 	if err := a.sendLocked("realtimeInput.activityEnd", map[string]any{"realtimeInput": map[string]any{"activityEnd": struct{}{}}}); err != nil {
 		return err

@@ -483,3 +483,19 @@ func TestCamelKeys(t *testing.T) {
 		t.Error("message without underscores was copied")
 	}
 }
+
+func TestMatchedTurnsSendOnlyTurnAudioWithPreRoll(t *testing.T) {
+	h := connect(t, agenttest.Script{}, agent.Config{})
+	speak(t, h.a, 0, 1000) // between turns: held back
+	turn(t, h.a, 200)
+	h.rec.WaitType(t, wait, agent.EventResponseDone)
+	want := []string{"setup", "realtimeInput.activityStart", "realtimeInput.audio", "realtimeInput.activityEnd"}
+	if got := h.f.Types(); !slices.Equal(got, want) {
+		t.Fatalf("client messages %v, want %v", got, want)
+	}
+	// 500 ms of pre-roll rounds up to 13 chunks of 40 ms, sent after activityStart; then 5 more.
+	if n := h.f.Count("realtimeInput.audio"); n != 18 {
+		t.Errorf("audio chunks %d, want 18", n)
+	}
+	clean(t, h.f)
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent"
+	"github.com/voicebench/humanaudit/internal/agent/internal/preroll"
 	"github.com/voicebench/humanaudit/internal/agent/internal/socket"
 	"github.com/voicebench/humanaudit/internal/agent/openai/wire"
 )
@@ -41,6 +42,8 @@ type Adapter struct {
 
 	sentTools     int
 	manual        bool
+	inTurn        bool              // matched mode: between StartTurn and EndTurn
+	preroll       preroll.Buffer    // matched mode: caller audio held outside turns
 	pendingUpdate *wire.ClientEvent // session.update, sent once the provider's first event arrives
 
 	// response lifecycle
@@ -98,6 +101,7 @@ func New(opts Options) *Adapter {
 		sockOpt: socket.Options{HandshakeTimeout: to.Handshake, WriteTimeout: to.Write, IdleTimeout: to.Idle,
 			PingInterval: to.Ping, Redact: []string{opts.Key}}.WithDefaults(),
 		stream:      socket.NewEventStream(limit, 256),
+		preroll:     preroll.New(opts.PreRollMS, wire.SampleRate),
 		log:         slog.New(slog.DiscardHandler),
 		hs:          make(chan error, 1),
 		cancelled:   map[string]bool{},
@@ -284,7 +288,10 @@ func (a *Adapter) ready() error {
 	return nil
 }
 
-// SendAudio appends one caller frame to the provider's input buffer.
+// SendAudio appends one caller frame to the provider's input buffer. In matched turn-taking,
+// audio outside a turn is held back (only its last PreRollMS is kept, and sent when the next turn
+// starts), so that every family hears the same span of each caller turn and no silence or echo
+// between turns is committed.
 func (a *Adapter) SendAudio(pcm []int16) error {
 	frame := make([]byte, 0, len(pcm)*8/3+64)
 	frame = append(frame, `{"type":"input_audio_buffer.append","audio":"`...)
@@ -295,20 +302,44 @@ func (a *Adapter) SendAudio(pcm []int16) error {
 	if err := a.ready(); err != nil {
 		return err
 	}
+	if a.manual && !a.inTurn {
+		a.preroll.Push(frame, len(pcm))
+		return nil
+	}
 	a.inSamples += len(pcm)
 	return a.conn.Send(frame)
 }
 
-// StartTurn needs no message in this family: caller audio is appended continuously and the turn
-// is delimited by EndTurn's commit. Barge-in goes through Interrupt.
+// StartTurn marks the caller's turn start (matched turn-taking): the held pre-roll audio is sent
+// and audio flows until EndTurn. This family has no message for it; barge-in is Interrupt (call
+// both when the caller starts speaking over the agent). With server turn detection it is a no-op.
 func (a *Adapter) StartTurn() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.ready()
+	if err := a.ready(); err != nil {
+		return err
+	}
+	if !a.manual || a.inTurn {
+		return nil
+	}
+	a.inTurn = true
+	return a.flushPreRollLocked()
 }
 
-// EndTurn commits the input buffer and asks for a response (manual turn-taking). With server turn
-// detection the provider does both itself, so EndTurn only checks the connection.
+func (a *Adapter) flushPreRollLocked() error {
+	frames, samples := a.preroll.Take()
+	a.inSamples += samples
+	for _, f := range frames {
+		if err := a.conn.Send(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EndTurn commits the input buffer and asks for a response (matched turn-taking). With server turn
+// detection the provider does both itself, so EndTurn only checks the connection. An EndTurn
+// without StartTurn still sends the held pre-roll, so the caller's audio is not lost.
 func (a *Adapter) EndTurn() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -318,6 +349,13 @@ func (a *Adapter) EndTurn() error {
 	if !a.manual {
 		return nil
 	}
+	if !a.inTurn {
+		a.log.Warn("EndTurn without StartTurn; sending the held pre-roll")
+		if err := a.flushPreRollLocked(); err != nil {
+			return err
+		}
+	}
+	a.inTurn = false
 	if err := a.sendLocked(&wire.ClientEvent{Type: wire.InputAudioCommit}); err != nil {
 		return err
 	}

@@ -101,6 +101,18 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// turn is one matched caller turn: StartTurn, ms of speech, EndTurn.
+func turn(t *testing.T, a agent.Adapter, ms int) {
+	t.Helper()
+	if err := a.StartTurn(); err != nil {
+		t.Fatal(err)
+	}
+	speak(t, a, ms, 0)
+	if err := a.EndTurn(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func isRaw(typ string) func(agent.Event) bool {
 	return func(e agent.Event) bool { return e.RawType == typ && !e.Outbound }
 }
@@ -151,10 +163,7 @@ func TestFullCallAudioBothWays(t *testing.T) {
 			if got := h.a.Format(); got != (agent.Format{InputRate: 24000, OutputRate: 24000}) {
 				t.Fatalf("format %+v", got)
 			}
-			speak(t, h.a, 400, 0)
-			if err := h.a.EndTurn(); err != nil {
-				t.Fatal(err)
-			}
+			turn(t, h.a, 400)
 			done := h.rec.WaitType(t, wait, agent.EventResponseDone)
 			if done.Status != agent.StatusCompleted {
 				t.Fatalf("response status %q", done.Status)
@@ -245,8 +254,7 @@ func TestToolCallAndResult(t *testing.T) {
 				{Calls: []agenttest.Call{{Name: "lookup_patient", Arguments: `{"name":"Ada Lovelace"}`}}},
 				{Text: "I found your record.", AudioMS: 300},
 			}}, agent.Config{Tools: []agent.Tool{lookupTool}})
-			speak(t, h.a, 200, 0)
-			h.a.EndTurn()
+			turn(t, h.a, 200)
 			call := h.rec.WaitType(t, wait, agent.EventToolCall)
 			if call.Name != "lookup_patient" || string(call.Arguments) != `{"name":"Ada Lovelace"}` || !strings.HasPrefix(call.CallID, "call_") {
 				t.Fatalf("tool call %+v", call)
@@ -291,8 +299,7 @@ func TestParallelToolBatchOneResponseCreate(t *testing.T) {
 				}},
 				{Text: "Both records found.", AudioMS: 200},
 			}}, agent.Config{Tools: []agent.Tool{lookupTool}})
-			speak(t, h.a, 200, 0)
-			h.a.EndTurn()
+			turn(t, h.a, 200)
 			first := h.rec.WaitType(t, wait, agent.EventToolCall)
 			// Answer the first call before the response is done, the second after.
 			if err := h.a.SendToolResult(first.CallID, first.Name, json.RawMessage(`"Ada: found"`)); err != nil {
@@ -333,13 +340,10 @@ func TestActiveResponseConflictAvoided(t *testing.T) {
 				{Text: "First answer.", AudioMS: 500, Pace: 20 * time.Millisecond},
 				{Text: "Second answer.", AudioMS: 200},
 			}}, agent.Config{})
-			speak(t, h.a, 200, 0)
-			h.a.EndTurn() // response.create
-			speak(t, h.a, 200, 0)
-			h.a.EndTurn() // requested while the first is awaited: queued
+			turn(t, h.a, 200) // response.create
+			turn(t, h.a, 200) // requested while the first is awaited: queued
 			h.rec.WaitType(t, wait, agent.EventAudioDelta)
-			speak(t, h.a, 200, 0)
-			h.a.EndTurn() // while active: coalesced with the queued one
+			turn(t, h.a, 200) // while active: coalesced with the queued one
 			h.rec.WaitFor(t, wait, "second answer", func(e agent.Event) bool {
 				return e.Type == agent.EventTranscriptDone && e.Text == "Second answer."
 			})
@@ -401,8 +405,7 @@ func TestBargeInCancelAndTruncate(t *testing.T) {
 			}}, agent.Config{})
 
 			// 1: interrupt after 300 ms received, 150 ms played.
-			speak(t, h.a, 200, 0)
-			h.a.EndTurn()
+			turn(t, h.a, 200)
 			var item string
 			for i := 0; i < 3; i++ {
 				item = h.rec.WaitType(t, wait, agent.EventAudioDelta).ItemID
@@ -420,7 +423,7 @@ func TestBargeInCancelAndTruncate(t *testing.T) {
 				t.Errorf("response.cancel = %v, want one for %s", cancels, done.ResponseID)
 			}
 			truncs := h.f.Find(wire.ItemTruncate)
-			if len(truncs) != 1 || truncs[0]["item_id"] != item || truncs[0]["audio_end_ms"] != json.Number("150") && truncs[0]["audio_end_ms"] != 150.0 {
+			if len(truncs) != 1 || truncs[0]["item_id"] != item || truncs[0]["audio_end_ms"] != 150.0 {
 				t.Errorf("truncate = %v, want item %s at 150 ms", truncs, item)
 			}
 			if ms := h.rec.AudioSamples() / 24; ms >= 3000 {
@@ -428,19 +431,16 @@ func TestBargeInCancelAndTruncate(t *testing.T) {
 			}
 
 			// 2: played more than received: clamped to what was received.
-			speak(t, h.a, 200, 0)
-			h.a.EndTurn()
+			turn(t, h.a, 200)
 			h.rec.WaitType(t, wait, agent.EventAudioDelta)
 			h.rec.WaitType(t, wait, agent.EventAudioDelta)
 			h.a.Interrupt(99999)
 			h.rec.WaitType(t, wait, agent.EventResponseDone)
 
 			// 3: a completed short reply, then a reply interrupted before its first audio: cancel only.
-			speak(t, h.a, 200, 0)
-			h.a.EndTurn()
+			turn(t, h.a, 200)
 			h.rec.WaitType(t, wait, agent.EventResponseDone)
-			speak(t, h.a, 200, 0)
-			h.a.EndTurn()
+			turn(t, h.a, 200)
 			h.rec.WaitFor(t, wait, "response.created", isRaw(wire.ResponseCreated))
 			h.a.Interrupt(0)
 			if d := h.rec.WaitType(t, wait, agent.EventResponseDone); d.Status != agent.StatusCancelled {
@@ -568,14 +568,12 @@ func TestProviderErrorsClassified(t *testing.T) {
 				{Fail: agenttest.ErrRateLimit},
 				{Text: "Back again.", AudioMS: 200},
 			}}, agent.Config{})
-			speak(t, h.a, 200, 0)
-			h.a.EndTurn()
+			turn(t, h.a, 200)
 			e := h.rec.WaitType(t, wait, agent.EventError)
 			if e.Err.Class != agent.ClassProvider || e.Err.Fatal {
 				t.Errorf("server error = %+v, want non-fatal provider", e.Err)
 			}
-			speak(t, h.a, 200, 0)
-			h.a.EndTurn()
+			turn(t, h.a, 200)
 			e = h.rec.WaitType(t, wait, agent.EventError)
 			if e.Err.Class != agent.ClassRateLimit || e.Err.Code != "rate_limit_exceeded" {
 				t.Errorf("rate limit = %+v", e.Err)
@@ -583,8 +581,7 @@ func TestProviderErrorsClassified(t *testing.T) {
 			if d := h.rec.WaitType(t, wait, agent.EventResponseDone); d.Status != agent.StatusFailed {
 				t.Errorf("status %q, want failed", d.Status)
 			}
-			speak(t, h.a, 200, 0)
-			h.a.EndTurn()
+			turn(t, h.a, 200)
 			if d := h.rec.WaitType(t, wait, agent.EventResponseDone); d.Status != agent.StatusCompleted {
 				t.Errorf("call did not recover: %q", d.Status)
 			}
@@ -603,14 +600,12 @@ func TestResponseStartDeadline(t *testing.T) {
 	}
 	rec := agenttest.Record(a)
 	defer func() { a.Close(); <-rec.Done() }()
-	speak(t, a, 200, 0)
-	a.EndTurn()
+	turn(t, a, 200)
 	e := rec.WaitType(t, wait, agent.EventError)
 	if e.Err.Code != "response_timeout" || e.Err.Fatal {
 		t.Fatalf("error %+v", e.Err)
 	}
-	speak(t, a, 200, 0)
-	a.EndTurn()
+	turn(t, a, 200)
 	rec.WaitType(t, wait, agent.EventResponseDone)
 }
 
@@ -618,8 +613,7 @@ func TestDroppedSocketIsLostConnection(t *testing.T) {
 	for _, fam := range families {
 		t.Run(fam.name, func(t *testing.T) {
 			h := connect(t, fam, agenttest.Script{Replies: []agenttest.Reply{{Text: "Cut off mid", AudioMS: 1000, Drop: true, DropAfter: 2}}}, agent.Config{})
-			speak(t, h.a, 200, 0)
-			h.a.EndTurn()
+			turn(t, h.a, 200)
 			e := h.rec.WaitType(t, wait, agent.EventError)
 			if e.Err.Class != agent.ClassLostConnection || !e.Err.Fatal {
 				t.Fatalf("error %+v, want fatal lost_connection", e.Err)
@@ -711,8 +705,7 @@ func TestOverflowEndsStreamWithError(t *testing.T) {
 	if err := a.Connect(context.Background(), agent.Config{}); err != nil {
 		t.Fatal(err)
 	}
-	speak(t, a, 200, 0)
-	a.EndTurn()
+	turn(t, a, 200)
 	// Nobody reads until the provider has stopped sending (the adapter dropped it).
 	for n, stable := -1, 0; stable < 5; time.Sleep(40 * time.Millisecond) {
 		if m := len(f.Sent()); m == n {
@@ -736,5 +729,41 @@ func TestOverflowEndsStreamWithError(t *testing.T) {
 		case <-deadline:
 			t.Fatal("stream did not end")
 		}
+	}
+}
+
+// appendedMS sums the caller audio the fake received (raw events keep the byte count).
+func appendedMS(t *testing.T, f *agenttest.OpenAIFake) int {
+	t.Helper()
+	bytes := 0
+	for _, m := range f.Find(wire.InputAudioAppend) {
+		n, ok := m["audio"].(float64) // the fake elides audio to its byte count
+		if !ok {
+			t.Fatalf("append %v", m)
+		}
+		bytes += int(n)
+	}
+	return bytes / 48 // 24 kHz PCM16: 48 bytes per ms
+}
+
+func TestMatchedTurnsSendOnlyTurnAudioWithPreRoll(t *testing.T) {
+	h := connect(t, families[0], agenttest.Script{}, agent.Config{})
+	speak(t, h.a, 0, 2000) // between turns: held back
+	if err := h.a.StartTurn(); err != nil {
+		t.Fatal(err)
+	}
+	speak(t, h.a, 200, 0)
+	h.a.EndTurn()
+	u := h.rec.WaitType(t, wait, agent.EventUsage)
+	// 500 ms of pre-roll rounds up to 13 frames of 40 ms; then the 200 ms turn.
+	if ms := appendedMS(t, h.f); ms != 720 {
+		t.Errorf("caller audio sent %d ms, want 720 (520 pre-roll + 200)", ms)
+	}
+	if u.Usage.InputAudioSeconds != 0.72 {
+		t.Errorf("input audio seconds %v", u.Usage.InputAudioSeconds)
+	}
+	speak(t, h.a, 0, 1000) // the agent's turn: nothing reaches the provider
+	if ms := appendedMS(t, h.f); ms != 720 {
+		t.Errorf("audio between turns sent: %d ms", ms)
 	}
 }

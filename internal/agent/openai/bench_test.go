@@ -33,6 +33,7 @@ func BenchmarkEventsThroughAdapter(b *testing.B) {
 			b.ResetTimer()
 			start := time.Now()
 			for i := 0; i < b.N; i++ {
+				a.StartTurn()
 				for j := 0; j < 3; j++ {
 					a.SendAudio(frame)
 				}

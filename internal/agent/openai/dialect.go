@@ -70,6 +70,9 @@ type Options struct {
 	TranscriptionModel string
 	// SilenceMS sets server VAD's silence_duration_ms when server turn detection is on (0 = provider default).
 	SilenceMS int
+	// PreRollMS is how much caller audio from before StartTurn is sent when a turn starts, in
+	// matched turn-taking (default 500 ms: the endpointer's confirmation delay plus its padding).
+	PreRollMS int
 	Timeouts  Timeouts
 	// EventLimit bounds undelivered events before the adapter fails with an overflow (default 8192).
 	EventLimit int
