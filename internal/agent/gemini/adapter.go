@@ -183,6 +183,8 @@ func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
 		a.conn.Close()
 		return err
 	}
+	a.log.Info("agent connected", slog.String("endpoint", socket.Endpoint(target)), slog.String("model", setup.Model),
+		slog.Bool("server_vad", cfg.ServerTurnDetection), slog.Int("tools", len(cfg.Tools)))
 	return nil
 }
 

@@ -188,6 +188,8 @@ func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
 		conn.Close()
 		return err
 	}
+	a.log.Info("agent connected", slog.String("endpoint", socket.Endpoint(target)), slog.String("model", a.opts.Model),
+		slog.Bool("server_vad", cfg.ServerTurnDetection), slog.Int("tools", a.sentTools))
 	return nil
 }
 

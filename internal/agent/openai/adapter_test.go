@@ -767,3 +767,24 @@ func TestMatchedTurnsSendOnlyTurnAudioWithPreRoll(t *testing.T) {
 		t.Errorf("audio between turns sent: %d ms", ms)
 	}
 }
+
+// Close releases everything even when nobody drains the events (goleak checks after the tests).
+func TestCloseWithoutDraining(t *testing.T) {
+	fam := families[0]
+	f := agenttest.NewOpenAIFake(t, fam.p, agenttest.Script{Replies: []agenttest.Reply{{Text: "unread", AudioMS: 2000, ChunkMS: 20}}})
+	a := openai.New(openai.Options{URL: f.URL(), Model: fam.model, Dialect: fam.d, Timeouts: testTimeouts()})
+	if err := a.Connect(context.Background(), agent.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	turn(t, a, 200)
+	eventually(t, "reply under way", func() bool { return len(f.Sent()) > 20 })
+	a.Close()
+	for range a.Events() { // closed promptly; at most the channel buffer remains
+	}
+	if err := a.SendAudio(make([]int16, 960)); !errors.Is(err, agent.ErrClosed) {
+		t.Errorf("send after close: %v", err)
+	}
+	if err := a.Connect(context.Background(), agent.Config{}); !errors.Is(err, agent.ErrClosed) {
+		t.Errorf("connect after close: %v", err)
+	}
+}
