@@ -176,7 +176,7 @@ type Stats struct {
 	Link LinkQuality
 
 	CallerLatency LatencySummary // packet arrival completing a frame -> frame delivered
-	AgentLatency  LatencySummary // tick due -> both packets written to the link
+	AgentLatency  LatencySummary // packet due (tick, half tick) -> packet written to the link
 }
 
 // frameRing is how many caller frames may be assembled ahead of the tick that records them.
@@ -245,6 +245,7 @@ type Call struct {
 	callerPk   levelWindow
 	agentPk    levelWindow
 	sent       int64
+	half       pendingPacket
 	writeErrs  int64
 	lateTicks  int64
 	maxLate    time.Duration
@@ -363,6 +364,45 @@ func (c *Call) run() {
 			return
 		}
 		c.tick(tk)
+		if c.half.link != nil {
+			if err := c.clock.WaitUntil(c.half.due); err != nil {
+				return
+			}
+			if cur := c.link.Load(); cur == c.half.link {
+				c.sendAgent(cur, c.half.pkt, c.half.ts, c.half.due)
+			}
+			c.half = pendingPacket{}
+		}
+	}
+}
+
+// pendingPacket is the second 20 ms packet of a tick, sent at the half tick.
+type pendingPacket struct {
+	link *linkHolder
+	pkt  []byte
+	ts   uint32
+	due  time.Time
+}
+
+// sendAgent writes one packet to the participant and records its server-added latency (from the
+// time the packet was due to leave to the write's return).
+func (c *Call) sendAgent(h *linkHolder, pkt []byte, ts uint32, due time.Time) {
+	if err := h.link.WriteAgentOpus(pkt, ts); err != nil {
+		c.sendFailed(int64(ts)/int64(FrameSamples*rtpPerSample), err)
+		return
+	}
+	c.sent++
+	written := c.now(due)
+	c.statsMu.Lock()
+	c.agentHist.Add(written.Sub(due))
+	c.stats.AgentPacketsSent = c.sent
+	c.statsMu.Unlock()
+}
+
+func (c *Call) sendFailed(tick int64, err error) {
+	c.writeErrs++
+	if c.writeErrs == 1 || c.writeErrs%250 == 0 {
+		c.log.Warn("agent audio not sent", slog.Int64("tick", tick), slog.Int64("errors", c.writeErrs), slog.Any("err", err))
 	}
 }
 
@@ -399,25 +439,24 @@ func (c *Call) tick(tk Tick) {
 	c.agentMu.Unlock()
 	clear(c.agentFrame[k:])
 
+	// Both 20 ms packets are encoded now; the first goes out at once, the second at the half tick
+	// (sendSecondHalf), so the participant's jitter buffer sees a smooth 20 ms cadence instead of
+	// pairs, which would make it hold 20 ms more.
 	h := c.link.Load()
+	c.half = pendingPacket{}
 	if h != nil {
-		for p := range FrameSamples / packetSamples {
-			pkt, err := c.enc.encode(c.agentFrame[p*packetSamples : (p+1)*packetSamples])
-			if err == nil {
-				ts := uint32(n*int64(FrameSamples*rtpPerSample) + int64(p*packetSamples*rtpPerSample))
-				err = h.link.WriteAgentOpus(pkt, ts)
-			}
-			if err != nil {
-				c.writeErrs++
-				if c.writeErrs == 1 || c.writeErrs%250 == 0 {
-					c.log.Warn("agent audio not sent", slog.Int64("tick", n), slog.Int64("errors", c.writeErrs), slog.Any("err", err))
-				}
-				continue
-			}
-			c.sent++
+		ts := uint32(n * int64(FrameSamples*rtpPerSample))
+		if pkt, err := c.enc.encode(c.agentFrame[:packetSamples]); err != nil {
+			c.sendFailed(n, err)
+		} else {
+			c.sendAgent(h, pkt, ts, tk.Due)
+		}
+		if pkt, err := c.enc.encode(c.agentFrame[packetSamples:]); err != nil {
+			c.sendFailed(n, err)
+		} else {
+			c.half = pendingPacket{link: h, pkt: pkt, ts: ts + packetSamples*rtpPerSample, due: tk.Due.Add(TickDuration / 2)}
 		}
 	}
-	written := c.now(tk.Start)
 
 	var recErr error
 	if c.rec != nil {
@@ -456,9 +495,6 @@ func (c *Call) tick(tk Tick) {
 	s.AgentLevel = agentLevel
 	s.AgentPeak = c.agentPk.add(agentLevel)
 	s.AgentLinkWriteErrors = c.writeErrs
-	if h != nil {
-		c.agentHist.Add(written.Sub(tk.Due))
-	}
 	c.statsMu.Unlock()
 	if recErr != nil && !errors.Is(recErr, ErrClosed) {
 		c.log.Error("recording failed", slog.String("path", c.cfg.RecordingPath), slog.Any("err", recErr))

@@ -28,6 +28,9 @@ type MediaClock interface {
 	Due(n int64) time.Time
 	// Shift moves every tick not yet returned by d (positive = later).
 	Shift(d time.Duration)
+	// WaitUntil blocks until wall time t (the half tick, when the second packet leaves); a manual
+	// clock returns at once. It returns ErrClosed once the clock stops.
+	WaitUntil(t time.Time) error
 	// Stop ends the clock; a blocked Next returns ErrClosed. Safe to call more than once.
 	Stop()
 }
@@ -101,6 +104,22 @@ func (c *RealClock) Next(n int64) (Tick, error) {
 			c.timer.Stop()
 			return Tick{}, ErrClosed
 		}
+	}
+}
+
+// WaitUntil sleeps until t. Only the goroutine that calls Next may call it.
+func (c *RealClock) WaitUntil(t time.Time) error {
+	wait := time.Until(t)
+	if wait <= 0 {
+		return nil
+	}
+	c.timer.Reset(wait)
+	select {
+	case <-c.timer.C:
+		return nil
+	case <-c.stop:
+		c.timer.Stop()
+		return ErrClosed
 	}
 }
 
@@ -197,6 +216,16 @@ func (c *ManualClock) AdvanceN(n int) bool {
 		}
 	}
 	return true
+}
+
+// WaitUntil returns at once: simulated time does not pass by itself.
+func (c *ManualClock) WaitUntil(time.Time) error {
+	select {
+	case <-c.stop:
+		return ErrClosed
+	default:
+		return nil
+	}
 }
 
 // Stop ends the clock.
