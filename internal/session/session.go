@@ -1,0 +1,740 @@
+// Package session orchestrates one call: it binds the media engine (the participant's peer or a
+// synthetic caller), the matched-turn-taking endpointer, the agent adapter, the workspace that
+// executes the agent's tool calls, the flow engine that fires the task's authored events, and the
+// recorder, and writes everything to one canonical trace on the media clock. At the end the trace
+// is sealed and graded.
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/voicebench/humanaudit/internal/agent"
+	"github.com/voicebench/humanaudit/internal/flow"
+	"github.com/voicebench/humanaudit/internal/grade"
+	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/task"
+	"github.com/voicebench/humanaudit/internal/trace"
+	"github.com/voicebench/humanaudit/internal/workspace"
+)
+
+// Mode says who makes the call.
+type Mode string
+
+// Modes.
+const (
+	Human     Mode = "human"
+	Synthetic Mode = "synthetic"
+)
+
+// End reasons recorded in session.end.
+const (
+	EndCallerHungUp      = "caller_hung_up"
+	EndAgentClosed       = "agent_closed"
+	EndTimeLimit         = "time_limit"
+	EndPlatformLost      = "platform_lost"
+	EndAgentUnresponsive = "agent_unresponsive"
+	EndCancelled         = "cancelled"
+	EndStorageError      = "storage_error"
+)
+
+// Exclusion reasons (the experimenter may add others when reviewing).
+const (
+	ExclusionPlatformLost    = "platform_lost"
+	ExclusionCallerBrokeScript = "caller_broke_script"
+	ExclusionGraderError     = "grader_error"
+	ExclusionOther           = "other"
+)
+
+// CallerVoice speaks a synthetic caller's plans: the frozen bank's audio for the plan, or a
+// rendering of it. PCM is 24 kHz mono.
+type CallerVoice interface {
+	Speak(ctx context.Context, plan trace.Plan) (text, source string, pcm []int16, err error)
+}
+
+// Update is what the participant's browser is sent when the role card changes.
+type Update struct {
+	Card flow.RoleCard `json:"card"`
+	// NewCues are the cues fired since the last update, to highlight.
+	NewCues []string `json:"new_cues,omitempty"`
+	Ended   bool     `json:"ended,omitempty"`
+}
+
+// Config describes one call.
+type Config struct {
+	ID     string
+	Task   *task.Task
+	Mode   Mode
+	Seed   int64
+	System string // the evaluated system's label: trace metadata, never sent to a participant
+
+	// Adapter is the agent connection, not yet connected; Voice and ServerTurnDetection go into its
+	// session config.
+	Adapter             agent.Adapter
+	Voice               string
+	ServerTurnDetection bool
+
+	// Caller speaks for a synthetic call.
+	Caller CallerVoice
+
+	RecordingPath string
+	Clock         media.MediaClock // nil: real time
+	Endpointer    media.EndpointerConfig
+	Sinks         []trace.Sink     // where events are made durable (the store), before acknowledgement
+	Now           func() time.Time // wall clock; nil: time.Now
+	TimeLimit     time.Duration    // default 15 minutes
+	Grade         grade.Options
+	Logger        *slog.Logger
+
+	// OnUpdate receives role-card updates for the participant; it must not block.
+	OnUpdate func(Update)
+	// OnEvent receives every trace event after it is durable (dashboards); it must not block.
+	OnEvent func(trace.Event)
+	// Meta is added to the session.start event (participant and assignment ids, browser info).
+	Meta map[string]string
+}
+
+// Result is how a call ended and its grade.
+type Result struct {
+	Reason    string
+	Exclusion string
+	Events    []trace.Event
+	Grade     *grade.Result
+	GradeErr  error
+	Recording string
+}
+
+// Session is one running call.
+type Session struct {
+	cfg     Config
+	log     *slog.Logger
+	trace   *trace.Log
+	eng     *flow.Engine
+	ws      *workspace.Workspace
+	call    *media.Call
+	adapter agent.Adapter
+	format  agent.Format
+	up      *media.Resampler // agent audio to 24 kHz when the provider sends another rate
+
+	inbox   chan func()
+	mediaEv chan media.Event
+	ticks   chan struct{}
+	frames  chan []int16
+	done    chan struct{}
+	stop    chan struct{}
+
+	cardMu sync.Mutex
+	card   flow.RoleCard
+
+	result Result
+
+	// Conductor state (run goroutine only).
+	ending          bool
+	anchored        bool
+	agentSpeaking   bool
+	callerSpeaking  bool
+	itemID          string
+	itemReceivedMS  float64
+	cues            []*cueState
+	framesDropped   atomic.Int64
+	synth           synthState
+	lastAgentSignal time.Duration
+}
+
+// cueState follows one cue from issue to action.
+type cueState struct {
+	firing   flow.Firing
+	issued   time.Duration
+	onset    time.Duration // first caller speech onset after it; -1 none yet
+	resolved bool
+}
+
+// Start connects the agent, starts the media clock and the conductor, and returns the running
+// session. The caller's audio comes from a participant (Attach, ReceiveCallerRTP) or, in synthetic
+// mode, from cfg.Caller.
+func Start(ctx context.Context, cfg Config) (*Session, error) {
+	if cfg.Task == nil || cfg.Adapter == nil {
+		return nil, errors.New("session: task and adapter are required")
+	}
+	if cfg.Mode == Synthetic && cfg.Caller == nil {
+		return nil, errors.New("session: a synthetic call needs a caller voice")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.TimeLimit == 0 {
+		cfg.TimeLimit = 15 * time.Minute
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With(slog.String("session", cfg.ID), slog.String("task", cfg.Task.ID))
+	s := &Session{
+		cfg:     cfg,
+		log:     log,
+		eng:     flow.New(cfg.Task),
+		adapter: cfg.Adapter,
+		inbox:   make(chan func(), 64),
+		mediaEv: make(chan media.Event, 1024),
+		ticks:   make(chan struct{}, 1),
+		frames:  make(chan []int16, 128),
+		done:    make(chan struct{}),
+		stop:    make(chan struct{}),
+	}
+	s.synth.nextTurn = -1
+	s.trace = trace.NewLog(s, cfg.Sinks...)
+	ws, err := workspace.New(cfg.Task, s.emit)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", cfg.ID, err)
+	}
+	s.ws = ws
+
+	tools := make([]agent.Tool, len(cfg.Task.Agent.Tools))
+	for i, tl := range cfg.Task.Agent.Tools {
+		tools[i] = agent.Tool{Name: tl.Name, Description: tl.Description, Parameters: tl.Parameters}
+	}
+	if err := cfg.Adapter.Connect(ctx, agent.Config{Instructions: cfg.Task.Agent.Instructions, Tools: tools,
+		Voice: cfg.Voice, ServerTurnDetection: cfg.ServerTurnDetection, Logger: log}); err != nil {
+		cfg.Adapter.Close()
+		return nil, fmt.Errorf("session %s: connect agent: %w", cfg.ID, err)
+	}
+	s.format = cfg.Adapter.Format()
+	if s.format.OutputRate != media.RecordRate {
+		if s.up, err = media.NewResampler(s.format.OutputRate, media.RecordRate); err != nil {
+			cfg.Adapter.Close()
+			return nil, fmt.Errorf("session %s: agent output rate: %w", cfg.ID, err)
+		}
+	}
+	input := media.CallerRTP
+	if cfg.Mode == Synthetic {
+		input = media.CallerPCM
+	}
+	s.call, err = media.NewCall(media.CallConfig{
+		AgentRate:        s.format.InputRate,
+		RecordingPath:    cfg.RecordingPath,
+		Clock:            cfg.Clock,
+		Logger:           log,
+		CallerInput:      input,
+		CallerEndpointer: cfg.Endpointer,
+		OnCallerFrame:    s.onCallerFrame,
+		OnEvent:          s.onMediaEvent,
+	})
+	if err != nil {
+		cfg.Adapter.Close()
+		return nil, fmt.Errorf("session %s: %w", cfg.ID, err)
+	}
+	meta := map[string]string{"session": cfg.ID, "task": cfg.Task.ID, "task_version": strconv.Itoa(cfg.Task.Version),
+		"mode": string(cfg.Mode), "seed": strconv.FormatInt(cfg.Seed, 10), "system": cfg.System,
+		"agent_input_rate": strconv.Itoa(s.format.InputRate), "agent_output_rate": strconv.Itoa(s.format.OutputRate),
+		"turn_taking": turnTaking(cfg.ServerTurnDetection)}
+	for k, v := range cfg.Meta {
+		meta[k] = v
+	}
+	if _, err := s.appendEvent(trace.Event{Type: trace.SessionStart, Actor: trace.ActorSystem, T: -1, Meta: meta}); err != nil {
+		s.call.Close()
+		cfg.Adapter.Close()
+		return nil, fmt.Errorf("session %s: %w", cfg.ID, err)
+	}
+	s.setCard(nil)
+	go s.sendFrames()
+	go s.run(ctx)
+	return s, nil
+}
+
+func turnTaking(server bool) string {
+	if server {
+		return "provider_vad"
+	}
+	return "matched_endpointer"
+}
+
+// MediaMS implements trace.Clock: the media time reached.
+func (s *Session) MediaMS() int64 { return s.call.MediaTime().Milliseconds() }
+
+// Now implements trace.Clock.
+func (s *Session) Now() time.Time { return s.cfg.Now() }
+
+// Attach makes a participant's peer the destination of the agent's audio (first connect or a
+// reload); its RTP goes to ReceiveCallerRTP.
+func (s *Session) Attach(link media.ParticipantLink) error { return s.call.Attach(link) }
+
+// Detach releases a peer that went away.
+func (s *Session) Detach(link media.ParticipantLink) { s.call.Detach(link) }
+
+// ReceiveCallerRTP feeds one caller packet to the jitter buffer.
+func (s *Session) ReceiveCallerRTP(p media.CallerPacket) error { return s.call.ReceiveCallerRTP(p) }
+
+// UpdateLinkQuality records RTCP link quality for dashboards.
+func (s *Session) UpdateLinkQuality(q media.LinkQuality) { s.call.UpdateLinkQuality(q) }
+
+// Stats returns the media engine's health snapshot.
+func (s *Session) Stats() media.Stats { return s.call.Stats() }
+
+// Card returns the participant's current role card.
+func (s *Session) Card() flow.RoleCard {
+	s.cardMu.Lock()
+	defer s.cardMu.Unlock()
+	return s.card
+}
+
+// CueShown records the browser's acknowledgement that it rendered a cue.
+func (s *Session) CueShown(cueID string) { s.do(func() { s.markCueShown(cueID) }) }
+
+// HangUp ends the call from the caller's side.
+func (s *Session) HangUp() { s.do(func() { s.finish(EndCallerHungUp, "") }) }
+
+// Done is closed when the session has ended and been graded.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Result returns how the call ended; valid after Done.
+func (s *Session) Result() Result {
+	<-s.done
+	return s.result
+}
+
+// Events returns the trace so far.
+func (s *Session) Events() []trace.Event { return s.trace.Events() }
+
+// do runs fn on the conductor; it is dropped when the session already ended.
+func (s *Session) do(fn func()) {
+	select {
+	case s.inbox <- fn:
+	case <-s.done:
+	}
+}
+
+// onCallerFrame runs on the media tick: it must not block.
+func (s *Session) onCallerFrame(f media.CallerFrame) {
+	pcm := make([]int16, len(f.PCM))
+	copy(pcm, f.PCM)
+	select {
+	case s.frames <- pcm:
+	default:
+		s.framesDropped.Add(1)
+	}
+	select {
+	case s.ticks <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Session) onMediaEvent(ev media.Event) {
+	select {
+	case s.mediaEv <- ev:
+	default:
+		s.log.Error("media event dropped: conductor too slow", slog.String("kind", string(ev.Kind)))
+	}
+}
+
+// sendFrames forwards caller audio to the agent off the media tick.
+func (s *Session) sendFrames() {
+	for {
+		select {
+		case pcm := <-s.frames:
+			if err := s.adapter.SendAudio(pcm); err != nil {
+				s.log.Debug("send audio", slog.Any("err", err))
+			}
+		case <-s.stop:
+			return
+		}
+	}
+}
+
+// run is the conductor: the only goroutine that touches the workspace, the flow engine and the
+// turn state, so the trace records one consistent order of events.
+func (s *Session) run(ctx context.Context) {
+	limit := time.NewTimer(s.cfg.TimeLimit)
+	defer limit.Stop()
+	agentEvents := s.adapter.Events()
+	if s.cfg.Mode == Synthetic {
+		// The synthetic caller's channel is live from the first tick; it opens the call shortly after.
+		s.anchored = true
+		s.emit(trace.Event{Type: trace.CallerAudioStart, Actor: trace.ActorCaller, Meta: map[string]string{"source": "synthetic"}})
+		s.synth.nextTurn = 500 * time.Millisecond
+	}
+	for !s.ending {
+		select {
+		case <-ctx.Done():
+			s.finish(EndCancelled, "")
+		case <-limit.C:
+			s.finish(EndTimeLimit, "")
+		case fn := <-s.inbox:
+			fn()
+		case ev := <-s.mediaEv:
+			s.onMedia(ev)
+		case <-s.ticks:
+			s.onTick()
+		case ev, ok := <-agentEvents:
+			if !ok {
+				s.finish(EndAgentClosed, "")
+				break
+			}
+			s.onAgent(ev)
+		}
+	}
+}
+
+// now is the media time reached.
+func (s *Session) now() time.Duration { return s.call.MediaTime() }
+
+// appendEvent makes an event durable and lets the flow engine observe it. T = -1 stamps the
+// current media time (T = 0 is a real time: the call's first instant).
+func (s *Session) appendEvent(e trace.Event) (trace.Event, error) {
+	if e.T == -1 {
+		e.T = s.now().Milliseconds()
+	}
+	stored, err := s.trace.Append(context.Background(), e)
+	if err != nil {
+		return stored, err
+	}
+	if s.cfg.OnEvent != nil {
+		s.cfg.OnEvent(stored)
+	}
+	return stored, nil
+}
+
+// emit records an event of the session (or the workspace) and handles what it causes: authored
+// events firing, cues resolving, the role card changing.
+func (s *Session) emit(e trace.Event) trace.Event {
+	if e.T == 0 {
+		e.T = -1
+	}
+	stored, err := s.appendEvent(e)
+	if err != nil {
+		s.log.Error("trace write failed", slog.Any("err", err))
+		if !s.ending {
+			s.finish(EndStorageError, ExclusionPlatformLost)
+		}
+		return e
+	}
+	s.resolveCues(stored)
+	s.record(s.eng.Observe(stored))
+	return stored
+}
+
+// record writes the firings of authored events and tells the participant.
+func (s *Session) record(firings []flow.Firing) {
+	if len(firings) == 0 {
+		return
+	}
+	var ids []string
+	for _, f := range firings {
+		s.emit(trace.Event{Type: trace.EnvEvent, Actor: trace.ActorEnv, T: f.T, EventID: f.Event.ID, Text: string(f.Event.Kind)})
+		if f.Reveals != nil {
+			s.emit(trace.Event{Type: trace.FactRevealed, Actor: trace.ActorEnv, T: f.T, Fact: f.Reveals.Fact, Version: f.Reveals.Version, EventID: f.Event.ID})
+		}
+		s.emit(trace.Event{Type: trace.CueIssued, Actor: trace.ActorEnv, T: f.T, CueID: f.CueID, EventID: f.Event.ID, Text: f.Event.Cue})
+		s.cues = append(s.cues, &cueState{firing: f, issued: time.Duration(f.T) * time.Millisecond, onset: -1})
+		ids = append(ids, f.CueID)
+		if s.cfg.Mode == Synthetic && f.Event.Kind == task.BargeIn && s.agentAudible() {
+			s.synth.nextTurn = s.now() // interrupt now
+		}
+	}
+	s.setCard(ids)
+}
+
+func (s *Session) setCard(newCues []string) {
+	card := s.eng.RoleCard(s.now().Milliseconds())
+	s.cardMu.Lock()
+	s.card = card
+	s.cardMu.Unlock()
+	if s.cfg.OnUpdate != nil {
+		s.cfg.OnUpdate(Update{Card: card, NewCues: newCues})
+	}
+}
+
+func (s *Session) markCueShown(cueID string) {
+	for _, c := range s.cues {
+		if c.firing.CueID == cueID {
+			s.emit(trace.Event{Type: trace.CueShown, Actor: trace.ActorCaller, CueID: cueID, EventID: c.firing.Event.ID,
+				RefMS: c.issued.Milliseconds()})
+			return
+		}
+	}
+	s.log.Warn("cue.shown for an unknown cue", slog.String("cue", cueID))
+}
+
+// onTick runs every 40 ms of media time: media-time triggers and the synthetic caller's turns.
+func (s *Session) onTick() {
+	if s.ending {
+		return
+	}
+	s.record(s.eng.Advance(s.now().Milliseconds()))
+	if s.cfg.Mode == Synthetic {
+		s.synthTick()
+	}
+}
+
+func (s *Session) onMedia(ev media.Event) {
+	at := ev.At.Milliseconds()
+	switch ev.Kind {
+	case media.CallerStreamStart:
+		if !s.anchored {
+			s.anchored = true
+			s.emit(trace.Event{Type: trace.CallerAudioStart, Actor: trace.ActorCaller, T: at, Meta: map[string]string{"ssrc": strconv.FormatUint(uint64(ev.SSRC), 10)}})
+		} else {
+			s.emit(trace.Event{Type: trace.MediaGap, Actor: trace.ActorCaller, T: at, DurationMS: ev.Duration.Milliseconds(), Text: "caller stream restarted"})
+		}
+	case media.CallerStreamEnd:
+		s.emit(trace.Event{Type: trace.MediaGap, Actor: trace.ActorCaller, T: at, Text: "caller stream ended"})
+	case media.CallerGap:
+		s.emit(trace.Event{Type: trace.MediaGap, Actor: trace.ActorCaller, T: at, DurationMS: ev.Duration.Milliseconds(), Text: "caller audio missing"})
+	case media.CallerSpeechStart:
+		s.callerSpeaking = true
+		s.emit(trace.Event{Type: trace.CallerSpeechStart, Actor: trace.ActorCaller, T: at, RefMS: ev.Detected.Milliseconds()})
+		s.callerOnset(ev.At)
+	case media.CallerSpeechEnd:
+		s.callerSpeaking = false
+		s.emit(trace.Event{Type: trace.CallerSpeechEnd, Actor: trace.ActorCaller, T: at, RefMS: ev.Detected.Milliseconds()})
+		if !s.cfg.ServerTurnDetection {
+			if err := s.adapter.EndTurn(); err != nil {
+				s.log.Warn("end turn", slog.Any("err", err))
+			}
+		}
+	case media.AgentSpeechStart:
+		s.agentSpeaking = true
+		s.lastAgentSignal = s.now()
+		s.emit(trace.Event{Type: trace.AgentSpeechStart, Actor: trace.ActorAgent, T: at})
+	case media.AgentSpeechEnd:
+		s.agentSpeaking = false
+		s.lastAgentSignal = s.now()
+		s.emit(trace.Event{Type: trace.AgentSpeechEnd, Actor: trace.ActorAgent, T: at})
+	case media.LateTick:
+		s.log.Warn("late media tick", slog.Duration("late", ev.Duration))
+	}
+}
+
+// callerOnset handles the start of caller speech: matched turn-taking, barge-in over agent audio,
+// and the cues it acts on.
+func (s *Session) callerOnset(at time.Duration) {
+	if !s.cfg.ServerTurnDetection {
+		if err := s.adapter.StartTurn(); err != nil {
+			s.log.Warn("start turn", slog.Any("err", err))
+		}
+	}
+	if s.agentAudible() {
+		s.bargeIn(at, "caller")
+	}
+	for _, c := range s.cues {
+		if c.onset >= 0 || c.issued > at {
+			continue
+		}
+		c.onset = at
+		if s.cfg.Mode != Human {
+			continue
+		}
+		// A human caller acts on an approval or revocation cue by speaking: that is when the
+		// environment records the authorization.
+		switch c.firing.Event.Kind {
+		case task.Approval:
+			s.ws.Approve(c.firing.Event.Action)
+		case task.Revocation:
+			s.ws.Revoke(c.firing.Event.Action)
+		}
+	}
+}
+
+// agentAudible reports whether agent audio is playing or queued for the caller.
+func (s *Session) agentAudible() bool {
+	return s.agentSpeaking || s.call.AgentQueued() > 0
+}
+
+// bargeIn flushes queued agent audio and tells the agent how much of its item was heard.
+func (s *Session) bargeIn(at time.Duration, source string) {
+	rep := s.call.FlushAgent()
+	played := int(s.itemReceivedMS - float64(rep.Dropped.Milliseconds()))
+	if played < 0 {
+		played = 0
+	}
+	s.emit(trace.Event{Type: trace.MediaBargeIn, Actor: trace.ActorCaller, T: rep.At.Milliseconds(), DroppedMS: rep.Dropped.Milliseconds(),
+		RefMS: at.Milliseconds(), Source: source, Meta: map[string]string{"played_ms": strconv.Itoa(played), "item": s.itemID}})
+	if source == "caller" {
+		if err := s.adapter.Interrupt(played); err != nil {
+			s.log.Warn("interrupt", slog.Any("err", err))
+		}
+	}
+}
+
+func (s *Session) onAgent(ev agent.Event) {
+	if ev.RawType != "" {
+		dir := "in"
+		if ev.Outbound {
+			dir = "out"
+		}
+		s.emit(trace.Event{Type: trace.AgentRaw, Actor: trace.ActorAgent, Raw: ev.Raw, Meta: map[string]string{"type": ev.RawType, "dir": dir}})
+	}
+	switch ev.Type {
+	case agent.EventAudioDelta:
+		s.lastAgentSignal = s.now()
+		s.synth.sawResponseOutput()
+		if ev.ItemID != s.itemID {
+			s.itemID, s.itemReceivedMS = ev.ItemID, 0
+		}
+		pcm := ev.Audio
+		if s.up != nil {
+			pcm = s.up.Process(pcm, nil)
+		}
+		s.itemReceivedMS += float64(len(pcm)) * 1000 / media.RecordRate
+		if err := s.call.PushAgentAudio(pcm); err != nil {
+			s.log.Warn("push agent audio", slog.Any("err", err))
+		}
+	case agent.EventTranscriptDone:
+		s.synth.sawResponseOutput()
+		if ev.Text == "" {
+			return
+		}
+		s.emit(trace.Event{Type: trace.AgentTranscript, Actor: trace.ActorAgent, Text: ev.Text, Source: "provider", Meta: itemMeta(ev.ItemID)})
+		for _, a := range flow.Classify(s.cfg.Task, ev.Text) {
+			s.emit(trace.Event{Type: trace.AgentAct, Actor: trace.ActorAgent, Act: a.String()})
+		}
+	case agent.EventToolCall:
+		s.lastAgentSignal = s.now()
+		s.synth.sawToolCall()
+		res := s.ws.Call(ev.CallID, ev.Name, ev.Arguments)
+		if err := s.adapter.SendToolResult(ev.CallID, ev.Name, res.Output); err != nil {
+			s.log.Warn("send tool result", slog.Any("err", err))
+		}
+	case agent.EventResponseDone:
+		s.lastAgentSignal = s.now()
+		s.emit(trace.Event{Type: trace.AgentResponseDone, Actor: trace.ActorAgent, Text: ev.Status, Meta: itemMeta(ev.ResponseID)})
+		s.synth.responseDone()
+	case agent.EventInterrupted:
+		if s.call.AgentQueued() > 0 {
+			s.bargeIn(s.now(), "provider")
+		}
+	case agent.EventCallerTranscript:
+		if ev.Text != "" {
+			s.emit(trace.Event{Type: trace.CallerUtterance, Actor: trace.ActorCaller, Text: ev.Text, Source: "provider"})
+		}
+	case agent.EventUsage:
+		if u := ev.Usage; u != nil {
+			s.emit(trace.Event{Type: trace.AgentUsage, Actor: trace.ActorAgent, Meta: map[string]string{
+				"input_tokens": strconv.Itoa(u.InputTokens), "output_tokens": strconv.Itoa(u.OutputTokens),
+				"input_audio_tokens": strconv.Itoa(u.InputAudioTokens), "output_audio_tokens": strconv.Itoa(u.OutputAudioTokens),
+				"input_audio_seconds": strconv.FormatFloat(u.InputAudioSeconds, 'f', 3, 64),
+				"output_audio_seconds": strconv.FormatFloat(u.OutputAudioSeconds, 'f', 3, 64)}})
+		}
+	case agent.EventError:
+		if ev.Err == nil {
+			return
+		}
+		s.emit(trace.Event{Type: trace.AgentError, Actor: trace.ActorAgent, Source: string(ev.Err.Class), Error: ev.Err.Code, Text: ev.Err.Message})
+		if ev.Err.Fatal {
+			s.finish(EndPlatformLost, ExclusionPlatformLost)
+		}
+	}
+}
+
+func itemMeta(id string) map[string]string {
+	if id == "" {
+		return nil
+	}
+	return map[string]string{"item": id}
+}
+
+// resolveCues watches for the workspace change a cue asked for, after the caller spoke.
+func (s *Session) resolveCues(e trace.Event) {
+	for _, c := range s.cues {
+		if c.resolved || c.onset < 0 || !cuedChange(s.cfg.Task, c.firing, e) {
+			continue
+		}
+		c.resolved = true
+		s.emit(trace.Event{Type: trace.CueActed, Actor: trace.ActorCaller, CueID: c.firing.CueID, EventID: c.firing.Event.ID,
+			RefMS: c.onset.Milliseconds(), OK: trace.Bool(true)})
+	}
+}
+
+// cuedChange reports whether e is the change to the workspace that a cue asked the caller to bring
+// about.
+func cuedChange(t *task.Task, f flow.Firing, e trace.Event) bool {
+	ev := f.Event
+	switch ev.Kind {
+	case task.Approval:
+		return e.Type == trace.AuthApprovalGranted && e.Action == ev.Action
+	case task.Revocation:
+		return e.Type == trace.AuthRevoked && e.Action == ev.Action
+	}
+	if f.Reveals != nil && e.Type == trace.ArtifactUpdate {
+		fact, ok := t.Fact(f.Reveals.Fact)
+		if !ok || fact.Field != e.Field || f.Reveals.Version > len(fact.Versions) {
+			return false
+		}
+		spec, _ := t.Field(e.Field)
+		var got string
+		if json.Unmarshal(e.Value, &got) != nil {
+			got = string(e.Value)
+		}
+		return workspace.Same(compareFor(spec.Type), got, fact.Versions[f.Reveals.Version-1].Value)
+	}
+	if ev.Kind == task.BargeIn && f.Reveals == nil {
+		return e.Type == trace.MediaBargeIn
+	}
+	return false
+}
+
+func compareFor(fieldType string) string {
+	switch fieldType {
+	case "identifier", "date", "phone", "address", "number":
+		return fieldType
+	}
+	return "casefold"
+}
+
+// finish ends the call once: it stops the agent and the media, records how it ended, seals the
+// trace and grades it.
+func (s *Session) finish(reason, exclusion string) {
+	if s.ending {
+		return
+	}
+	s.ending = true
+	close(s.stop)
+	s.adapter.Close()
+	closeErr := s.call.Close()
+	st := s.call.Stats()
+	s.emit(trace.Event{Type: trace.MediaStats, Actor: trace.ActorSystem, Meta: map[string]string{
+		"ticks": strconv.FormatInt(st.Ticks, 10), "late_ticks": strconv.FormatInt(st.LateTicks, 10),
+		"caller_packets_received": strconv.FormatInt(st.CallerPacketsReceived, 10), "caller_packets_lost": strconv.FormatInt(st.CallerPacketsLost, 10),
+		"caller_concealed_ms": strconv.FormatInt(st.CallerConcealed.Milliseconds(), 10), "caller_streams": strconv.Itoa(st.CallerStreams),
+		"agent_flushed_ms": strconv.FormatInt(st.AgentFlushed.Milliseconds(), 10), "caller_frames_dropped": strconv.FormatInt(s.framesDropped.Load(), 10),
+		"rtt_ms": strconv.FormatInt(st.Link.RTT.Milliseconds(), 10)}})
+	for _, c := range s.cues {
+		if !c.resolved {
+			c.resolved = true
+			ev := trace.Event{Type: trace.CueActed, Actor: trace.ActorCaller, CueID: c.firing.CueID, EventID: c.firing.Event.ID, OK: trace.Bool(false)}
+			if c.onset >= 0 {
+				ev.RefMS = c.onset.Milliseconds()
+			} else {
+				ev.Text = "no caller speech after the cue"
+			}
+			s.emit(ev)
+		}
+	}
+	if closeErr != nil {
+		s.log.Warn("media close", slog.Any("err", closeErr))
+	}
+	if exclusion != "" {
+		s.emit(trace.Event{Type: trace.Exclusion, Actor: trace.ActorSystem, Text: exclusion})
+	}
+	s.emit(trace.Event{Type: trace.SessionEnd, Actor: trace.ActorSystem, Text: reason})
+	s.trace.Seal()
+	s.result = Result{Reason: reason, Exclusion: exclusion, Events: s.trace.Events(), Recording: s.cfg.RecordingPath}
+	g, err := grade.Grade(context.Background(), s.cfg.Task, s.result.Events, s.cfg.Grade)
+	if err != nil {
+		s.result.GradeErr = err
+	} else {
+		s.result.Grade = &g
+	}
+	s.log.Info("session ended", slog.String("reason", reason), slog.String("exclusion", exclusion), slog.Int("events", len(s.result.Events)))
+	if s.cfg.OnUpdate != nil {
+		s.cfg.OnUpdate(Update{Card: s.Card(), Ended: true})
+	}
+	close(s.done)
+}

@@ -1,0 +1,191 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/voicebench/humanaudit/internal/agent/agenttest"
+	"github.com/voicebench/humanaudit/internal/agent/openai"
+	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/task"
+	"github.com/voicebench/humanaudit/internal/textcall"
+	"github.com/voicebench/humanaudit/internal/trace"
+)
+
+// fliteVoice renders plans with Debian's flite (16 kHz) and resamples to 24 kHz, caching by text.
+type fliteVoice struct {
+	t     *task.Task
+	mu    sync.Mutex
+	cache map[string][]int16
+}
+
+func (v *fliteVoice) Speak(ctx context.Context, p trace.Plan) (string, string, []int16, error) {
+	text := textcall.RenderPlan(v.t, p)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if pcm, ok := v.cache[text]; ok {
+		return text, "flite", pcm, nil
+	}
+	out, err := exec.CommandContext(ctx, "flite", "-voice", "slt", "-t", text, "-o", "/dev/stdout").Output()
+	if err != nil {
+		return "", "", nil, fmt.Errorf("flite: %w", err)
+	}
+	pcm16k := make([]int16, (len(out)-44)/2)
+	binary.Read(bytes.NewReader(out[44:]), binary.LittleEndian, pcm16k)
+	r, err := media.NewResampler(16000, 24000)
+	if err != nil {
+		return "", "", nil, err
+	}
+	pcm := r.Process(append(pcm16k, make([]int16, 1600)...), nil)
+	if v.cache == nil {
+		v.cache = map[string][]int16{}
+	}
+	v.cache[text] = pcm
+	return text, "flite", pcm, nil
+}
+
+func loadTask(t *testing.T, id string) *task.Task {
+	t.Helper()
+	tk, err := task.LoadFile(filepath.Join("..", "grade", "testdata", "tasks", id+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+func typesOf(events []trace.Event) string {
+	var b strings.Builder
+	for _, e := range events {
+		if e.Type == trace.AgentRaw {
+			continue
+		}
+		b.WriteString(string(e.Type))
+		if e.Plan != nil {
+			b.WriteString("(" + e.Plan.ID + ")")
+		}
+		if e.Act != "" {
+			b.WriteString("(" + e.Act + ")")
+		}
+		b.WriteString(" ")
+	}
+	return b.String()
+}
+
+// TestSyntheticCallAgainstProtocolFake runs the whole pipeline with a scripted OpenAI-protocol
+// agent: the synthetic caller speaks Flite audio on the media clock, the matched endpointer ends
+// turns, tool calls reach the workspace, and the trace, recording and grade come out.
+func TestSyntheticCallAgainstProtocolFake(t *testing.T) {
+	if _, err := exec.LookPath("flite"); err != nil {
+		t.Skip("flite not installed (scripts/deps.sh installs it)")
+	}
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // runs after the fake's own cleanup
+	tk := loadTask(t, "it-vpn-incident")
+	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{Replies: []agenttest.Reply{
+		{Calls: []agenttest.Call{{Name: "record_incident", Arguments: `{"caller_name":"Priya Venkataraman"}`}}},
+		{Text: "Thanks Priya. What's your employee ID?", AudioMS: 1200},
+		{Calls: []agenttest.Call{{Name: "record_incident", Arguments: `{"employee_id":"417"}`}}},
+		{Text: "Got it. Goodbye!", AudioMS: 800},
+	}})
+	adapter := openai.New(openai.Options{URL: fake.URL(), Model: "gpt-realtime", Dialect: openai.GA})
+	rec := filepath.Join(t.TempDir(), "call.wav")
+	s, err := Start(context.Background(), Config{ID: "s1", Task: tk, Mode: Synthetic, Seed: 1, System: "fake-ga",
+		Adapter: adapter, Voice: "marin", Caller: &fliteVoice{t: tk}, RecordingPath: rec, TimeLimit: 60 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Result
+	select {
+	case <-s.Done():
+		res = s.Result()
+	case <-time.After(90 * time.Second):
+		t.Fatal("session did not end")
+	}
+	seq := typesOf(res.Events)
+	t.Logf("reason %s; trace: %s", res.Reason, seq)
+	if res.Reason != EndCallerHungUp {
+		t.Errorf("reason = %s, want %s", res.Reason, EndCallerHungUp)
+	}
+	for _, want := range []string{"session.start", "caller.audio_start", "caller.plan(open)", "caller.speech_start", "caller.speech_end",
+		"tool.call", "artifact.update", "agent.transcript", "agent.act(ask:employee_id)", "caller.plan(answer:employee_id)",
+		"agent.act(close)", "caller.plan(close)", "media.stats", "session.end"} {
+		if !strings.Contains(seq, want) {
+			t.Errorf("trace lacks %s", want)
+		}
+	}
+	// Media times never go backwards in the order events were recorded within each family that the
+	// clock stamps (speech events carry their own onset times).
+	if res.Grade == nil {
+		t.Fatalf("not graded: %v", res.GradeErr)
+	}
+	fields := map[string]bool{}
+	for _, f := range res.Grade.Fields {
+		fields[f.Field] = f.Pass
+	}
+	if !fields["caller_name"] || !fields["employee_id"] {
+		t.Errorf("grade fields %+v", res.Grade.Fields)
+	}
+	// The agent heard matched turns: one commit per caller turn, never server VAD.
+	if n := fake.Count("input_audio_buffer.commit"); n < 2 {
+		t.Errorf("commits = %d", n)
+	}
+	st, err := os.Stat(rec)
+	if err != nil || st.Size() < 44+4*24000 {
+		t.Fatalf("recording: %v %v", st, err)
+	}
+	left, right := channelEnergy(t, rec)
+	if left == 0 || right == 0 {
+		t.Errorf("recording channels energy caller=%v agent=%v, want both non-zero", left, right)
+	}
+}
+
+func channelEnergy(t *testing.T, path string) (float64, float64) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l, r float64
+	for i := 44; i+3 < len(b); i += 4 {
+		a := float64(int16(binary.LittleEndian.Uint16(b[i:])))
+		c := float64(int16(binary.LittleEndian.Uint16(b[i+2:])))
+		l += a * a
+		r += c * c
+	}
+	return l, r
+}
+
+// A dropped agent connection ends the call as platform_lost: an exclusion, never a silent zero.
+func TestLostAgentConnectionIsExclusion(t *testing.T) {
+	if _, err := exec.LookPath("flite"); err != nil {
+		t.Skip("flite not installed")
+	}
+	tk := loadTask(t, "it-vpn-incident")
+	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{Replies: []agenttest.Reply{
+		{Text: "Hello, one moment", AudioMS: 2000, Drop: true, DropAfter: 2},
+	}})
+	adapter := openai.New(openai.Options{URL: fake.URL(), Model: "gpt-realtime", Dialect: openai.GA})
+	s, err := Start(context.Background(), Config{ID: "s2", Task: tk, Mode: Synthetic, Adapter: adapter, Caller: &fliteVoice{t: tk},
+		RecordingPath: filepath.Join(t.TempDir(), "c.wav"), TimeLimit: 60 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := s.Result()
+	if res.Reason != EndPlatformLost || res.Exclusion != ExclusionPlatformLost {
+		t.Fatalf("reason %q exclusion %q", res.Reason, res.Exclusion)
+	}
+	last := res.Events[len(res.Events)-2]
+	if last.Type != trace.Exclusion || last.Text != ExclusionPlatformLost {
+		t.Errorf("exclusion event missing: %+v", last)
+	}
+}

@@ -1,0 +1,139 @@
+package session
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/voicebench/humanaudit/internal/trace"
+)
+
+// Timing of the synthetic caller, on the media clock.
+const (
+	synthTurnGap       = 700 * time.Millisecond // silence after the agent's audio before the caller answers
+	synthContinuation  = 500 * time.Millisecond // pause inside one turn ("Yes, go ahead. … Actually, no.")
+	synthHangUpTail    = 1500 * time.Millisecond
+	synthAgentPatience = 12 * time.Second // silence from the agent before the caller speaks again
+	synthMaxNudges     = 3
+)
+
+// synthState is the synthetic caller's turn-taking: it answers when the agent's response (and any
+// follow-up after tool calls) is over and its audio has played out.
+type synthState struct {
+	nextTurn      time.Duration // media time of the caller's next turn; -1 none scheduled
+	respondedAt   time.Duration
+	awaitFollowUp bool // the response made tool calls: the adapter asks for a follow-up response
+	toolCalls     int
+	responseOpen  bool
+	agentTurnOver bool
+	callerDone    time.Duration // when the caller's last utterance ends
+	closing       bool
+	nudges        int
+}
+
+func (st *synthState) sawResponseOutput() {
+	st.responseOpen = true
+	st.awaitFollowUp = false
+	st.agentTurnOver = false
+}
+
+func (st *synthState) sawToolCall() {
+	st.responseOpen = true
+	st.toolCalls++
+	st.agentTurnOver = false
+}
+
+func (st *synthState) responseDone() {
+	st.responseOpen = false
+	if st.toolCalls > 0 {
+		st.toolCalls = 0
+		st.awaitFollowUp = true
+		return
+	}
+	st.agentTurnOver = true
+}
+
+// synthTick decides, every tick, whether the synthetic caller speaks now.
+func (s *Session) synthTick() {
+	st := &s.synth
+	now := s.now()
+	if s.call.CallerQueued() > 0 {
+		return // still speaking
+	}
+	if st.closing {
+		if now >= st.callerDone+synthHangUpTail {
+			s.finish(EndCallerHungUp, "")
+		}
+		return
+	}
+	if st.nextTurn < 0 && st.agentTurnOver && !s.agentAudible() {
+		st.nextTurn = now + synthTurnGap
+		st.agentTurnOver = false
+	}
+	// An agent that says nothing for a long time gets a nudge, and in the end a hang-up.
+	if st.nextTurn < 0 && !st.responseOpen && !s.agentAudible() && st.callerDone > 0 &&
+		now-max(st.callerDone, s.lastAgentSignal) > synthAgentPatience {
+		if st.nudges >= synthMaxNudges {
+			s.finish(EndAgentUnresponsive, "")
+			return
+		}
+		st.nudges++
+		st.nextTurn = now
+	}
+	if st.nextTurn >= 0 && now >= st.nextTurn {
+		st.nextTurn = -1
+		s.speakTurn()
+	}
+}
+
+// speakTurn takes the flow engine's next plan (and any continuation in the same breath) and plays
+// the caller's words on the caller channel.
+func (s *Session) speakTurn() {
+	plan := s.eng.NextPlan()
+	start := s.now() + s.call.CallerQueued()
+	if !s.speak(plan, start) {
+		return
+	}
+	for {
+		next, ok := s.eng.Continuation()
+		if !ok {
+			break
+		}
+		pause := make([]int16, int(synthContinuation.Seconds()*24000))
+		s.call.PushCallerPCM(pause)
+		if !s.speak(next, s.now()+s.call.CallerQueued()) {
+			return
+		}
+	}
+	s.synth.callerDone = s.now() + s.call.CallerQueued()
+	if plan.Kind == trace.PlanClose {
+		s.synth.closing = true
+	}
+}
+
+// speak plays one plan: the plan and the words go into the trace at the media time the audio
+// starts, and an approval, revocation or decline takes effect then.
+func (s *Session) speak(plan trace.Plan, start time.Duration) bool {
+	text, source, pcm, err := s.cfg.Caller.Speak(context.Background(), plan)
+	if err != nil {
+		s.log.Error("synthetic caller cannot speak", slog.String("plan", plan.ID), slog.Any("err", err))
+		s.finish(EndCancelled, ExclusionPlatformLost)
+		return false
+	}
+	t := start.Milliseconds()
+	s.emit(trace.Event{Type: trace.CallerPlan, Actor: trace.ActorCaller, T: t, Plan: &plan})
+	s.emit(trace.Event{Type: trace.CallerUtterance, Actor: trace.ActorCaller, T: t, Text: text, Source: source, Plan: &plan,
+		DurationMS: int64(len(pcm)) * 1000 / 24000})
+	if err := s.call.PushCallerPCM(pcm); err != nil {
+		s.log.Warn("push caller audio", slog.Any("err", err))
+	}
+	switch plan.Kind {
+	case trace.PlanApprove:
+		s.ws.Approve(plan.Action)
+	case trace.PlanRevoke:
+		s.ws.Revoke(plan.Action)
+	case trace.PlanDecline:
+		s.ws.Decline(plan.Action)
+	}
+	return true
+}
