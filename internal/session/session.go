@@ -47,10 +47,10 @@ const (
 
 // Exclusion reasons (the experimenter may add others when reviewing).
 const (
-	ExclusionPlatformLost    = "platform_lost"
+	ExclusionPlatformLost      = "platform_lost"
 	ExclusionCallerBrokeScript = "caller_broke_script"
-	ExclusionGraderError     = "grader_error"
-	ExclusionOther           = "other"
+	ExclusionGraderError       = "grader_error"
+	ExclusionOther             = "other"
 )
 
 // CallerVoice speaks a synthetic caller's plans: the frozen bank's audio for the plan, or a
@@ -619,7 +619,7 @@ func (s *Session) onAgent(ev agent.Event) {
 			s.emit(trace.Event{Type: trace.AgentUsage, Actor: trace.ActorAgent, Meta: map[string]string{
 				"input_tokens": strconv.Itoa(u.InputTokens), "output_tokens": strconv.Itoa(u.OutputTokens),
 				"input_audio_tokens": strconv.Itoa(u.InputAudioTokens), "output_audio_tokens": strconv.Itoa(u.OutputAudioTokens),
-				"input_audio_seconds": strconv.FormatFloat(u.InputAudioSeconds, 'f', 3, 64),
+				"input_audio_seconds":  strconv.FormatFloat(u.InputAudioSeconds, 'f', 3, 64),
 				"output_audio_seconds": strconv.FormatFloat(u.OutputAudioSeconds, 'f', 3, 64)}})
 		}
 	case agent.EventError:
