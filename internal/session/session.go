@@ -288,6 +288,10 @@ func (s *Session) Card() flow.RoleCard {
 // CueShown records the browser's acknowledgement that it rendered a cue.
 func (s *Session) CueShown(cueID string) { s.do(func() { s.markCueShown(cueID) }) }
 
+// Stop ends the call for a reason of the platform's (the console shutting down), with an
+// exclusion when the call cannot count.
+func (s *Session) Stop(reason, exclusion string) { s.do(func() { s.finish(reason, exclusion) }) }
+
 // HangUp ends the call from the caller's side.
 func (s *Session) HangUp() { s.do(func() { s.finish(EndCallerHungUp, "") }) }
 

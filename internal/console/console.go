@@ -1,0 +1,340 @@
+// Package console runs audit sessions for the web app and the command line: it turns a
+// participant's assignment into a live session against the assigned system, keeps the sessions
+// that are running, and stores what each one leaves behind (trace, recording, grade, exclusion).
+// It knows nothing of HTTP.
+package console
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/grade"
+	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/session"
+	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/task"
+	"github.com/voicebench/humanaudit/internal/trace"
+)
+
+// ErrUnknownSystem is returned when an assignment names a system the systems file lacks.
+var ErrUnknownSystem = errors.New("unknown system")
+
+// ErrAgentUnavailable is returned when the assigned agent cannot be reached to start a session.
+var ErrAgentUnavailable = errors.New("the agent is not available")
+
+// Config configures a Service.
+type Config struct {
+	Store   *store.DB
+	Tasks   []*task.Task
+	Systems *systems.File
+	Keys    systems.Keys
+	// ReferenceURL is the ws:// URL of the in-process reference agent, used for reference-family
+	// systems that name no endpoint.
+	ReferenceURL string
+	DataDir      string // recordings go to DataDir/recordings
+	Grade        grade.Options
+	TimeLimit    time.Duration
+	Endpointer   media.EndpointerConfig
+	Logger       *slog.Logger
+}
+
+// Service starts sessions and tracks the live ones.
+type Service struct {
+	cfg   Config
+	log   *slog.Logger
+	tasks map[string]*task.Task
+
+	mu   sync.Mutex
+	live map[string]*Live
+	wg   sync.WaitGroup
+}
+
+// New registers the tasks and systems in the store and returns the service.
+func New(ctx context.Context, cfg Config) (*Service, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{cfg: cfg, log: log, tasks: map[string]*task.Task{}, live: map[string]*Live{}}
+	for _, t := range cfg.Tasks {
+		spec, err := os.ReadFile(t.Path)
+		if err != nil {
+			return nil, fmt.Errorf("console: read task %s: %w", t.ID, err)
+		}
+		if _, err := cfg.Store.PutTask(ctx, t.ID, t.Version, spec); err != nil {
+			return nil, fmt.Errorf("console: store task %s: %w (bump the task's version when its content changes)", t.ID, err)
+		}
+		s.tasks[t.ID] = t
+	}
+	if cfg.Systems != nil {
+		for _, sys := range cfg.Systems.Systems {
+			conf, _ := json.Marshal(map[string]any{"model": sys.Model, "voice": sys.Voice, "endpoint": sys.Endpoint, "server_vad": sys.ServerVAD})
+			if _, err := cfg.Store.UpsertSystem(ctx, store.System{Label: sys.Label, Family: string(sys.Family), Config: conf}); err != nil {
+				return nil, fmt.Errorf("console: store system %s: %w", sys.Label, err)
+			}
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "recordings"), 0o755); err != nil {
+		return nil, fmt.Errorf("console: %w", err)
+	}
+	return s, nil
+}
+
+// Task returns a loaded task.
+func (s *Service) Task(id string) (*task.Task, bool) {
+	t, ok := s.tasks[id]
+	return t, ok
+}
+
+// Store returns the store.
+func (s *Service) Store() *store.DB { return s.cfg.Store }
+
+// Live is one running session with the participant-facing plumbing around it.
+type Live struct {
+	ID            string
+	ParticipantID int64
+	Assignment    store.Assignment
+	Task          *task.Task
+	Alias         string // the blind name the participant sees
+	Session       *session.Session
+	Started       time.Time
+
+	mu      sync.Mutex
+	send    func(any) error // the participant's DataChannel, when a peer is attached
+	ended   chan struct{}
+	outcome Outcome
+}
+
+// Outcome is what a finished session left in the store.
+type Outcome struct {
+	Reason    string
+	Exclusion string
+	WS        int
+}
+
+// Message is a DataChannel message to the participant.
+type Message struct {
+	Type    string         `json:"type"`
+	Card    any            `json:"card,omitempty"`
+	NewCues []string       `json:"new_cues,omitempty"`
+	Ended   bool           `json:"ended,omitempty"`
+	Extra   map[string]any `json:"extra,omitempty"`
+}
+
+// SetSender routes role-card updates to the participant's current peer (nil detaches).
+func (l *Live) SetSender(send func(any) error) {
+	l.mu.Lock()
+	l.send = send
+	l.mu.Unlock()
+	if send != nil {
+		send(Message{Type: "card", Card: l.Session.Card()})
+	}
+}
+
+func (l *Live) deliver(u session.Update) {
+	l.mu.Lock()
+	send := l.send
+	l.mu.Unlock()
+	if send == nil {
+		return
+	}
+	if err := send(Message{Type: "card", Card: u.Card, NewCues: u.NewCues, Ended: u.Ended}); err != nil {
+		slog.Debug("card update not delivered", slog.Any("err", err))
+	}
+}
+
+// Ended is closed once the session is stored.
+func (l *Live) Ended() <-chan struct{} { return l.ended }
+
+// Outcome returns how the session ended; valid after Ended.
+func (l *Live) Outcome() Outcome {
+	<-l.ended
+	return l.outcome
+}
+
+// dial builds the adapter for a system label.
+func (s *Service) dial(label string) (systems.System, error) {
+	if s.cfg.Systems == nil {
+		return systems.System{}, fmt.Errorf("%w %q: no systems file loaded", ErrUnknownSystem, label)
+	}
+	sys, err := s.cfg.Systems.Lookup(label)
+	if err != nil {
+		return systems.System{}, fmt.Errorf("%w: %v", ErrUnknownSystem, err)
+	}
+	return sys, nil
+}
+
+func (s *Service) endpoint(sys systems.System) string {
+	if sys.Family == systems.FamilyReference && sys.Endpoint == "" {
+		return s.cfg.ReferenceURL
+	}
+	return ""
+}
+
+// StartHuman starts the live session of a participant's claimed assignment. When the agent cannot
+// be reached the session is stored as a platform_lost exclusion and its cell returns to the pool.
+func (s *Service) StartHuman(ctx context.Context, p store.Participant, a store.Assignment, meta map[string]string) (*Live, error) {
+	t, ok := s.tasks[a.Task]
+	if !ok {
+		return nil, fmt.Errorf("console: assignment %d names unknown task %q", a.ID, a.Task)
+	}
+	sys, err := s.dial(a.System)
+	if err != nil {
+		return nil, err
+	}
+	alias := ""
+	if st, err := s.cfg.Store.System(ctx, a.System); err == nil {
+		alias = st.Alias
+	}
+	rec, err := s.cfg.Store.CreateSession(ctx, store.NewSession{AssignmentID: a.ID, ParticipantID: p.ID, TaskID: t.ID,
+		TaskVersion: t.Version, System: a.System, Mode: store.ModeHuman, Seed: a.ID})
+	if err != nil {
+		return nil, fmt.Errorf("console: create session: %w", err)
+	}
+	live := &Live{ID: rec.ID, ParticipantID: p.ID, Assignment: a, Task: t, Alias: alias, Started: time.Now(), ended: make(chan struct{})}
+	adapter, err := systems.New(sys, systems.DialOptions{Keys: s.cfg.Keys, Endpoint: s.endpoint(sys)})
+	if err == nil {
+		cfg := session.Config{ID: rec.ID, Task: t, Mode: session.Human, Seed: a.ID, System: a.System, Adapter: adapter,
+			Voice: sys.Voice, ServerTurnDetection: sys.ServerVAD,
+			RecordingPath: filepath.Join(s.cfg.DataDir, "recordings", rec.ID+".wav"),
+			Sinks:         []trace.Sink{s.cfg.Store.EventSink(rec.ID)}, TimeLimit: s.cfg.TimeLimit, Endpointer: s.cfg.Endpointer,
+			Grade: s.cfg.Grade, Logger: s.log, OnUpdate: live.deliver, Meta: meta}
+		live.Session, err = session.Start(context.WithoutCancel(ctx), cfg)
+	}
+	if err != nil {
+		s.log.Warn("agent unavailable", slog.String("session", rec.ID), slog.String("system", a.System), slog.Any("err", err))
+		s.cfg.Store.EndSession(ctx, rec.ID, session.EndPlatformLost)
+		s.cfg.Store.ExcludeSession(ctx, store.Exclusion{SessionID: rec.ID, Reason: store.ExclusionReason(session.ExclusionPlatformLost),
+			Note: "agent could not be reached: " + err.Error(), By: "system"})
+		return nil, fmt.Errorf("%w (session %s)", ErrAgentUnavailable, rec.ID)
+	}
+	if err := s.cfg.Store.StartSession(ctx, rec.ID); err != nil {
+		s.log.Warn("mark session started", slog.Any("err", err))
+	}
+	s.mu.Lock()
+	s.live[rec.ID] = live
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.persist(live)
+	}()
+	return live, nil
+}
+
+// persist waits for a session to end and stores its recording, grade and exclusion.
+func (s *Service) persist(l *Live) {
+	res := l.Session.Result()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st := s.cfg.Store
+	l.outcome = Outcome{Reason: res.Reason, Exclusion: res.Exclusion}
+	if err := SaveResult(ctx, st, l.ID, res); err != nil {
+		s.log.Error("store session result", slog.String("session", l.ID), slog.Any("err", err))
+	}
+	if res.Grade != nil {
+		l.outcome.WS = res.Grade.WS
+	}
+	s.mu.Lock()
+	delete(s.live, l.ID)
+	s.mu.Unlock()
+	close(l.ended)
+}
+
+// SaveResult stores what a finished session left: its recording, its grade (or a grader_error
+// exclusion), its exclusion, and its end. Shared by human and synthetic runs.
+func SaveResult(ctx context.Context, st *store.DB, sessionID string, res session.Result) error {
+	var errs []error
+	if res.Recording != "" {
+		if rec, err := describeRecording(sessionID, res.Recording); err == nil {
+			errs = append(errs, st.SaveRecording(ctx, rec))
+		} else {
+			errs = append(errs, err)
+		}
+	}
+	if res.Grade != nil {
+		doc, err := grade.Encode(*res.Grade)
+		if err == nil {
+			afa := res.Grade.AFA.Value
+			errs = append(errs, st.SaveScore(ctx, store.Score{SessionID: sessionID, GraderVersion: res.Grade.Grader, Grade: doc,
+				WS: res.Grade.WS == 1, TS: res.Grade.TS == 1, PV: res.Grade.PV == 1, AC: res.Grade.AC == 1, AV: res.Grade.AV == 1,
+				AFA: &afa, TTRMS: res.Grade.TTRMS}))
+		}
+		errs = append(errs, err)
+	}
+	errs = append(errs, st.EndSession(ctx, sessionID, res.Reason))
+	exclusion, note := res.Exclusion, ""
+	if exclusion == "" && res.GradeErr != nil {
+		exclusion, note = session.ExclusionGraderError, res.GradeErr.Error()
+	}
+	if exclusion != "" {
+		_, err := st.ExcludeSession(ctx, store.Exclusion{SessionID: sessionID, Reason: store.ExclusionReason(exclusion),
+			Note: note, By: "system"})
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func describeRecording(sessionID, path string) (store.Recording, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return store.Recording{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return store.Recording{}, err
+	}
+	dur := int64(0)
+	if n > 44 {
+		dur = (n - 44) / 4 * 1000 / media.RecordRate
+	}
+	return store.Recording{SessionID: sessionID, Kind: store.RecordingStereo, Path: path, SampleRate: media.RecordRate,
+		Channels: 2, DurationMS: dur, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// Live returns a running session.
+func (s *Service) Live(id string) (*Live, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.live[id]
+	return l, ok
+}
+
+// LiveSessions lists running sessions, oldest first.
+func (s *Service) LiveSessions() []*Live {
+	s.mu.Lock()
+	out := make([]*Live, 0, len(s.live))
+	for _, l := range s.live {
+		out = append(out, l)
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
+	return out
+}
+
+// EndConsoleShutdown is the end reason of sessions cut short by the console stopping.
+const EndConsoleShutdown = "console_shutdown"
+
+// Close ends every live session (excluded: a call cut short by the platform cannot count) and
+// waits until each is stored.
+func (s *Service) Close() error {
+	for _, l := range s.LiveSessions() {
+		l.Session.Stop(EndConsoleShutdown, session.ExclusionPlatformLost)
+	}
+	s.wg.Wait()
+	return nil
+}

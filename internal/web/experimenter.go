@@ -1,0 +1,356 @@
+package web
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/voicebench/humanaudit/internal/session"
+	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/task"
+	"github.com/voicebench/humanaudit/internal/trace"
+)
+
+// experimenterCookie holds an experimenter's session token.
+const experimenterCookie = "audit_x"
+
+func (s *Server) experimenterRoutes() {
+	s.app.Get("/x/login", s.loginPage)
+	s.app.Post("/x/login", s.login)
+	s.app.Get("/x/logout", s.logout)
+	x := s.app.Group("/x", s.experimenterAuth)
+	x.Get("/", func(c *fiber.Ctx) error { return s.sendPage(c, "experimenter.html") })
+	x.Get("/session/:sid", func(c *fiber.Ctx) error { return s.sendPage(c, "review.html") })
+	api := s.app.Group("/api/x", s.experimenterAuth)
+	api.Get("/overview", s.overview)
+	api.Get("/sessions", s.sessions)
+	api.Get("/sessions/:sid", s.sessionDetail)
+	api.Get("/sessions/:sid/trace.jsonl", s.sessionTrace)
+	api.Get("/sessions/:sid/recording.wav", s.sessionRecording)
+	api.Get("/sessions/:sid/peaks", s.sessionPeaks)
+	api.Post("/sessions/:sid/exclude", s.excludeSession)
+	api.Get("/live", s.liveStream)
+}
+
+// experimenterAuth admits a valid experimenter token from the cookie or an Authorization header;
+// pages redirect to the login form, the API answers 401.
+func (s *Server) experimenterAuth(c *fiber.Ctx) error {
+	tok := c.Cookies(experimenterCookie)
+	if h := c.Get(fiber.HeaderAuthorization); len(h) > 7 && h[:7] == "Bearer " {
+		tok = h[7:]
+	}
+	if tok == "" {
+		return s.unauthenticated(c)
+	}
+	x, err := s.cfg.Store.ExperimenterByToken(c.UserContext(), tok)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrExpired) || errors.Is(err, store.ErrUnauthorized) {
+			return s.unauthenticated(c)
+		}
+		return err
+	}
+	c.Locals("experimenter", x)
+	return c.Next()
+}
+
+func (s *Server) unauthenticated(c *fiber.Ctx) error {
+	if len(c.Path()) >= 5 && c.Path()[:5] == "/api/" {
+		return store.ErrUnauthorized
+	}
+	return c.Redirect("/x/login", fiber.StatusSeeOther)
+}
+
+func (s *Server) loginPage(c *fiber.Ctx) error {
+	if tok := c.Query("token"); tok != "" {
+		if _, err := s.cfg.Store.ExperimenterByToken(c.UserContext(), tok); err != nil {
+			return s.page(c, fiber.StatusUnauthorized, "Sign-in link not valid", "<p>This sign-in link is not valid or has expired. Sign in with your name and password instead.</p>"+loginForm)
+		}
+		s.setCookie(c, tok)
+		return c.Redirect("/x/", fiber.StatusSeeOther)
+	}
+	return s.page(c, fiber.StatusOK, "Experimenter sign-in", loginForm)
+}
+
+const loginForm = `<form method="post" action="/x/login"><p><label>Name<br><input name="name" autocomplete="username" required></label></p>` +
+	`<p><label>Password<br><input name="password" type="password" autocomplete="current-password" required></label></p><button>Sign in</button></form>`
+
+func (s *Server) login(c *fiber.Ctx) error {
+	x, err := s.cfg.Store.CheckExperimenterPassword(c.UserContext(), c.FormValue("name"), c.FormValue("password"))
+	if err != nil {
+		return s.page(c, fiber.StatusUnauthorized, "Experimenter sign-in", `<p class="error">Name or password is wrong.</p>`+loginForm)
+	}
+	tok, err := s.cfg.Store.IssueExperimenterToken(c.UserContext(), x.ID, "web login", 12*time.Hour)
+	if err != nil {
+		return err
+	}
+	s.setCookie(c, tok)
+	return c.Redirect("/x/", fiber.StatusSeeOther)
+}
+
+func (s *Server) logout(c *fiber.Ctx) error {
+	c.ClearCookie(experimenterCookie)
+	return c.Redirect("/x/login", fiber.StatusSeeOther)
+}
+
+func (s *Server) setCookie(c *fiber.Ctx, tok string) {
+	c.Cookie(&fiber.Cookie{Name: experimenterCookie, Value: tok, Path: "/", HTTPOnly: true, SameSite: "Strict",
+		Expires: s.cfg.Now().Add(12 * time.Hour)})
+}
+
+// liveView is one running session on the dashboard.
+type liveView struct {
+	Session     string  `json:"session"`
+	Task        string  `json:"task"`
+	System      string  `json:"system"`
+	Alias       string  `json:"alias"`
+	Participant int64   `json:"participant"`
+	ElapsedMS   int64   `json:"elapsed_ms"`
+	CallerDBFS  float64 `json:"caller_dbfs"`
+	AgentDBFS   float64 `json:"agent_dbfs"`
+	Lost        int64   `json:"packets_lost"`
+	Received    int64   `json:"packets_received"`
+	JitterMS    float64 `json:"jitter_ms"`
+	RTTMS       float64 `json:"rtt_ms"`
+	LateTicks   int64   `json:"late_ticks"`
+	Cues        int     `json:"cues"`
+}
+
+func (s *Server) liveViews() []liveView {
+	var out []liveView
+	for _, l := range s.cfg.Console.LiveSessions() {
+		st := l.Session.Stats()
+		out = append(out, liveView{Session: l.ID, Task: l.Task.ID, System: l.Assignment.System, Alias: l.Alias, Participant: l.ParticipantID,
+			ElapsedMS: st.MediaTime.Milliseconds(), CallerDBFS: st.CallerLevel, AgentDBFS: st.AgentLevel, Lost: st.CallerPacketsLost,
+			Received: st.CallerPacketsReceived, JitterMS: float64(st.CallerJitter.Microseconds()) / 1000,
+			RTTMS: float64(st.Link.RTT.Microseconds()) / 1000, LateTicks: st.LateTicks, Cues: len(l.Session.Card().Cues)})
+	}
+	return out
+}
+
+func (s *Server) overview(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	studies, err := s.cfg.Store.Studies(ctx)
+	if err != nil {
+		return err
+	}
+	type studyView struct {
+		ID       string              `json:"id"`
+		Name     string              `json:"name"`
+		Progress store.StudyProgress `json:"progress"`
+	}
+	var sv []studyView
+	for _, st := range studies {
+		p, err := s.cfg.Store.Progress(ctx, st.ID)
+		if err != nil {
+			return err
+		}
+		sv = append(sv, studyView{ID: st.ID, Name: st.Name, Progress: p})
+	}
+	return c.JSON(fiber.Map{"studies": sv, "live": s.liveViews()})
+}
+
+func (s *Server) sessions(c *fiber.Ctx) error {
+	list, err := s.cfg.Store.ListSessions(c.UserContext(), store.SessionFilter{StudyID: c.Query("study"), Mode: store.Mode(c.Query("mode"))})
+	if err != nil {
+		return err
+	}
+	return c.JSON(list)
+}
+
+func (s *Server) sessionDetail(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	sid := c.Params("sid")
+	sess, err := s.cfg.Store.Session(ctx, sid)
+	if err != nil {
+		return err
+	}
+	events, err := s.cfg.Store.Events(ctx, sid)
+	if err != nil {
+		return err
+	}
+	// Provider events are many and large; the review page shows them on demand (trace.jsonl).
+	shown := make([]trace.Event, 0, len(events))
+	raw := 0
+	for _, e := range events {
+		if e.Type == trace.AgentRaw {
+			raw++
+			continue
+		}
+		shown = append(shown, e)
+	}
+	scores, err := s.cfg.Store.Scores(ctx, sid)
+	if err != nil {
+		return err
+	}
+	var gradeDoc json.RawMessage
+	if len(scores) > 0 {
+		gradeDoc = scores[len(scores)-1].Grade
+	}
+	var t *task.Task
+	if tk, ok := s.cfg.Console.Task(sess.TaskID); ok {
+		t = tk
+	}
+	out := fiber.Map{"session": sess, "events": shown, "raw_events": raw, "grade": gradeDoc}
+	if t != nil {
+		out["task"] = fiber.Map{"id": t.ID, "title": t.Title, "archetype": t.Archetype, "authorization": t.Authorization,
+			"target_state": t.Grader.TargetState, "fields": t.Agent.Artifact.Fields}
+	}
+	if sys, err := s.cfg.Store.System(ctx, sess.System); err == nil {
+		out["alias"] = sys.Alias
+	}
+	return c.JSON(out)
+}
+
+func (s *Server) sessionTrace(c *fiber.Ctx) error {
+	if _, err := s.cfg.Store.Session(c.UserContext(), c.Params("sid")); err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "application/x-ndjson")
+	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+c.Params("sid")+`.trace.jsonl"`)
+	return s.cfg.Store.WriteTrace(c.UserContext(), c.Params("sid"), c.Response().BodyWriter())
+}
+
+func (s *Server) recordingPath(c *fiber.Ctx) (string, error) {
+	recs, err := s.cfg.Store.Recordings(c.UserContext(), c.Params("sid"))
+	if err != nil {
+		return "", err
+	}
+	for _, r := range recs {
+		if r.Kind == store.RecordingStereo {
+			return r.Path, nil
+		}
+	}
+	return "", store.ErrNotFound
+}
+
+func (s *Server) sessionRecording(c *fiber.Ctx) error {
+	p, err := s.recordingPath(c)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "audio/wav")
+	return c.SendFile(p)
+}
+
+// sessionPeaks returns min/max per bucket for each channel of the stereo recording, so the review
+// page draws the waveform without downloading the audio.
+func (s *Server) sessionPeaks(c *fiber.Ctx) error {
+	p, err := s.recordingPath(c)
+	if err != nil {
+		return err
+	}
+	buckets, _ := strconv.Atoi(c.Query("n", "1600"))
+	if buckets < 10 || buckets > 20000 {
+		return badRequest("n must be between 10 and 20000")
+	}
+	pk, err := wavPeaks(p, buckets)
+	if err != nil {
+		return err
+	}
+	return c.JSON(pk)
+}
+
+// Peaks is a downsampled stereo waveform: per bucket the min and max of each channel, in [-1, 1].
+type Peaks struct {
+	SampleRate int       `json:"sample_rate"`
+	Samples    int64     `json:"samples"`
+	Caller     []float32 `json:"caller"` // min, max pairs
+	Agent      []float32 `json:"agent"`
+}
+
+func wavPeaks(path string, buckets int) (Peaks, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Peaks{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return Peaks{}, err
+	}
+	if st.Size() < 44 {
+		return Peaks{}, fmt.Errorf("recording %s is too short", path)
+	}
+	var hdr [44]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil {
+		return Peaks{}, err
+	}
+	rate := int(binary.LittleEndian.Uint32(hdr[24:28]))
+	frames := (st.Size() - 44) / 4
+	pk := Peaks{SampleRate: rate, Samples: frames, Caller: make([]float32, 2*buckets), Agent: make([]float32, 2*buckets)}
+	per := frames / int64(buckets)
+	if per < 1 {
+		per = 1
+	}
+	r := bufio.NewReaderSize(f, 1<<16)
+	var frame [4]byte
+	for b := 0; b < buckets; b++ {
+		var cmin, cmax, amin, amax int16
+		for i := int64(0); i < per; i++ {
+			if _, err := io.ReadFull(r, frame[:]); err != nil {
+				break
+			}
+			l := int16(binary.LittleEndian.Uint16(frame[0:]))
+			a := int16(binary.LittleEndian.Uint16(frame[2:]))
+			cmin, cmax = min(cmin, l), max(cmax, l)
+			amin, amax = min(amin, a), max(amax, a)
+		}
+		pk.Caller[2*b], pk.Caller[2*b+1] = float32(cmin)/32768, float32(cmax)/32768
+		pk.Agent[2*b], pk.Agent[2*b+1] = float32(amin)/32768, float32(amax)/32768
+	}
+	return pk, nil
+}
+
+// exclusionReasons are the reasons an experimenter may give.
+var exclusionReasons = map[string]bool{session.ExclusionCallerBrokeScript: true, session.ExclusionPlatformLost: true,
+	session.ExclusionGraderError: true, session.ExclusionOther: true}
+
+func (s *Server) excludeSession(c *fiber.Ctx) error {
+	var body struct {
+		Reason string `json:"reason"`
+		Note   string `json:"note"`
+	}
+	if err := json.Unmarshal(c.Body(), &body); err != nil {
+		return badRequest("exclude: %v", err)
+	}
+	if !exclusionReasons[body.Reason] {
+		return badRequest("exclude: reason %q is not one of caller_broke_script, platform_lost, grader_error, other", body.Reason)
+	}
+	x := c.Locals("experimenter").(store.Experimenter)
+	cell, err := s.cfg.Store.ExcludeSession(c.UserContext(), store.Exclusion{SessionID: c.Params("sid"),
+		Reason: store.ExclusionReason(body.Reason), Note: body.Note, By: x.Name})
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"excluded": true, "returned_cell": cell.ID})
+}
+
+// liveStream sends the dashboard's live view every second as server-sent events.
+func (s *Server) liveStream(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderContentType, "text/event-stream")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Set(fiber.HeaderConnection, "keep-alive")
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for i := 0; i < 3600; i++ {
+			b, _ := json.Marshal(s.liveViews())
+			if _, err := fmt.Fprintf(w, "event: live\ndata: %s\n\n", b); err != nil {
+				return
+			}
+			if err := w.Flush(); err != nil {
+				return
+			}
+			<-tick.C
+		}
+	})
+	return nil
+}

@@ -1,0 +1,360 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/voicebench/humanaudit/internal/console"
+	"github.com/voicebench/humanaudit/internal/flow"
+	"github.com/voicebench/humanaudit/internal/rtc"
+	"github.com/voicebench/humanaudit/internal/store"
+)
+
+// StudyConfig is what a study's config document may set for participants.
+type StudyConfig struct {
+	Title          string `json:"title,omitempty"`
+	Consent        string `json:"consent,omitempty"`
+	CompletionCode string `json:"completion_code,omitempty"`
+	CompletionURL  string `json:"completion_url,omitempty"` // e.g. Prolific's return link
+}
+
+// DefaultConsent is shown when a study sets no consent text.
+const DefaultConsent = "You are invited to take part in a research study on voice assistants. You will make a few short phone-style calls to an automated agent and play a caller described on a role card. Your voice and the agent's voice are recorded, together with what happens during each call, and are used only for research; recordings are stored securely and reported only in aggregate. Taking part is voluntary and you may stop at any time by closing this page. By continuing you confirm that you are at least 18 years old and agree to take part."
+
+func studyConfig(st store.Study) StudyConfig {
+	var c StudyConfig
+	json.Unmarshal(st.Config, &c)
+	if c.Consent == "" {
+		c.Consent = DefaultConsent
+	}
+	if c.Title == "" {
+		c.Title = st.Name
+	}
+	return c
+}
+
+// peers tracks the participant's current peer per live session: a reload replaces it.
+type peers struct {
+	mu  sync.Mutex
+	cur map[string]*rtc.Peer
+}
+
+var livePeers = &peers{cur: map[string]*rtc.Peer{}}
+
+func (s *Server) participantRoutes() {
+	s.app.Get("/p/:token", s.participantPage)
+	api := s.app.Group("/api/p/:token", s.participantAuth)
+	api.Get("/state", s.participantState)
+	api.Post("/consent", s.participantConsent)
+	api.Post("/miccheck", s.participantMicCheck)
+	api.Post("/call", s.participantStartCall)
+	api.Get("/call/:sid", s.participantCall)
+	api.Post("/call/:sid/offer", s.participantOffer)
+	api.Post("/call/:sid/hangup", s.participantHangUp)
+}
+
+func (s *Server) participantAuth(c *fiber.Ctx) error {
+	p, err := s.cfg.Store.ParticipantByToken(c.UserContext(), c.Params("token"))
+	if err != nil {
+		return err
+	}
+	c.Locals("participant", p)
+	return c.Next()
+}
+
+func participantOf(c *fiber.Ctx) store.Participant { return c.Locals("participant").(store.Participant) }
+
+// participantPage serves the participant app after checking the token, and keeps the recruiting
+// platform's ids from the link.
+func (s *Server) participantPage(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	p, err := s.cfg.Store.ParticipantByToken(ctx, c.Params("token"))
+	if err != nil {
+		return err
+	}
+	ext := store.ExternalIDs{ProlificPID: c.Query("PROLIFIC_PID"), StudyID: c.Query("STUDY_ID"), SessionID: c.Query("SESSION_ID")}
+	if ext != (store.ExternalIDs{}) && ext != p.External {
+		if ext.ProlificPID == "" {
+			ext.ProlificPID = p.External.ProlificPID
+		}
+		if err := s.cfg.Store.SetExternalIDs(ctx, p.ID, ext); err != nil {
+			s.log.Warn("external ids not stored", slog.Int64("participant", p.ID), slog.Any("err", err))
+		}
+	}
+	return s.sendPage(c, "participant.html")
+}
+
+// participantStep is where the participant is in the flow.
+type participantStep struct {
+	Study      string     `json:"study"`
+	Consent    string     `json:"consent"`
+	Consented  bool       `json:"consented"`
+	MicChecked bool       `json:"mic_checked"`
+	Call       *callBrief `json:"call,omitempty"`
+	Done       bool       `json:"done"`
+	Completion string     `json:"completion_code,omitempty"`
+	ReturnURL  string     `json:"completion_url,omitempty"`
+	Completed  int        `json:"completed"`
+	Total      int        `json:"total"`
+}
+
+// callBrief is the next call as the participant sees it: blind agent name and the role card.
+type callBrief struct {
+	Position int           `json:"position"`
+	Agent    string        `json:"agent"`
+	Card     flow.RoleCard `json:"card"`
+	Live     string        `json:"live_session,omitempty"` // a call already running (reload)
+}
+
+func (s *Server) participantState(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	p := participantOf(c)
+	st, err := s.cfg.Store.Study(ctx, p.StudyID)
+	if err != nil {
+		return err
+	}
+	sc := studyConfig(st)
+	out := participantStep{Study: sc.Title, Consent: sc.Consent, Consented: p.Consent != nil, MicChecked: p.MicCheck != nil}
+	as, err := s.cfg.Store.ParticipantAssignments(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	for _, a := range as {
+		if a.Status == store.StatusDone || a.Status == store.StatusExcluded {
+			out.Completed++
+		}
+	}
+	out.Total = len(as)
+	if !out.Consented || !out.MicChecked {
+		return c.JSON(out)
+	}
+	a, err := s.cfg.Store.ClaimNext(ctx, p.ID)
+	if errors.Is(err, store.ErrNoAssignment) {
+		out.Done = out.Completed > 0
+		if out.Done {
+			out.Completion, out.ReturnURL = sc.CompletionCode, sc.CompletionURL
+		}
+		return c.JSON(out)
+	}
+	if err != nil {
+		return err
+	}
+	if out.Total < a.Position {
+		out.Total = a.Position
+	}
+	brief, err := s.brief(ctx, p, a)
+	if err != nil {
+		return err
+	}
+	out.Call = brief
+	return c.JSON(out)
+}
+
+func (s *Server) brief(ctx context.Context, p store.Participant, a store.Assignment) (*callBrief, error) {
+	t, ok := s.cfg.Console.Task(a.Task)
+	if !ok {
+		return nil, errors.New("assignment names a task that is not loaded: " + a.Task)
+	}
+	alias := "the agent"
+	if sys, err := s.cfg.Store.System(ctx, a.System); err == nil {
+		alias = sys.Alias
+	}
+	b := &callBrief{Position: a.Position, Agent: alias, Card: flow.InitialRoleCard(t)}
+	if a.SessionID != "" {
+		if l, ok := s.cfg.Console.Live(a.SessionID); ok && l.ParticipantID == p.ID {
+			b.Live = l.ID
+			b.Card = l.Session.Card()
+		}
+	}
+	return b, nil
+}
+
+func (s *Server) participantConsent(c *fiber.Ctx) error {
+	var body struct {
+		Agree bool `json:"agree"`
+	}
+	if err := c.BodyParser(&body); err != nil || !body.Agree {
+		return badRequest(`send {"agree": true} to give consent`)
+	}
+	p := participantOf(c)
+	st, err := s.cfg.Store.Study(c.UserContext(), p.StudyID)
+	if err != nil {
+		return err
+	}
+	con, err := s.cfg.Store.RecordConsent(c.UserContext(), p.ID, studyConfig(st).Consent)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"consented_at": con.At})
+}
+
+func (s *Server) participantMicCheck(c *fiber.Ctx) error {
+	var mc store.MicCheck
+	if err := json.Unmarshal(c.Body(), &mc); err != nil {
+		return badRequest("mic check: %v", err)
+	}
+	if mc.Level < 0 || mc.Level > 1 {
+		return badRequest("mic check: level must be between 0 and 1")
+	}
+	mc.At = s.cfg.Now()
+	if err := s.cfg.Store.RecordMicCheck(c.UserContext(), participantOf(c).ID, mc); err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"ok": true})
+}
+
+// participantStartCall starts (or, after a reload, rejoins) the participant's current call.
+func (s *Server) participantStartCall(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	p := participantOf(c)
+	if p.Consent == nil || p.MicCheck == nil {
+		return badRequest("consent and the microphone check come first")
+	}
+	a, err := s.cfg.Store.ClaimNext(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	if a.SessionID != "" {
+		if l, ok := s.cfg.Console.Live(a.SessionID); ok && l.ParticipantID == p.ID {
+			return c.JSON(fiber.Map{"session": l.ID, "agent": l.Alias, "card": l.Session.Card(), "rejoined": true})
+		}
+	}
+	meta := map[string]string{"participant": p.External.ProlificPID, "assignment_position": itoa(a.Position),
+		"user_agent": truncate(c.Get(fiber.HeaderUserAgent), 200)}
+	l, err := s.cfg.Console.StartHuman(ctx, p, a, meta)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"session": l.ID, "agent": l.Alias, "card": l.Session.Card()})
+}
+
+// liveFor returns the participant's own live session, or 404 for anyone else's.
+func (s *Server) liveFor(c *fiber.Ctx) (*console.Live, error) {
+	l, ok := s.cfg.Console.Live(c.Params("sid"))
+	if !ok || l.ParticipantID != participantOf(c).ID {
+		if _, err := s.cfg.Store.ParticipantSession(c.UserContext(), participantOf(c).ID, c.Params("sid")); err == nil {
+			return nil, &apiError{status: fiber.StatusGone, msg: "this call has ended"}
+		}
+		return nil, store.ErrNotFound
+	}
+	return l, nil
+}
+
+func (s *Server) participantCall(c *fiber.Ctx) error {
+	l, err := s.liveFor(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"session": l.ID, "agent": l.Alias, "card": l.Session.Card()})
+}
+
+// participantOffer is the WHIP-style signalling: one SDP offer in, the complete answer out. A
+// reload sends a new offer for the same session: the new peer replaces the old one on the same
+// media clock.
+func (s *Server) participantOffer(c *fiber.Ctx) error {
+	l, err := s.liveFor(c)
+	if err != nil {
+		return err
+	}
+	if s.cfg.RTC == nil {
+		return errors.New("no WebRTC endpoint configured")
+	}
+	offer := string(c.Body())
+	if !strings.Contains(c.Get(fiber.HeaderContentType), "sdp") && strings.HasPrefix(strings.TrimSpace(offer), "{") {
+		var body struct {
+			SDP string `json:"sdp"`
+		}
+		if err := json.Unmarshal(c.Body(), &body); err != nil {
+			return badRequest("offer: send the SDP as application/sdp or {\"sdp\": …}")
+		}
+		offer = body.SDP
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), 15*time.Second)
+	defer cancel()
+	peer, answer, err := s.cfg.RTC.Answer(ctx, offer, rtc.PeerOptions{Name: l.ID, OnMessage: func(m rtc.Message) { s.onParticipantMessage(l, m) }})
+	if err != nil {
+		return err
+	}
+	if err := peer.Attach(l.Session); err != nil {
+		peer.Close()
+		return err
+	}
+	livePeers.mu.Lock()
+	old := livePeers.cur[l.ID]
+	livePeers.cur[l.ID] = peer
+	livePeers.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	l.SetSender(peer.Send)
+	go func() {
+		select {
+		case <-peer.Done():
+		case <-l.Ended():
+			peer.Send(console.Message{Type: "ended", Ended: true})
+			time.Sleep(500 * time.Millisecond)
+			peer.Close()
+		}
+		livePeers.mu.Lock()
+		if livePeers.cur[l.ID] == peer {
+			delete(livePeers.cur, l.ID)
+			l.SetSender(nil)
+		}
+		livePeers.mu.Unlock()
+	}()
+	c.Set(fiber.HeaderContentType, "application/sdp")
+	c.Set("Location", c.Path())
+	return c.Status(fiber.StatusCreated).SendString(answer)
+}
+
+// onParticipantMessage handles the browser's DataChannel messages.
+func (s *Server) onParticipantMessage(l *console.Live, m rtc.Message) {
+	switch m.Type {
+	case "cue.shown":
+		var body struct {
+			CueID string `json:"cue_id"`
+		}
+		if json.Unmarshal(m.Raw, &body) == nil && body.CueID != "" {
+			l.Session.CueShown(body.CueID)
+		}
+	case "hangup":
+		l.Session.HangUp()
+	}
+}
+
+func (s *Server) participantHangUp(c *fiber.Ctx) error {
+	l, err := s.liveFor(c)
+	if err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) && ae.status == fiber.StatusGone {
+			return c.JSON(fiber.Map{"ended": true})
+		}
+		return err
+	}
+	l.Session.HangUp()
+	select {
+	case <-l.Ended():
+	case <-time.After(20 * time.Second):
+	}
+	return c.JSON(fiber.Map{"ended": true})
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+

@@ -1,0 +1,250 @@
+// Package web is the console's HTTP app on Fiber: the participant's pages and call signalling, the
+// experimenter's dashboard and session review, and the annotator's rating app, all behind
+// per-person tokens. It is the only package that imports Fiber.
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"io/fs"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/voicebench/humanaudit/internal/console"
+	"github.com/voicebench/humanaudit/internal/rtc"
+	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/ui"
+)
+
+// Config configures the app.
+type Config struct {
+	Store   *store.DB
+	Console *console.Service
+	RTC     *rtc.Endpoint
+	DataDir string
+	// BaseURL is how people reach the console ("http://127.0.0.1:8080"), for printed links.
+	BaseURL string
+	Logger  *slog.Logger
+	Now     func() time.Time
+}
+
+// Server is the console's HTTP server. Listen, Serve and Close are separate so tests can bind :0.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+	app *fiber.App
+	ln  net.Listener
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// routeHooks lets other files of this package add their routes (the annotator app) without
+// touching this one.
+var routeHooks []func(*Server)
+
+func registerRoutes(hook func(*Server)) { routeHooks = append(routeHooks, hook) }
+
+// New builds the app and its routes.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("web: a store is required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, log: log}
+	s.app = fiber.New(fiber.Config{
+		AppName:               "humanaudit",
+		DisableStartupMessage: true,
+		ErrorHandler:          s.errorHandler,
+		BodyLimit:             1 << 20,
+		ReadTimeout:           30 * time.Second,
+		IdleTimeout:           2 * time.Minute,
+	})
+	s.app.Use(s.securityHeaders)
+	s.app.Get("/", s.home)
+	s.app.Get("/ui/:file", s.static)
+	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
+	s.participantRoutes()
+	s.experimenterRoutes()
+	for _, hook := range routeHooks {
+		hook(s)
+	}
+	s.app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
+	return s, nil
+}
+
+// App exposes the Fiber app to route hooks in this package.
+func (s *Server) App() *fiber.App { return s.app }
+
+// Listen binds addr ("127.0.0.1:0" in tests).
+func (s *Server) Listen(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("web: listen %s: %w", addr, err)
+	}
+	s.ln = ln
+	return nil
+}
+
+// Addr returns the bound address.
+func (s *Server) Addr() string {
+	if s.ln == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
+
+// URL returns the base URL people use (BaseURL, or http:// plus the bound address).
+func (s *Server) URL() string {
+	if s.cfg.BaseURL != "" {
+		return strings.TrimSuffix(s.cfg.BaseURL, "/")
+	}
+	return "http://" + s.Addr()
+}
+
+// Serve serves until Close.
+func (s *Server) Serve() error {
+	if s.ln == nil {
+		return errors.New("web: Serve before Listen")
+	}
+	err := s.app.Listener(s.ln)
+	if err != nil && !errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	return nil
+}
+
+// Close stops accepting requests and waits (up to 10 s) for those in flight.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.closeErr = s.app.ShutdownWithContext(ctx)
+	})
+	return s.closeErr
+}
+
+func (s *Server) securityHeaders(c *fiber.Ctx) error {
+	c.Set("X-Content-Type-Options", "nosniff")
+	c.Set("Referrer-Policy", "no-referrer")
+	c.Set("X-Frame-Options", "DENY")
+	c.Set("Content-Security-Policy", "default-src 'self'; media-src 'self' blob:; img-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self'")
+	if strings.HasPrefix(c.Path(), "/api/") {
+		c.Set("Cache-Control", "no-store")
+	}
+	return c.Next()
+}
+
+// home is a landing page that says where to go; it lists nothing.
+func (s *Server) home(c *fiber.Ctx) error {
+	return s.page(c, http.StatusOK, "Human-audit console", "<p>Open the link you were given: participants <code>/p/…</code>, annotators <code>/a/…</code>, experimenters <a href=\"/x/\">/x/</a>.</p>")
+}
+
+// static serves the embedded browser app's scripts and stylesheets.
+func (s *Server) static(c *fiber.Ctx) error {
+	name := path.Base(c.Params("file"))
+	b, err := fs.ReadFile(ui.Files, name)
+	if err != nil || strings.HasSuffix(name, ".html") {
+		return fiber.ErrNotFound
+	}
+	c.Set(fiber.HeaderContentType, mime.TypeByExtension(path.Ext(name)))
+	c.Set("Cache-Control", "no-cache")
+	return c.Send(b)
+}
+
+// sendPage serves one of the embedded HTML pages.
+func (s *Server) sendPage(c *fiber.Ctx, name string) error {
+	b, err := fs.ReadFile(ui.Files, name)
+	if err != nil {
+		return fmt.Errorf("page %s: %w", name, err)
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	c.Set("Cache-Control", "no-store")
+	return c.Send(b)
+}
+
+// page renders a small self-contained HTML page (errors, notices).
+func (s *Server) page(c *fiber.Ctx, status int, title, body string) error {
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	return c.Status(status).SendString(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
+		`<title>` + html.EscapeString(title) + `</title><link rel="stylesheet" href="/ui/common.css"></head><body><main><div class="card"><h1>` +
+		html.EscapeString(title) + `</h1>` + body + `</div></main></body></html>`)
+}
+
+// apiError is a client-facing error: a status and a message that is safe to show.
+type apiError struct {
+	status int
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func badRequest(format string, args ...any) error {
+	return &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
+}
+
+// statusOf maps domain errors to HTTP status in one place, with a message safe for the client.
+func statusOf(err error) (int, string) {
+	var ae *apiError
+	var fe *fiber.Error
+	switch {
+	case errors.As(err, &ae):
+		return ae.status, ae.msg
+	case errors.As(err, &fe):
+		return fe.Code, fe.Message
+	case errors.Is(err, store.ErrNotFound):
+		return http.StatusNotFound, "not found"
+	case errors.Is(err, store.ErrExpired):
+		return http.StatusGone, "this link has expired"
+	case errors.Is(err, store.ErrUnauthorized):
+		return http.StatusUnauthorized, "not signed in"
+	case errors.Is(err, store.ErrConflict):
+		return http.StatusConflict, "conflict with the current state"
+	case errors.Is(err, store.ErrNoAssignment):
+		return http.StatusConflict, "there is no further call for you in this study"
+	case errors.Is(err, store.ErrInvalid):
+		return http.StatusBadRequest, "invalid request"
+	case errors.Is(err, rtc.ErrBadOffer):
+		return http.StatusBadRequest, err.Error()
+	case errors.Is(err, console.ErrAgentUnavailable):
+		return http.StatusServiceUnavailable, "the agent is not available right now; please try again in a minute"
+	}
+	return http.StatusInternalServerError, "internal error"
+}
+
+func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
+	status, msg := statusOf(err)
+	if status >= 500 {
+		s.log.Error("request failed", slog.String("path", c.Path()), slog.Any("err", err))
+	}
+	if strings.HasPrefix(c.Path(), "/api/") {
+		return c.Status(status).JSON(fiber.Map{"error": msg})
+	}
+	title := "Something went wrong"
+	switch status {
+	case http.StatusNotFound:
+		title = "This link is not valid"
+		msg = "Check that you opened the whole link you were given."
+	case http.StatusGone:
+		title = "This link has expired"
+	case http.StatusUnauthorized, http.StatusForbidden:
+		title = "Not allowed"
+	}
+	return s.page(c, status, title, "<p>"+html.EscapeString(msg)+"</p>")
+}

@@ -1,0 +1,87 @@
+// Experimenter dashboard: studies and their progress, live sessions (server-sent events every
+// second: levels and link quality), and the session list with links to the review page.
+"use strict";
+const $ = (id) => document.getElementById(id);
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) { if (k === "class") e.className = v; else e.setAttribute(k, v); }
+  for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return e;
+}
+
+async function getJSON(url) {
+  const res = await fetch(url);
+  if (res.status === 401) { location.href = "/x/login"; throw new Error("signed out"); }
+  const body = await res.json();
+  if (!res.ok) throw new Error(body.error || res.statusText);
+  return body;
+}
+
+function fail(e) { $("error").hidden = false; $("error").textContent = String(e.message || e); }
+
+function mmss(ms) { const s = Math.floor(ms / 1000); return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`; }
+
+function levelBar(dbfs) {
+  const pct = Math.max(0, Math.min(100, (dbfs + 60) / 60 * 100));
+  return el("span", { class: "level", title: `${dbfs.toFixed(1)} dBFS` }, el("div", { style: `width:${pct}%` }));
+}
+
+function renderLive(list) {
+  $("live-count").textContent = list.length;
+  const tb = $("live").querySelector("tbody");
+  tb.replaceChildren(...list.map((l) => el("tr", {},
+    el("td", {}, el("a", { href: `/x/session/${l.session}` }, l.session)), el("td", {}, l.task), el("td", {}, `${l.system} (${l.alias})`),
+    el("td", {}, mmss(l.elapsed_ms)), el("td", {}, levelBar(l.caller_dbfs)), el("td", {}, levelBar(l.agent_dbfs)),
+    el("td", {}, `${l.packets_lost}/${l.packets_received}`), el("td", {}, `${l.jitter_ms.toFixed(1)} ms`),
+    el("td", {}, `${l.rtt_ms.toFixed(1)} ms`), el("td", {}, l.late_ticks), el("td", {}, l.cues))));
+}
+
+function renderStudies(studies) {
+  const tb = $("studies").querySelector("tbody");
+  const sel = $("filter-study");
+  tb.replaceChildren(...(studies || []).map((s) => {
+    const p = s.progress.Study || {};
+    const total = (p.Done || 0) + (p.Running || 0) + (p.Excluded || 0) + (p.Pending || 0);
+    const w = (n) => `width:${total ? (100 * n / total) : 0}%`;
+    return el("tr", {}, el("td", {}, `${s.name} (${s.id})`), el("td", {}, p.Done || 0), el("td", {}, p.Running || 0),
+      el("td", {}, p.Excluded || 0), el("td", {}, p.Pending || 0),
+      el("td", {}, el("div", { class: "bar-progress" }, el("div", { class: "done", style: w(p.Done || 0) }),
+        el("div", { class: "running", style: w(p.Running || 0) }), el("div", { class: "excluded", style: w(p.Excluded || 0) }))));
+  }));
+  const cur = sel.value;
+  sel.replaceChildren(el("option", { value: "" }, "all"), ...(studies || []).map((s) => el("option", { value: s.id }, s.id)));
+  sel.value = cur;
+}
+
+async function loadSessions() {
+  const q = new URLSearchParams({ study: $("filter-study").value, mode: $("filter-mode").value });
+  const list = await getJSON(`/api/x/sessions?${q}`);
+  const tb = $("sessions").querySelector("tbody");
+  tb.replaceChildren(...(list || []).slice().reverse().map((s) => el("tr", {},
+    el("td", {}, el("a", { href: `/x/session/${s.ID}` }, s.ID)), el("td", {}, s.Mode), el("td", {}, s.TaskID),
+    el("td", {}, `${s.System}${s.Alias ? " (" + s.Alias + ")" : ""}`), el("td", {}, s.Status), el("td", {}, s.EndReason || ""),
+    el("td", {}, s.Score ? (s.Score.WS ? "1" : "0") : "–"), el("td", {}, s.Score && s.Score.AFA != null ? s.Score.AFA.toFixed(2) : "–"),
+    el("td", {}, s.Exclusion ? s.Exclusion.Reason : ""))));
+}
+
+async function load() {
+  try {
+    const ov = await getJSON("/api/x/overview");
+    renderStudies(ov.studies);
+    renderLive(ov.live || []);
+    await loadSessions();
+  } catch (e) { fail(e); }
+}
+
+$("filter-study").onchange = () => loadSessions().catch(fail);
+$("filter-mode").onchange = () => loadSessions().catch(fail);
+load();
+const es = new EventSource("/api/x/live");
+let lastCount = -1;
+es.addEventListener("live", (m) => {
+  const list = JSON.parse(m.data) || [];
+  renderLive(list);
+  if (list.length !== lastCount) { lastCount = list.length; loadSessions().catch(fail); }
+});
+setInterval(() => load(), 15000);
