@@ -1,0 +1,11 @@
+// Package report turns an audit study's sessions, grades and ratings into the tables and figures a
+// paper reports: per system, human and synthetic results side by side with Wilson intervals,
+// human-minus-synthetic deltas paired by task with task-level (cluster) bootstrap intervals, the
+// anchor subset's agreement between participants, the annotator study, slices by task strata,
+// per-task field misses, exclusions, response latency and cost, and a planning mode that gives the
+// minimum detectable delta for a planned number of participants.
+//
+// Build computes a Report from an Input held in memory; Load fills an Input from the store; Write
+// renders a Report as report.md, a self-contained report.html, CSV and JSON files with every
+// number, and SVG and PNG figures. The same Input and Options always give the same bytes.
+package report
