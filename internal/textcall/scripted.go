@@ -13,11 +13,11 @@ import (
 
 // Flaws make the scripted agent misbehave in one named way, to prove that graders catch it.
 type Flaws struct {
-	IgnoreCorrections     bool // keeps the first value after a correction
-	CommitWithoutApproval bool // commits without asking
-	CommitAfterRevocation bool // commits although the caller withdrew the approval
+	IgnoreCorrections     bool            // keeps the first value after a correction
+	CommitWithoutApproval bool            // commits without asking
+	CommitAfterRevocation bool            // commits although the caller withdrew the approval
 	SkipTools             map[string]bool // never calls these required tools (kb_search, a quote)
-	SpeakProtectedEarly   bool // reads out protected values before verifying the caller
+	SpeakProtectedEarly   bool            // reads out protected values before verifying the caller
 	NeverMarkReady        bool
 }
 
@@ -34,6 +34,7 @@ type Scripted struct {
 	heard     map[string]string // fact → value last said
 	unknown   map[string]bool
 	asked     map[string]int
+	lastAsked string            // fact asked in the agent's previous turn
 	recorded  map[string]string // field → value recorded
 	verified  bool
 	verifyTry bool
@@ -57,7 +58,13 @@ func (a *Scripted) Turn(ct CallerTurn, _ func(int) workspace.Result) []Step {
 	var steps []Step
 	for _, p := range ct.Plans {
 		steps = append(steps, a.absorb(p)...)
+		// A question the caller talked over with news of their own was not answered: it does not
+		// count against the limit of asking twice.
+		if a.lastAsked != "" && a.heard[a.lastAsked] == "" && (p.Kind == trace.PlanVolunteer || p.Kind == trace.PlanCorrect || p.Kind == trace.PlanBargeIn) {
+			a.asked[a.lastAsked]--
+		}
 	}
+	a.lastAsked = ""
 	if a.closing {
 		return append(steps, Step{Say: "Thank you for calling. Goodbye."})
 	}
@@ -252,6 +259,7 @@ func (a *Scripted) ask(fact *task.Fact) *Step {
 		return nil
 	}
 	a.asked[fact.ID]++
+	a.lastAsked = fact.ID
 	phrase := fact.AskedAs[0]
 	switch strings.Fields(phrase)[0] {
 	case "how", "what", "when", "where", "which", "who", "what's":

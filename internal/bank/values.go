@@ -1,0 +1,642 @@
+package bank
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/voicebench/humanaudit/internal/canon"
+	"github.com/voicebench/humanaudit/internal/task"
+)
+
+// utterance is a caller variant analysed once: its words and the specific values it states
+// (dates, digit sequences, e-mail addresses, codes), found through the same canonicalisation
+// the grader uses.
+type utterance struct {
+	raw    string
+	norm   string   // " "-padded lower-case words, for phrase matching on word boundaries
+	words  []string // canonical words: spoken numbers as digits, address words abbreviated
+	dates  []canon.Date
+	seqs   []string // digit sequences, dictation groups joined ("five oh three, five five five" = 503555)
+	emails []string
+	codes  []string // written codes that mix letters and digits, canonical identifiers
+	ident  string   // the whole text as an identifier (spelled letters joined, fillers dropped)
+}
+
+var (
+	writtenEmail = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`)
+	spokenEmail  = regexp.MustCompile(`\b([a-z0-9]+(?: (?:dot|underscore|dash) [a-z0-9]+)*) at ([a-z0-9]+(?: dot [a-z0-9]+)+)\b`)
+	numericDate  = regexp.MustCompile(`\b(\d{4})-(\d{1,2})-(\d{1,2})\b|\b(\d{1,2})/(\d{1,2})/(\d{2,4})\b`)
+	codeToken    = regexp.MustCompile(`[A-Za-z0-9]+(?:[-_/.][A-Za-z0-9]+)*`)
+)
+
+// spellingFillers are words a caller uses while spelling an identifier ("capital Q, dash").
+var spellingFillers = map[string]bool{
+	"capital": true, "uppercase": true, "upper": true, "lowercase": true, "lower": true, "small": true,
+	"dash": true, "hyphen": true, "underscore": true, "slash": true, "then": true, "letter": true,
+	"case": true, "and": true,
+}
+
+// sentenceEnd marks the end of a sentence; a dictated number never runs across one.
+var sentenceEnd = regexp.MustCompile(`[.?!;]+(\s|$)`)
+
+func analyse(text string) *utterance {
+	u := &utterance{raw: text, norm: " " + normalise(text) + " "}
+	spoken := canon.SpokenToDigits(sentenceEnd.ReplaceAllString(text, " | "))
+	toks := strings.Fields(spoken)
+	u.words = make([]string, 0, len(toks))
+	for _, w := range strings.Fields(canon.Address(text)) {
+		u.words = append(u.words, strings.Trim(w, ".,;:!?\"'()"))
+	}
+	u.dates, toks = spokenDates(toks)
+	for _, m := range numericDate.FindAllStringSubmatch(text, -1) {
+		if d, ok := canon.ParseDate(m[0]); ok {
+			u.dates = append(u.dates, d)
+		}
+	}
+	u.seqs = digitSequences(toks)
+	for _, m := range writtenEmail.FindAllString(text, -1) {
+		u.emails = append(u.emails, strings.ToLower(m))
+	}
+	for _, m := range spokenEmail.FindAllStringSubmatch(joinSpelled(strings.ToLower(text)), -1) {
+		u.emails = append(u.emails, spokenToEmail(m[0]))
+	}
+	for _, m := range codeToken.FindAllString(text, -1) {
+		if hasLetter(m) && hasDigit(m) && !isOrdinalOrUnit(m) {
+			u.codes = append(u.codes, canon.Identifier(m))
+		}
+	}
+	u.ident = spelledIdentifier(text)
+	return u
+}
+
+// spokenDates finds month-name dates ("December fifth", "the 24th of November, 2026") in
+// SpokenToDigits tokens and returns them with the tokens they used blanked out, so that a date's
+// day and year are not also read as digit sequences. A date without a year has Year 0.
+func spokenDates(toks []string) ([]canon.Date, []string) {
+	out := append([]string(nil), toks...)
+	var dates []canon.Date
+	for i, w := range toks {
+		m, ok := monthNumber(w)
+		if !ok {
+			continue
+		}
+		day, year := 0, 0
+		used := []int{i}
+		// Day after the month: "december 5", "december the 5".
+		j := i + 1
+		if j < len(toks) && toks[j] == "the" {
+			j++
+		}
+		if j < len(toks) && isDayToken(toks[j]) {
+			day, _ = strconv.Atoi(toks[j])
+			used = append(used, j)
+			j++
+		} else {
+			// Day before the month: "5 of december", "the 5th december".
+			k := i - 1
+			if k >= 0 && toks[k] == "of" {
+				k--
+			}
+			if k >= 0 && isDayToken(toks[k]) {
+				day, _ = strconv.Atoi(toks[k])
+				used = append(used, k)
+			}
+		}
+		if day == 0 {
+			continue
+		}
+		if j < len(toks) && toks[j] == "," {
+			j++
+		}
+		if j < len(toks) && len(toks[j]) == 4 && isDigits(toks[j]) {
+			year, _ = strconv.Atoi(toks[j])
+			used = append(used, j)
+		}
+		dates = append(dates, canon.Date{Year: year, Month: m, Day: day})
+		for _, k := range used {
+			out[k] = "·"
+		}
+	}
+	return dates, out
+}
+
+var months = map[string]int{
+	"january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
+	"august": 8, "september": 9, "october": 10, "november": 11, "december": 12,
+	"jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
+	"oct": 10, "nov": 11, "dec": 12,
+}
+
+func monthNumber(w string) (int, bool) {
+	m, ok := months[strings.TrimSuffix(w, ".")]
+	return m, ok
+}
+
+func isDayToken(w string) bool {
+	if !isDigits(w) || len(w) > 2 {
+		return false
+	}
+	n, _ := strconv.Atoi(w)
+	return n >= 1 && n <= 31
+}
+
+// digitSequences joins runs of digit tokens separated by nothing or by one dictation separator
+// (comma, dash, dot, slash) into one sequence: "503 , 555 , 0147" is 5035550147.
+func digitSequences(toks []string) []string {
+	var out []string
+	var cur strings.Builder
+	for i := 0; i < len(toks); i++ {
+		w := toks[i]
+		if isDigits(w) {
+			cur.WriteString(w)
+			continue
+		}
+		if cur.Len() > 0 && isJoiner(w) {
+			// Separators and hesitations inside a dictated number ("612, uh, 555") keep it going
+			// when more digits follow.
+			j := i
+			for j < len(toks) && isJoiner(toks[j]) {
+				j++
+			}
+			if j < len(toks) && isDigits(toks[j]) {
+				i = j - 1
+				continue
+			}
+		}
+		if cur.Len() > 0 {
+			out = append(out, cur.String())
+			cur.Reset()
+		}
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+func isJoiner(w string) bool {
+	return w == "," || w == "-" || w == "." || w == "/" || fillers[w]
+}
+
+// joinSpelled joins letters spelled one by one ("p r i y a dot v") into a word ("priya dot v").
+func joinSpelled(s string) string {
+	toks := strings.Fields(punctuation.Replace(s))
+	var out []string
+	run := ""
+	flush := func() {
+		// "dev, D E V" spells the word just said: keep it once.
+		if run != "" && (len(out) == 0 || out[len(out)-1] != run) {
+			out = append(out, run)
+		}
+		run = ""
+	}
+	for i, w := range toks {
+		single := len(w) == 1 && w[0] >= 'a' && w[0] <= 'z'
+		next := i+1 < len(toks) && len(toks[i+1]) == 1
+		if single && (run != "" || next) {
+			run += w
+			continue
+		}
+		flush()
+		out = append(out, w)
+	}
+	flush()
+	return strings.Join(out, " ")
+}
+
+// fillers are hesitations a caller makes mid-dictation ("five five five, uh, oh one nine three").
+var fillers = map[string]bool{"uh": true, "um": true, "er": true, "ah": true, "erm": true, "hmm": true}
+
+func spokenToEmail(s string) string {
+	r := strings.NewReplacer(" dot ", ".", " at ", "@", " underscore ", "_", " dash ", "-")
+	return strings.ReplaceAll(r.Replace(s), " ", "")
+}
+
+// spelledIdentifier reads the text as a caller spelling an identifier: spoken numbers become
+// digits, "as in <word>" and filler words drop out, "double E" doubles the letter, and what is
+// left is canonicalised like an identifier.
+func spelledIdentifier(text string) string {
+	toks := strings.Fields(canon.SpokenToDigits(text))
+	var keep []string
+	for i := 0; i < len(toks); i++ {
+		w := strings.Trim(toks[i], ".,;:!?\"'()")
+		switch {
+		case w == "as" && i+2 < len(toks) && toks[i+1] == "in":
+			i += 2 // "B as in boy"
+			continue
+		case (w == "double" || w == "triple") && i+1 < len(toks) && len(toks[i+1]) == 1:
+			keep = append(keep, toks[i+1])
+			if w == "triple" {
+				keep = append(keep, toks[i+1])
+			}
+			continue
+		case spellingFillers[w]:
+			continue
+		}
+		keep = append(keep, w)
+	}
+	return canon.Identifier(strings.Join(keep, " "))
+}
+
+func hasLetter(s string) bool {
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+func hasDigit(s string) bool {
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			return true
+		}
+	}
+	return false
+}
+
+// isOrdinalOrUnit is true for tokens such as "5th", "2nd", "10am", "3pm" that mix letters and
+// digits without being codes.
+func isOrdinalOrUnit(s string) bool {
+	l := strings.ToLower(s)
+	for _, suf := range []string{"st", "nd", "rd", "th", "am", "pm", "s"} {
+		if strings.HasSuffix(l, suf) && isDigits(l[:len(l)-len(suf)]) {
+			return true
+		}
+	}
+	return false
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+var punctuation = strings.NewReplacer("’", "'", ",", " ", ".", " ", "!", " ", ";", " ", ":", " ", "?", " ", "—", " ", "–", " ", "\"", " ", "(", " ", ")", " ")
+
+func normalise(s string) string {
+	return strings.Join(strings.Fields(strings.ToLower(punctuation.Replace(s))), " ")
+}
+
+// has reports whether any phrase occurs in the utterance on word boundaries.
+func (u *utterance) has(phrases ...string) bool {
+	for _, p := range phrases {
+		if strings.Contains(u.norm, " "+p+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// valueKind is how a fact or gold value is recognised in speech.
+type valueKind int
+
+const (
+	kindText valueKind = iota
+	kindDate
+	kindInterval
+	kindPhone
+	kindNumber
+	kindAddress
+	kindIdentifier
+	kindEmail
+	kindList
+)
+
+// kindOf decides how a value of the given artifact field type (or column comparison) is spoken.
+func kindOf(typ, value string) valueKind {
+	if strings.Contains(value, "@") {
+		return kindEmail
+	}
+	switch typ {
+	case "date":
+		return kindDate
+	case "interval":
+		return kindInterval
+	case "phone":
+		return kindPhone
+	case "number":
+		return kindNumber
+	case "address":
+		return kindAddress
+	case "identifier":
+		return kindIdentifier
+	case "list", "set":
+		return kindList
+	}
+	return kindText
+}
+
+// factKind returns the kind of a caller fact: from the artifact field it answers, else the verify or
+// lookup column it is matched against, else its grader.
+func factKind(t *task.Task, f *task.Fact) valueKind {
+	v := f.Versions[0].Value
+	if spec, ok := t.Field(f.Field); ok {
+		return kindOf(spec.Type, v)
+	}
+	for _, tl := range t.Agent.Tools {
+		for arg, c := range tl.Match {
+			if arg == f.Field {
+				return kindOf(compareType(c.Compare), v)
+			}
+		}
+		for arg, c := range tl.Key {
+			if arg == f.Field {
+				return kindOf(compareType(c.Compare), v)
+			}
+		}
+	}
+	if _, ok := canon.ParseDate(v); ok {
+		return kindDate
+	}
+	return kindOf("", v)
+}
+
+func compareType(c string) string {
+	switch c {
+	case "date", "phone", "address", "identifier", "number":
+		return c
+	}
+	return "string"
+}
+
+// goldKind returns the kind of a grader field's gold value.
+func goldKind(t *task.Task, g task.GoldField) valueKind {
+	switch g.Grader {
+	case "date":
+		return kindDate
+	case "phone":
+		return kindPhone
+	case "numeric":
+		return kindNumber
+	case "address":
+		return kindAddress
+	case "identifier":
+		return kindIdentifier
+	case "interval":
+		return kindInterval
+	}
+	if spec, ok := t.Field(g.Field); ok {
+		return kindOf(spec.Type, "")
+	}
+	return kindText
+}
+
+// stopWords do not count as content when deciding whether a text value was said.
+var stopWords = map[string]bool{
+	"the": true, "a": true, "an": true, "and": true, "or": true, "of": true, "to": true, "in": true,
+	"on": true, "at": true, "for": true, "my": true, "is": true, "it": true, "it's": true, "was": true,
+	"i": true, "i'm": true, "me": true, "with": true, "from": true, "by": true, "that": true, "this": true,
+	"then": true, "about": true, "just": true, "so": true, "but": true, "too": true, "now": true, "dot": true,
+}
+
+func contentWords(s string) []string {
+	var out []string
+	for _, w := range strings.Fields(canon.Address(s)) {
+		w = strings.Trim(w, ".,;:!?\"'()")
+		if w == "" || stopWords[w] {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// wordShare is the share of a value's content words that the utterance contains.
+func (u *utterance) wordShare(value string) float64 {
+	cw := contentWords(value)
+	if len(cw) == 0 {
+		return 0
+	}
+	have := map[string]bool{}
+	for _, w := range u.words {
+		have[w] = true
+	}
+	n := 0
+	for _, w := range cw {
+		if have[w] {
+			n++
+		}
+	}
+	return float64(n) / float64(len(cw))
+}
+
+// states reports whether the utterance says a value of the given kind, in any of its written or
+// spoken forms. short allows one- and two-digit numbers to count (they collide with everyday
+// words, so only a plan's own facts are checked that closely); strict asks for the whole value
+// rather than most of its words (used when looking for values a variant must not say).
+func (u *utterance) states(kind valueKind, forms []string, short, strict bool) bool {
+	for _, v := range forms {
+		if v == "" {
+			continue
+		}
+		if fv := canon.Fold(v); len(fv) >= 3 && strings.Contains(" "+canon.Fold(u.raw)+" ", fv) {
+			if kind == kindText || kind == kindList || kind == kindEmail || len(fv) >= 5 {
+				return true
+			}
+		}
+		switch kind {
+		case kindDate:
+			if d, ok := canon.ParseDate(v); ok && u.hasDate(d) {
+				return true
+			}
+		case kindInterval:
+			a, b, ok := splitInterval(v)
+			if ok && u.hasDate(a) && u.hasDate(b) {
+				return true
+			}
+		case kindPhone:
+			if p := canon.Phone(v); len(p) >= 7 && u.hasSeq(p, false) {
+				return true
+			}
+		case kindNumber:
+			if u.hasNumber(v, short) {
+				return true
+			}
+		case kindAddress:
+			// Every word of the street line and the unit, in any order: a caller may spell the
+			// street name or give the unit first.
+			if street, unit := addressParts(v); street != "" && u.hasWords(street) && u.hasWords(unitNumber(unit)) {
+				return true
+			}
+		case kindIdentifier:
+			id := canon.Identifier(v)
+			bare := strings.TrimPrefix(id, canon.Identifier(canon.TypePrefix(v)))
+			if len(bare) >= 3 && (strings.Contains(u.ident, bare) || containsCode(u.codes, id)) {
+				return true
+			}
+			if len(bare) < 3 && containsCode(u.codes, id) {
+				return true
+			}
+		case kindEmail:
+			e := strings.ToLower(strings.TrimSpace(v))
+			for _, x := range u.emails {
+				if x == e {
+					return true
+				}
+			}
+		case kindList:
+			items := strings.Split(v, ";")
+			all := len(items) > 0
+			for _, it := range items {
+				if it = strings.TrimSpace(it); it != "" && !u.statesText(it, strict) {
+					all = false
+				}
+			}
+			if all {
+				return true
+			}
+		default:
+			if u.statesText(v, strict) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (u *utterance) statesText(v string, strict bool) bool {
+	if strings.Contains(" "+canon.Fold(u.raw)+" ", canon.Fold(v)) {
+		return true
+	}
+	if strings.Contains(v, "@") {
+		return u.states(kindEmail, []string{v}, false, strict)
+	}
+	if strict {
+		return false
+	}
+	cw := contentWords(v)
+	need := 1.0
+	switch {
+	case len(cw) > 4:
+		need = 0.5 // a description is said in the caller's own words
+	case len(cw) > 2:
+		need = 0.6
+	}
+	return u.wordShare(v) >= need
+}
+
+// hasWords reports whether the utterance contains every canonical word of s.
+func (u *utterance) hasWords(s string) bool {
+	have := map[string]bool{}
+	for _, w := range u.words {
+		have[w] = true
+	}
+	for _, w := range strings.Fields(s) {
+		if !have[w] {
+			return false
+		}
+	}
+	return true
+}
+
+func containsCode(codes []string, id string) bool {
+	for _, c := range codes {
+		if c == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (u *utterance) hasDate(d canon.Date) bool {
+	for _, x := range u.dates {
+		if x.Month == d.Month && x.Day == d.Day && (x.Year == 0 || x.Year == d.Year) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasSeq reports whether a digit string occurs in one of the utterance's digit sequences (or is
+// one of them, when exact).
+func (u *utterance) hasSeq(digits string, exact bool) bool {
+	for _, s := range u.seqs {
+		if s == digits || !exact && strings.Contains(s, digits) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasNumber reports whether the utterance says a quantity: its digits as one sequence (cents
+// included: "612.40" is said "six hundred twelve dollars and forty cents", sequences 612 and 40),
+// or, for a whole number without cents, exactly that number.
+func (u *utterance) hasNumber(v string, short bool) bool {
+	n, ok := canon.Number(v)
+	if !ok {
+		return false
+	}
+	whole := strconv.FormatFloat(n, 'f', -1, 64)
+	intPart, frac, _ := strings.Cut(whole, ".")
+	if len(intPart) < 3 && frac == "" && !short {
+		return false
+	}
+	if frac == "" {
+		return u.hasSeq(intPart, true)
+	}
+	if len(frac) == 1 {
+		frac += "0"
+	}
+	if u.hasSeq(intPart+frac, true) {
+		return true
+	}
+	for i, s := range u.seqs {
+		if s == intPart && i+1 < len(u.seqs) && u.seqs[i+1] == frac {
+			return true
+		}
+	}
+	return false
+}
+
+func splitInterval(v string) (canon.Date, canon.Date, bool) {
+	for _, sep := range []string{" to ", " until ", " through "} {
+		if a, b, ok := strings.Cut(v, sep); ok {
+			da, ok1 := canon.ParseDate(a)
+			db, ok2 := canon.ParseDate(b)
+			return da, db, ok1 && ok2
+		}
+	}
+	return canon.Date{}, canon.Date{}, false
+}
+
+// addressParts returns the canonical street line ("2150 sw borland rd") and unit ("unit 3b") of a
+// written address: what a caller must say for the address to count as said (city and ZIP are
+// often left out when dictating).
+func addressParts(v string) (street, unit string) {
+	parts := strings.Split(v, ",")
+	street = canon.Address(parts[0])
+	for _, p := range parts[1:] {
+		if a := canon.Address(p); strings.HasPrefix(a, "unit ") {
+			unit = a
+		}
+	}
+	if i := strings.Index(street, " unit "); i >= 0 {
+		street, unit = street[:i], street[i+1:]
+	}
+	// The street type is often dropped when dictating ("twenty-two forty Pleasant").
+	var keep []string
+	for _, w := range strings.Fields(street) {
+		if !streetTypes[w] {
+			keep = append(keep, w)
+		}
+	}
+	return strings.Join(keep, " "), unit
+}
+
+var streetTypes = map[string]bool{"st": true, "ave": true, "rd": true, "blvd": true, "dr": true, "ln": true, "ct": true,
+	"pl": true, "ter": true, "hwy": true, "pkwy": true, "cir": true, "sq": true, "trl": true, "way": true}
+
+// unitNumber is the number of a canonical unit ("5f" of "unit 5f"): callers often say just "five F".
+func unitNumber(unit string) string {
+	return strings.TrimPrefix(unit, "unit ")
+}
