@@ -1,0 +1,362 @@
+package asr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voicebench/humanaudit/internal/media"
+)
+
+// Free-text caller turns (as the synthetic callers say them), written as spoken.
+var freeText = []string{
+	"I can't connect to the v p n from home since this morning",
+	"a rock hit the windshield on the driver's side and the chip spread into a crack maybe ten inches long",
+	"the supply line under the upstairs toilet burst",
+	"the upstairs bathroom floor the kitchen ceiling right below it and the kitchen cabinets",
+	"yes I shut off the main valve right away",
+	"restarted the laptop then reinstalled the v p n client then switched to my phone hotspot",
+	"my whole team has the same problem",
+	"email and text message",
+	"no that's everything thanks bye",
+	"sorry I don't have that",
+	"hi I'm calling because I need to report a cracked windshield",
+	"sorry I need to correct something my callback number is actually five oh three five five five oh one seven four",
+}
+
+func normWords(s string) []string {
+	s = strings.ToLower(strings.NewReplacer(",", " ", ".", " ", "?", " ", "!", " ").Replace(s))
+	return strings.Fields(s)
+}
+
+// wordErrors is the word-level edit distance between reference and hypothesis.
+func wordErrors(ref, hyp []string) int {
+	prev := make([]int, len(hyp)+1)
+	cur := make([]int, len(hyp)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ref); i++ {
+		cur[0] = i
+		for j := 1; j <= len(hyp); j++ {
+			sub := prev[j-1]
+			if ref[i-1] != hyp[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(hyp)]
+}
+
+func TestWordErrors(t *testing.T) {
+	for _, c := range []struct {
+		ref, hyp string
+		want     int
+	}{
+		{"a b c", "a b c", 0}, {"a b c", "a x c", 1}, {"a b c", "a c", 1}, {"a b", "a b c d", 2}, {"", "a", 1}, {"a", "", 1},
+	} {
+		if got := wordErrors(normWords(c.ref), normWords(c.hyp)); got != c.want {
+			t.Errorf("wordErrors(%q, %q) = %d, want %d", c.ref, c.hyp, got, c.want)
+		}
+	}
+}
+
+// TestOpenVocabularyWER measures the word error rate of the open-vocabulary model on Flite
+// renderings of caller turns in every caller voice. The bound only catches a broken pipeline;
+// the figure is logged for reports.
+func TestOpenVocabularyWER(t *testing.T) {
+	needFlite(t)
+	if testing.Short() {
+		t.Skip("decodes 48 utterances with the language model")
+	}
+	r := mustRecognizer(t)
+	var errs, words int
+	perVoice := map[string][2]int{}
+	var audio, took time.Duration
+	for _, v := range callerVoices {
+		for _, text := range freeText {
+			pcm := flite24k(t, v, text)
+			res := recognize(t, r, pcm, nil)
+			ref := normWords(text)
+			e := wordErrors(ref, normWords(res.Text))
+			errs += e
+			words += len(ref)
+			pv := perVoice[v]
+			perVoice[v] = [2]int{pv[0] + e, pv[1] + len(ref)}
+			audio += time.Duration(len(pcm)) * time.Second / 24000
+			took += res.Elapsed
+			if e*3 > len(ref) {
+				t.Logf("%-5s ref %q\n      hyp %q", v, text, res.Text)
+			}
+		}
+	}
+	wer := float64(errs) / float64(words)
+	var per []string
+	for _, v := range callerVoices {
+		per = append(per, fmt.Sprintf("%s %.1f%%", v, 100*float64(perVoice[v][0])/float64(perVoice[v][1])))
+	}
+	t.Logf("open-vocabulary WER %.1f%% (%d/%d words; %s); real-time factor %.2f", 100*wer, errs, words,
+		strings.Join(per, ", "), took.Seconds()/audio.Seconds())
+	if wer > 0.40 {
+		t.Errorf("WER %.1f%% is above 40%%: recognition is broken", 100*wer)
+	}
+}
+
+// slotCases are answers to typed questions, as callers say them, with the value they mean.
+var slotCases = []struct {
+	slot Slot
+	text string
+	want string
+}{
+	{Slot{Kind: KindDigits}, "It's four one seven.", "417"},
+	{Slot{Kind: KindDigits, Subject: "zip code"}, "My zip code is nine seven four oh two.", "97402"},
+	{Slot{Kind: KindPhone}, "It's five oh three, five five five, oh one four seven.", "503-555-0147"},
+	{Slot{Kind: KindPhone}, "It's six one two, five five five, oh one nine three.", "612-555-0193"},
+	{Slot{Kind: KindPhone, Subject: "callback number"}, "My callback number is four one five, five five five, two six eight one.", "415-555-2681"},
+	{Slot{Kind: KindDate}, "March fourteenth, nineteen seventy-nine.", "1979-03-14"},
+	{Slot{Kind: KindDate}, "It's Tuesday, November twenty-fourth, twenty twenty-six.", "2026-11-24"},
+	{Slot{Kind: KindDate}, "It's December fifth.", "--12-05"},
+	{Slot{Kind: KindDate}, "The ninth of July, nineteen eighty-eight.", "1988-07-09"},
+	{Slot{Kind: KindDateRange}, "From December eighteenth to January second.", "--12-18 to --01-02"},
+	{Slot{Kind: KindNumber}, "It's six hundred twelve dollars and forty cents.", "612.4"},
+	{Slot{Kind: KindNumber}, "Four.", "4"},
+	{Slot{Kind: KindNumber}, "About twelve hundred dollars.", "1200"},
+	{Slot{Kind: KindYesNo}, "Yes, go ahead.", "yes"},
+	{Slot{Kind: KindYesNo}, "Yes, that's right.", "yes"},
+	{Slot{Kind: KindYesNo}, "No, please don't do that.", "no"},
+	{Slot{Kind: KindYesNo}, "Yes, go ahead. Actually, wait. No, don't go ahead with that. I'm withdrawing my approval.", "no"},
+	{Slot{Kind: KindChoice, Choices: []string{"morning", "afternoon", "evening"}}, "Afternoons, after one.", "afternoon"},
+	{Slot{Kind: KindChoice, Choices: []string{"glass", "collision", "comprehensive"}}, "It's a glass claim.", "glass"},
+	{Slot{Kind: KindIdentifier, Subject: "policy number"}, "It's P A, two zero, four four seven one eight.", "PA2044718"},
+	{Slot{Kind: KindIdentifier, Subject: "account number"}, "It's eight eight four one, oh three nine two, five seven.", "8841039257"},
+	{Slot{Kind: KindIdentifier}, "C C four four one nine.", "CC4419"},
+}
+
+// TestSlotAccuracy measures constrained recognition: each answer is decoded with its slot's
+// grammar in every caller voice and parsed to a value. Digits, phone numbers, dates, amounts and
+// yes/no must be right at least 75% of the time to be useful to an agent; identifiers that mix
+// letters and digits are reported only.
+func TestSlotAccuracy(t *testing.T) {
+	needFlite(t)
+	r := mustRecognizer(t)
+	type tally struct{ ok, n int }
+	byKind := map[Kind]*tally{}
+	var took, audio time.Duration
+	for _, c := range slotCases {
+		for _, v := range callerVoices {
+			pcm := flite24k(t, v, c.text)
+			ans, err := r.RecognizeSlot(context.Background(), pcm, 24000, c.slot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, val, ok := ans.Result, ans.Value, ans.OK
+			took += res.Elapsed
+			audio += time.Duration(len(pcm)) * time.Second / 24000
+			k := byKind[c.slot.Kind]
+			if k == nil {
+				k = &tally{}
+				byKind[c.slot.Kind] = k
+			}
+			k.n++
+			if ok && val.Text == c.want {
+				k.ok++
+			} else {
+				t.Logf("%-5s %-10s %q heard %q → %q, want %q", v, c.slot.Kind, c.text, res.Text, val.Text, c.want)
+			}
+		}
+	}
+	var kinds []string
+	for k := range byKind {
+		kinds = append(kinds, string(k))
+	}
+	sort.Strings(kinds)
+	var line []string
+	for _, k := range kinds {
+		tl := byKind[Kind(k)]
+		line = append(line, fmt.Sprintf("%s %d/%d", k, tl.ok, tl.n))
+	}
+	t.Logf("slot accuracy: %s; grammar real-time factor %.2f", strings.Join(line, ", "), took.Seconds()/audio.Seconds())
+	for _, k := range []Kind{KindDigits, KindPhone, KindDate, KindDateRange, KindNumber, KindYesNo, KindChoice} {
+		tl := byKind[k]
+		if tl == nil || tl.ok*4 < tl.n*3 {
+			t.Errorf("%s accuracy %d/%d is below 75%%", k, tl.ok, tl.n)
+		}
+	}
+}
+
+// TestParse checks the value readers on written words (no audio).
+func TestParse(t *testing.T) {
+	for _, c := range []struct {
+		slot Slot
+		text string
+		want string
+		ok   bool
+	}{
+		{Slot{Kind: KindPhone}, "it's five oh three five five five oh one four seven", "503-555-0147", true},
+		{Slot{Kind: KindPhone}, "one five oh three five five five oh one four seven", "503-555-0147", true},
+		{Slot{Kind: KindPhone}, "five five five", "", false},
+		{Slot{Kind: KindDigits, Digits: 4}, "double four one nine", "4419", true},
+		{Slot{Kind: KindIdentifier}, "h oh three seven seven three one oh five eight six", "HO377310586", true},
+		{Slot{Kind: KindIdentifier}, "zero x eight zero zero seven two e e seven", "0x80072EE7", true},
+		{Slot{Kind: KindIdentifier, Subject: "policy number"}, "my policy number is p a two zero", "PA20", true},
+		{Slot{Kind: KindIdentifier}, "it's", "", false},
+		{Slot{Kind: KindDate}, "tuesday february ninth", "--02-09", true},
+		{Slot{Kind: KindDate}, "march fourteenth nineteen seventy nine", "1979-03-14", true},
+		{Slot{Kind: KindDate}, "february thirty first", "", false},
+		{Slot{Kind: KindDate}, "yes", "", false},
+		{Slot{Kind: KindDateRange}, "from december eighteenth to january second", "--12-18 to --01-02", true},
+		{Slot{Kind: KindNumber}, "it's six hundred twelve dollars and forty cents", "612.4", true},
+		{Slot{Kind: KindNumber}, "it's three", "3", true},
+		{Slot{Kind: KindYesNo}, "no don't go ahead", "no", true},
+		{Slot{Kind: KindYesNo}, "yes go ahead", "yes", true},
+		{Slot{Kind: KindYesNo}, "sounds good", "yes", true},
+		{Slot{Kind: KindYesNo}, "the kitchen", "", false},
+		{Slot{Kind: KindChoice, Choices: []string{"single user", "team", "site"}}, "my whole team has the same problem", "team", true},
+		{Slot{Kind: KindChoice, Choices: []string{"frozen pipe", "storm"}}, "a frozen pipes", "frozen pipe", true},
+		{Slot{Kind: KindChoice, Choices: []string{"frozen pipe", "storm"}}, "a leak", "", false},
+	} {
+		v, ok := c.slot.Parse(c.text)
+		if ok != c.ok || (ok && v.Text != c.want) {
+			t.Errorf("%s.Parse(%q) = %q, %v; want %q, %v", c.slot.Kind, c.text, v.Text, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestDateResolve(t *testing.T) {
+	ref := time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		d    Date
+		want string
+	}{
+		{Date{Month: 12, Day: 5}, "2026-12-05"},                                           // ahead this year
+		{Date{Month: 2, Day: 8}, "2027-02-08"},                                            // passed: next year
+		{Date{Month: 11, Day: 30}, "2026-11-30"},                                          // today
+		{Date{Month: 2, Day: 9, Weekday: time.Tuesday, HasWeekday: true}, "2027-02-09"},   // 2027-02-09 is a Tuesday
+		{Date{Month: 11, Day: 24, Weekday: time.Tuesday, HasWeekday: true}, "2026-11-24"}, // the weekday beats "ahead"
+		{Date{Year: 1979, Month: 3, Day: 14}, "1979-03-14"},
+	} {
+		if got := c.d.Resolve(ref).String(); got != c.want {
+			t.Errorf("%v.Resolve = %s, want %s", c.d, got, c.want)
+		}
+	}
+	from, to := ResolveRange(Date{Month: 12, Day: 18}, Date{Month: 1, Day: 2}, ref)
+	if from.String() != "2026-12-18" || to.String() != "2027-01-02" {
+		t.Errorf("range resolved to %s – %s", from, to)
+	}
+}
+
+func TestGrammarErrors(t *testing.T) {
+	r := mustRecognizer(t)
+	g := Slot{Kind: KindChoice, Choices: []string{"morning", "qzxwvtt"}}.Grammar()
+	if err := r.Check(g); !errors.Is(err, ErrUnknownWord) || !strings.Contains(err.Error(), "qzxwvtt") {
+		t.Errorf("Check of a grammar with an unknown word: %v", err)
+	}
+	_, err := r.Recognize(context.Background(), make([]int16, 16000), 16000, g)
+	if !errors.Is(err, ErrUnknownWord) {
+		t.Errorf("Recognize with an unknown word: %v", err)
+	}
+	if _, err := r.Recognize(context.Background(), make([]int16, 100), 44100*3, nil); !errors.Is(err, ErrBadAudio) {
+		t.Errorf("Recognize at an unconvertible rate: %v", err)
+	}
+	if !r.Known("windshield") || r.Known("qzxwvtt") {
+		t.Error("Known disagrees with the dictionary")
+	}
+	// Silence decodes to nothing, under the language model and a grammar.
+	for _, g := range []*Grammar{nil, Slot{Kind: KindPhone}.Grammar()} {
+		res, err := r.Recognize(context.Background(), make([]int16, 24000), 24000, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g == nil && res.Text != "" {
+			t.Errorf("silence recognized as %q", res.Text)
+		}
+	}
+}
+
+func TestModelErrors(t *testing.T) {
+	if _, err := New(Config{ModelDir: t.TempDir()}); !errors.Is(err, ErrModel) {
+		t.Errorf("New with an empty model dir: %v", err)
+	}
+	r, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Recognize(context.Background(), make([]int16, 1600), 16000, nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("Recognize after Close: %v", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+// A context that ends while every decoder is busy stops the wait.
+func TestRecognizeWaitsForDecoderWithinContext(t *testing.T) {
+	r := mustRecognizer(t)
+	d, err := r.acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = r.Recognize(ctx, make([]int16, 1600), 16000, nil)
+	r.release(d)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Recognize with every decoder busy: %v", err)
+	}
+}
+
+// TestTranscribeWAV is the post-call path: a stereo recording whose left channel has two caller
+// turns separated by silence is segmented with the endpointer and transcribed per segment.
+func TestTranscribeWAV(t *testing.T) {
+	needFlite(t)
+	r := mustRecognizer(t)
+	a := flite24k(t, "slt", "yes that's right")
+	b := flite24k(t, "slt", "march fourteenth nineteen seventy nine")
+	gap := make([]int16, 24000*3/2)
+	left := append(append(append(append([]int16{}, gap...), a...), gap...), b...)
+	left = append(left, gap...)
+	stereo := make([]int16, 2*len(left))
+	for i, s := range left {
+		stereo[2*i] = s
+	}
+	path := filepath.Join(t.TempDir(), "call.wav")
+	if err := media.WriteWAV(path, 24000, 2, stereo); err != nil {
+		t.Fatal(err)
+	}
+	utts, err := r.TranscribeWAV(context.Background(), path, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(utts) != 2 {
+		t.Fatalf("found %d segments, want 2: %+v", len(utts), utts)
+	}
+	if !strings.Contains(utts[0].Text, "right") || !strings.Contains(utts[1].Text, "march") {
+		t.Errorf("transcripts %q, %q", utts[0].Text, utts[1].Text)
+	}
+	if s := utts[1].Start; s < 1400*time.Millisecond+time.Duration(len(a))*time.Second/24000 {
+		t.Errorf("second segment starts at %v, before the second turn", s)
+	}
+	if w := utts[1].Words; len(w) == 0 || w[0].Start < utts[1].Start {
+		t.Errorf("word times not on the channel's clock: %+v", w)
+	}
+	// The right (agent) channel is silent: no segments.
+	if u, err := r.TranscribeWAV(context.Background(), path, 1, nil); err != nil || len(u) != 0 {
+		t.Errorf("silent channel: %v %v", u, err)
+	}
+	if _, err := r.TranscribeWAV(context.Background(), path, 2, nil); !errors.Is(err, ErrBadAudio) {
+		t.Errorf("channel 2: %v", err)
+	}
+	if _, err := r.Transcribe(context.Background(), left, 24000, []Segment{{Start: time.Hour, End: 2 * time.Hour}}); !errors.Is(err, ErrBadAudio) {
+		t.Errorf("segment outside the audio: %v", err)
+	}
+}

@@ -1,0 +1,192 @@
+package asr
+
+/*
+#cgo pkg-config: pocketsphinx sphinxbase
+#include <stdlib.h>
+#include <pocketsphinx.h>
+#include <sphinxbase/err.h>
+
+static cmd_ln_t *asr_config(int argc, char **argv) {
+	return cmd_ln_parse_r(NULL, ps_args(), argc, argv, TRUE);
+}
+
+static void asr_quiet(void) { err_set_logfp(NULL); }
+*/
+import "C"
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// quietOnce silences sphinxbase's process-wide logging (it writes to stderr by default).
+var quietOnce sync.Once
+
+// decoder is one PocketSphinx decoder: the acoustic model, dictionary and language model loaded
+// once, plus the grammar searches registered on it. Not safe for concurrent use.
+type decoder struct {
+	ps       *C.ps_decoder_t
+	searches map[string]bool // grammar searches registered, by name
+	order    []string        // registration order, for eviction
+}
+
+// defaultSearch is PocketSphinx's name for the search built from -lm.
+const defaultSearch = "_default"
+
+// maxSearches bounds the grammar searches kept per decoder (each holds a compiled FSG).
+const maxSearches = 64
+
+func newDecoder(modelDir string, params map[string]string) (*decoder, error) {
+	quietOnce.Do(func() { C.asr_quiet() })
+	args := []string{
+		"-hmm", modelDir + "/en-us",
+		"-lm", modelDir + "/en-us.lm.bin",
+		"-dict", modelDir + "/cmudict-en-us.dict",
+		"-logfn", "/dev/null",
+	}
+	for k, v := range params {
+		args = append(args, k, v)
+	}
+	argv := make([]*C.char, len(args))
+	for i, a := range args {
+		argv[i] = C.CString(a)
+	}
+	defer func() {
+		for _, p := range argv {
+			C.free(unsafe.Pointer(p))
+		}
+	}()
+	cfg := C.asr_config(C.int(len(argv)), &argv[0])
+	if cfg == nil {
+		return nil, fmt.Errorf("%w: bad decoder parameters %v", ErrModel, args)
+	}
+	ps := C.ps_init(cfg)
+	C.cmd_ln_free_r(cfg) // ps_init keeps its own reference
+	if ps == nil {
+		return nil, fmt.Errorf("%w: cannot load the model from %s", ErrModel, modelDir)
+	}
+	return &decoder{ps: ps, searches: map[string]bool{}}, nil
+}
+
+func (d *decoder) close() {
+	if d.ps != nil {
+		C.ps_free(d.ps)
+		d.ps = nil
+	}
+}
+
+// known reports whether word is in the pronunciation dictionary.
+func (d *decoder) known(word string) bool {
+	cw := C.CString(word)
+	defer C.free(unsafe.Pointer(cw))
+	p := C.ps_lookup_word(d.ps, cw)
+	if p == nil {
+		return false
+	}
+	C.free(unsafe.Pointer(p))
+	return true
+}
+
+// use selects the search for g (registering its grammar on first use), or the language model.
+func (d *decoder) use(g *Grammar) error {
+	name := defaultSearch
+	if g != nil {
+		name = g.search()
+		if !d.searches[name] {
+			if len(d.order) >= maxSearches {
+				old := d.order[0]
+				d.order = d.order[1:]
+				delete(d.searches, old)
+				cn := C.CString(old)
+				C.ps_unset_search(d.ps, cn)
+				C.free(unsafe.Pointer(cn))
+			}
+			if oov := d.unknownWords(g); len(oov) > 0 {
+				return fmt.Errorf("grammar %s: %w: %s", g.Name, ErrUnknownWord, strings.Join(oov, ", "))
+			}
+			cn, cg := C.CString(name), C.CString(g.JSGF)
+			rc := C.ps_set_jsgf_string(d.ps, cn, cg)
+			C.free(unsafe.Pointer(cn))
+			C.free(unsafe.Pointer(cg))
+			if rc != 0 {
+				return fmt.Errorf("grammar %s: %w", g.Name, ErrGrammar)
+			}
+			d.searches[name] = true
+			d.order = append(d.order, name)
+		}
+	}
+	cn := C.CString(name)
+	defer C.free(unsafe.Pointer(cn))
+	if C.ps_set_search(d.ps, cn) != 0 {
+		return fmt.Errorf("select search %s: %w", name, ErrGrammar)
+	}
+	return nil
+}
+
+func (d *decoder) unknownWords(g *Grammar) []string {
+	var oov []string
+	for _, w := range g.words() {
+		if !d.known(w) {
+			oov = append(oov, w)
+		}
+	}
+	return oov
+}
+
+// decode runs one utterance of 16 kHz PCM through the selected search.
+func (d *decoder) decode(pcm []int16) (Result, error) {
+	if C.ps_start_utt(d.ps) < 0 {
+		return Result{}, fmt.Errorf("%w: start utterance", ErrDecode)
+	}
+	if len(pcm) > 0 {
+		if C.ps_process_raw(d.ps, (*C.int16)(unsafe.Pointer(&pcm[0])), C.size_t(len(pcm)), 0, 1) < 0 {
+			C.ps_end_utt(d.ps)
+			return Result{}, fmt.Errorf("%w: process audio", ErrDecode)
+		}
+	}
+	if C.ps_end_utt(d.ps) < 0 {
+		return Result{}, fmt.Errorf("%w: end utterance", ErrDecode)
+	}
+	var score C.int32
+	var res Result
+	hyp := C.ps_get_hyp(d.ps, &score)
+	res.Score = int(score)
+	res.Frames = int(C.ps_get_n_frames(d.ps))
+	if hyp == nil {
+		return res, nil
+	}
+	for seg := C.ps_seg_iter(d.ps); seg != nil; seg = C.ps_seg_next(seg) {
+		w := C.GoString(C.ps_seg_word(seg))
+		if filler(w) {
+			continue
+		}
+		var sf, ef C.int
+		C.ps_seg_frames(seg, &sf, &ef)
+		res.Words = append(res.Words, Word{Text: baseWord(w), Start: frameTime(int(sf)), End: frameTime(int(ef) + 1)})
+	}
+	texts := make([]string, len(res.Words))
+	for i, w := range res.Words {
+		texts[i] = w.Text
+	}
+	res.Text = strings.Join(texts, " ")
+	return res, nil
+}
+
+// frameTime converts a 10 ms feature frame index to a duration.
+func frameTime(f int) time.Duration { return time.Duration(f) * 10 * time.Millisecond }
+
+// filler reports the decoder's silence and noise tokens (<s>, </s>, <sil>, [NOISE], …).
+func filler(w string) bool {
+	return w == "" || w == "(NULL)" || strings.HasPrefix(w, "<") || strings.HasPrefix(w, "[") || strings.HasPrefix(w, "++")
+}
+
+// baseWord drops the alternate-pronunciation suffix: "read(2)" is "read".
+func baseWord(w string) string {
+	if i := strings.IndexByte(w, '('); i > 0 {
+		return w[:i]
+	}
+	return w
+}

@@ -1,0 +1,218 @@
+package asr
+
+import (
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"strings"
+)
+
+// Grammar is a JSGF grammar that constrains recognition to its sentences, the way an IVR
+// question accepts only answers of the expected form.
+type Grammar struct {
+	// Name identifies the grammar in results and errors.
+	Name string
+	// JSGF is the grammar text ("#JSGF V1.0; grammar x; public <utt> = …;").
+	JSGF string
+}
+
+// search is the decoder search name: the grammar's name plus a hash of its text, so that two
+// different grammars never share a compiled search.
+func (g *Grammar) search() string {
+	h := fnv.New64a()
+	h.Write([]byte(g.JSGF))
+	return fmt.Sprintf("g_%s_%x", sanitize(g.Name), h.Sum64())
+}
+
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// words returns the grammar's terminal words (for the dictionary check).
+func (g *Grammar) words() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, line := range strings.Split(g.JSGF, ";") {
+		line = strings.TrimSpace(line)
+		eq := strings.Index(line, "=")
+		if eq < 0 {
+			continue
+		}
+		body := line[eq+1:]
+		// Drop rule references and weights.
+		for _, pair := range [][2]string{{"<", ">"}, {"/", "/"}} {
+			for {
+				i := strings.Index(body, pair[0])
+				if i < 0 {
+					break
+				}
+				j := strings.Index(body[i+1:], pair[1])
+				if j < 0 {
+					break
+				}
+				body = body[:i] + " " + body[i+1+j+1:]
+			}
+		}
+		for _, w := range strings.FieldsFunc(body, func(r rune) bool { return strings.ContainsRune(" \t\n|()[]*+", r) }) {
+			if !seen[w] {
+				seen[w] = true
+				out = append(out, w)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Kind is the type of value a question expects.
+type Kind string
+
+// Kinds of slot grammars.
+const (
+	KindDigits     Kind = "digits"     // a run of spoken digits ("four one seven")
+	KindPhone      Kind = "phone"      // a ten-digit North American number, or seven digits
+	KindDate       Kind = "date"       // "March fourteenth, nineteen seventy-nine", "Tuesday, the ninth of February"
+	KindDateRange  Kind = "date_range" // "from December eighteenth to January second"
+	KindIdentifier Kind = "identifier" // letters and digits ("P A two zero four four seven one eight")
+	KindNumber     Kind = "number"     // a quantity or an amount ("six hundred twelve dollars and forty cents")
+	KindYesNo      Kind = "yes_no"     // yes, no and the words that qualify them ("go ahead", "don't", "wait")
+	KindChoice     Kind = "choice"     // one of a fixed list of phrases (a schema enumeration)
+)
+
+// Slot describes what a question expects; its Grammar accepts answers of that form.
+type Slot struct {
+	Kind Kind
+	// Digits is the exact digit count for KindDigits (0: any length).
+	Digits int
+	// Choices are the phrases of KindChoice (lower-case dictionary words).
+	Choices []string
+	// Subject is what was asked, in words ("policy number"): answers may start "my policy number
+	// is …". Optional; only dictionary words should be used.
+	Subject string
+}
+
+// Grammar builds the slot's JSGF grammar. Every answer may be wrapped in a short carrier phrase
+// ("it's …", "sure, …", "my <subject> is …", "… thanks").
+func (s Slot) Grammar() *Grammar {
+	var body string
+	rules := map[string]string{}
+	switch s.Kind {
+	case KindDigits:
+		rules["d"] = digitWords
+		if s.Digits > 0 {
+			body = strings.TrimSpace(strings.Repeat("<d> ", s.Digits))
+		} else {
+			body = "<d>+"
+		}
+	case KindPhone:
+		rules["d"] = digitWords
+		ten := strings.TrimSpace(strings.Repeat("<d> ", 10))
+		seven := strings.TrimSpace(strings.Repeat("<d> ", 7))
+		body = "(" + ten + " | " + seven + " | one " + ten + ")"
+	case KindDate:
+		addDateRules(rules)
+		body = "<date>"
+	case KindDateRange:
+		addDateRules(rules)
+		body = "[from] <date> (to | until | through | and) <date>"
+	case KindIdentifier:
+		// Digits are likelier than letters a priori: a letter must sound clearly like one.
+		rules["sym"] = weighted(digitWords, 20) + " | " + weighted(letterWords, 1) + " | double <d1>"
+		rules["d1"] = digitWords
+		body = "<sym>+"
+	case KindNumber:
+		addNumberRules(rules)
+		body = "[about | around | roughly | maybe | approximately] <amount>"
+	case KindYesNo:
+		rules["yn"] = yesNoWords
+		body = "<yn>+"
+	case KindChoice:
+		alts := make([]string, 0, len(s.Choices))
+		for _, c := range s.Choices {
+			if c = strings.TrimSpace(strings.ToLower(c)); c != "" {
+				alts = append(alts, c)
+			}
+		}
+		if len(alts) == 0 {
+			alts = []string{"none"}
+		}
+		body = "(" + strings.Join(alts, " | ") + ")"
+	default:
+		body = "<d>+"
+		rules["d"] = digitWords
+	}
+	pre := "it's | it is | sure | okay | yes | um | uh | that's | that is | that would be"
+	if subj := strings.TrimSpace(strings.ToLower(s.Subject)); subj != "" {
+		pre += " | my " + subj + " is | the " + subj + " is | " + subj + " is"
+	}
+	rules["pre"] = pre
+	rules["post"] = "thanks | thank you | please"
+	var b strings.Builder
+	name := sanitize(string(s.Kind))
+	fmt.Fprintf(&b, "#JSGF V1.0;\ngrammar %s;\npublic <utt> = [<pre>] %s [<post>];\n", name, body)
+	keys := make([]string, 0, len(rules))
+	for k := range rules {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "<%s> = %s;\n", k, rules[k])
+	}
+	return &Grammar{Name: string(s.Kind), JSGF: b.String()}
+}
+
+const (
+	digitWords = "zero | oh | one | two | three | four | five | six | seven | eight | nine"
+	// The letter O is left to "oh", which the parser reads as a letter after a letter.
+	letterWords = "a | b | c | d | e | f | g | h | i | j | k | l | m | n | p | q | r | s | t | u | v | w | x | y | z"
+	yesNoWords  = "yes | yeah | yep | sure | correct | right | that's | go | ahead | please | do | it | okay | no | nope | not | don't | do | wait | stop | actually | cancel | withdraw | withdrawing | my | approval | hold | on | that | i | i'm | is | fine | sounds | good"
+	unitWords   = "one | two | three | four | five | six | seven | eight | nine"
+	teenWords   = "ten | eleven | twelve | thirteen | fourteen | fifteen | sixteen | seventeen | eighteen | nineteen"
+	tensWords   = "twenty | thirty | forty | fifty | sixty | seventy | eighty | ninety"
+	monthWords  = "january | february | march | april | may | june | july | august | september | october | november | december"
+	dayWords    = "monday | tuesday | wednesday | thursday | friday | saturday | sunday"
+	ordUnits    = "first | second | third | fourth | fifth | sixth | seventh | eighth | ninth"
+	ordTeens    = "tenth | eleventh | twelfth | thirteenth | fourteenth | fifteenth | sixteenth | seventeenth | eighteenth | nineteenth"
+)
+
+func addNumberRules(rules map[string]string) {
+	rules["unit"] = unitWords
+	rules["teen"] = teenWords
+	rules["tens"] = tensWords
+	rules["under100"] = "<unit> | <teen> | <tens> [<unit>] | zero"
+	rules["under1000"] = "<under100> | (<unit> | <teen> | <tens> [<unit>]) hundred [[and] <under100>]"
+	rules["cardinal"] = "<under1000> | <under1000> thousand [[and] <under1000>]"
+	rules["amount"] = "<cardinal> [point <d0>+] [dollars | dollar | bucks | percent] [and <under100> cents]"
+	rules["d0"] = digitWords
+}
+
+func addDateRules(rules map[string]string) {
+	rules["month"] = monthWords
+	rules["weekday"] = dayWords
+	rules["ord"] = ordUnits + " | " + ordTeens + " | twentieth | thirtieth | twenty " + "(" + ordUnits + ") | thirty first"
+	rules["unit"] = unitWords
+	rules["teen"] = teenWords
+	rules["tens"] = tensWords
+	rules["yy"] = "<tens> [<unit>] | <teen> | oh <unit> | hundred"
+	rules["year"] = "(nineteen | twenty) <yy> | two thousand [and] [<unit> | <teen> | <tens> [<unit>]]"
+	rules["day"] = "<month> [the] <ord> | [the] <ord> of <month>"
+	rules["date"] = "[<weekday>] [the] <day> [<year>] | <month> <year>"
+}
+
+// weighted puts the same JSGF weight on every alternative of a word list (PocketSphinx applies
+// weights to words, not to rule references).
+func weighted(alts string, w int) string {
+	parts := strings.Split(alts, "|")
+	for i, p := range parts {
+		parts[i] = fmt.Sprintf("/%d/ %s", w, strings.TrimSpace(p))
+	}
+	return strings.Join(parts, " | ")
+}
