@@ -61,12 +61,12 @@ type Word struct {
 // Recognizer decodes utterances with a pool of PocketSphinx decoders. It is safe for concurrent
 // use; callers wait (bounded by their context) when every decoder is busy.
 type Recognizer struct {
-	log   *slog.Logger
-	pool  chan *decoder
-	all   []*decoder
-	mu    sync.Mutex // guards closed and the decoders' teardown
+	log    *slog.Logger
+	pool   chan *decoder
+	all    []*decoder
+	mu     sync.Mutex // guards closed and the decoders' teardown
 	closed bool
-	busy  sync.WaitGroup
+	busy   sync.WaitGroup
 }
 
 // decoderParams tune PocketSphinx for short telephone-style answers: a higher silence probability
