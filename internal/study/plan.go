@@ -367,9 +367,11 @@ func placeUnits(rows [][]int, units []unit, locked, n, k int, seed int64) [][]in
 	for q := range slot {
 		slot[q] = make([]int, k)
 	}
+	// Group j starts its hardest task at a position spread evenly over 1..K (in a random order of
+	// groups), so every position gets its share of hard tasks.
 	offsets := newStream(seed, "offsets").perm(max(locked, 1))
 	for j := 0; j < locked; j++ {
-		off := offsets[j] % k
+		off := offsets[j] * k / max(locked, 1)
 		for i, u := range alloc[j] {
 			p := (i + off) % k
 			for q := j * n; q < (j+1)*n; q++ {

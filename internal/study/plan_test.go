@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/voicebench/humanaudit/internal/task"
 )
 
 // suite returns d synthetic tasks with varied strata and the first a of them (spread) as anchors.
@@ -388,4 +390,29 @@ func BenchmarkBuildAcceptance(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/plan")
+}
+
+func TestSelectTasksBySubsetAndID(t *testing.T) {
+	all := []*task.Task{
+		{ID: "a", Subsets: []string{"audit24", "anchor"}},
+		{ID: "b", Subsets: []string{"audit24"}},
+		{ID: "c"},
+	}
+	ids := func(ts []*task.Task) string {
+		var out []string
+		for _, x := range ts {
+			out = append(out, x.ID)
+		}
+		return strings.Join(out, ",")
+	}
+	for spec, want := range map[string]string{"audit24": "a,b", "anchor": "a", "c,audit24": "c,a,b", "b, a ,b": "b,a", "": ""} {
+		got, err := SelectTasks(all, spec, "--tasks")
+		if err != nil || ids(got) != want {
+			t.Errorf("%q: got %q, %v; want %q", spec, ids(got), err, want)
+		}
+	}
+	_, err := SelectTasks(all, "audit24,zzz", "--anchor")
+	if !errors.Is(err, ErrInvalidRequest) || !strings.Contains(err.Error(), `--anchor: "zzz" is neither a task id nor a subset flag`) {
+		t.Fatalf("got %v", err)
+	}
 }

@@ -229,8 +229,8 @@ func shifted(base []int, k, n int) []int {
 
 // partialRows chooses the r rows of the incomplete last group. Every system must appear equally
 // often over them (each system has exactly as many cells as sessions), so it searches the family's
-// (base, shift) rows for r with equal system totals and keeps the choice that leaves first-order
-// carry-over, added to that of the complete groups' rows, most even. If no such choice exists it
+// (base, shift) rows for r with equal system totals and keeps the choice that, added to the
+// complete groups' rows, leaves the position counts and then first-order carry-over most even. If no such choice exists it
 // reads r windows of length K off a tape repeating a Williams row, which always has equal totals
 // because r·K is a multiple of n.
 func partialRows(fam family, n, k, r int, full [][]int, rs *stream) [][]int {
@@ -238,9 +238,13 @@ func partialRows(fam family, n, k, r int, full [][]int, rs *stream) [][]int {
 		return nil
 	}
 	carry := make([]int, n*n)
+	at := make([]int, n*k) // sessions of system x at position p: at[x*k+p]
 	for _, row := range full {
 		for p := 1; p < len(row); p++ {
 			carry[row[p-1]*n+row[p]]++
+		}
+		for p, x := range row {
+			at[x*k+p]++
 		}
 	}
 	var cands [][]int
@@ -257,7 +261,7 @@ func partialRows(fam family, n, k, r int, full [][]int, rs *stream) [][]int {
 	target := r * k / n
 	total := make([]int, n)
 	var pick, best []int
-	bestSpread, bestSquares := -1, 0
+	bestPos, bestSpread, bestSquares := -1, -1, 0
 	nodes := 0
 	var choose func(from int)
 	choose = func(from int) {
@@ -281,8 +285,21 @@ func partialRows(fam family, n, k, r int, full [][]int, rs *stream) [][]int {
 					hi, squares = max(hi, c), squares+c*c
 				}
 			}
-			if bestSpread < 0 || hi-lo < bestSpread || hi-lo == bestSpread && squares < bestSquares {
-				bestSpread, bestSquares, best = hi-lo, squares, slices.Clone(pick)
+			posSpread := 0
+			for p := 0; p < k; p++ {
+				plo, phi := -1, 0
+				for x := 0; x < n; x++ {
+					c := at[x*k+p]
+					if plo < 0 || c < plo {
+						plo = c
+					}
+					phi = max(phi, c)
+				}
+				posSpread = max(posSpread, phi-plo)
+			}
+			if better := bestPos < 0 || posSpread < bestPos ||
+				posSpread == bestPos && (hi-lo < bestSpread || hi-lo == bestSpread && squares < bestSquares); better {
+				bestPos, bestSpread, bestSquares, best = posSpread, hi-lo, squares, slices.Clone(pick)
 			}
 			return
 		}
@@ -297,11 +314,17 @@ func partialRows(fam family, n, k, r int, full [][]int, rs *stream) [][]int {
 				for p := 1; p < k; p++ {
 					carry[row[p-1]*n+row[p]]++
 				}
+				for p, x := range row {
+					at[x*k+p]++
+				}
 				pick = append(pick, i)
 				choose(i + 1)
 				pick = pick[:len(pick)-1]
 				for p := 1; p < k; p++ {
 					carry[row[p-1]*n+row[p]]--
+				}
+				for p, x := range row {
+					at[x*k+p]--
 				}
 			}
 			for _, x := range row {
