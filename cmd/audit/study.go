@@ -600,4 +600,3 @@ func runStudyExtend(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	return issueParticipants(ctx, db, *id, n, *baseURL, stdout)
 }
-
