@@ -268,7 +268,7 @@ func passKCell(p *PassK) string {
 	if p == nil {
 		return "no repeats"
 	}
-	return fmt.Sprintf("k=%d: %s / %s (%d tasks)", p.K, p.PassAtK.fixed(3), p.PassHatK.fixed(3), p.Tasks)
+	return fmt.Sprintf("k=%d: %s / %s over %d task(s)", p.K, p.PassAtK.fixed(3), p.PassHatK.fixed(3), p.Tasks)
 }
 
 func prop(p Proportion) string {
