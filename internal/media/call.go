@@ -226,6 +226,8 @@ type Call struct {
 	agentMu       sync.Mutex
 	agentQ        []int16
 	agentHead     int
+	agentPkts     [][]byte // Opus packets of the first whole 20 ms blocks of agentQ[agentHead:]
+	encClosed     bool
 	agentNextTick int64 // first tick that has not taken agent audio yet
 	agentFlushed  time.Duration
 
@@ -406,7 +408,7 @@ func (c *Call) sendFailed(tick int64, err error) {
 	}
 }
 
-// tick does one period's work: caller frame (if not delivered early), agent packets, recording.
+// tick does one period's work: agent packets, caller frame (if not delivered early), recording.
 func (c *Call) tick(tk Tick) {
 	n := tk.N
 	if late := tk.Start.Sub(tk.Due); late > LateTickThreshold {
@@ -415,7 +417,51 @@ func (c *Call) tick(tk Tick) {
 		c.emit(Event{Kind: LateTick, At: tk.MediaTime(), Detected: tk.MediaTime(), Duration: late, Wall: tk.Start})
 	}
 
-	// Caller: the frame for this tick, assembled now unless packets completed it already.
+	// Agent first, the most time-critical: exactly 40 ms of queued audio, silence when the agent
+	// is quiet. Its two 20 ms packets were usually encoded when the audio was pushed; what was not
+	// (a short tail, audio queued while no participant was attached) is encoded now.
+	h := c.link.Load()
+	var pkts [2][]byte
+	c.agentMu.Lock()
+	k := copy(c.agentFrame[:], c.agentQ[c.agentHead:])
+	clear(c.agentFrame[k:])
+	c.agentHead += k
+	if c.agentHead == len(c.agentQ) {
+		c.agentQ, c.agentHead = c.agentQ[:0], 0
+	}
+	pre := copy(pkts[:], c.agentPkts)
+	c.agentPkts = c.agentPkts[:copy(c.agentPkts, c.agentPkts[pre:])]
+	if h != nil {
+		for b := pre; b < len(pkts); b++ {
+			pkt, err := c.enc.encode(c.agentFrame[b*packetSamples : (b+1)*packetSamples])
+			if err != nil {
+				c.sendFailed(n, err)
+			}
+			pkts[b] = pkt
+		}
+	}
+	queued := len(c.agentQ) - c.agentHead
+	c.agentNextTick = n + 1
+	flushed := c.agentFlushed
+	encoded := c.enc.encoded
+	c.agentMu.Unlock()
+
+	// The first packet goes out now, the second at the half tick (see run), so the participant's
+	// jitter buffer sees a smooth 20 ms cadence instead of pairs, which would make it hold 20 ms more.
+	c.half = pendingPacket{}
+	if h != nil {
+		ts := uint32(n * int64(FrameSamples*rtpPerSample))
+		if pkts[0] != nil {
+			c.sendAgent(h, pkts[0], ts, tk.Due)
+		}
+		if pkts[1] != nil {
+			c.half = pendingPacket{link: h, pkt: pkts[1], ts: ts + packetSamples*rtpPerSample, due: tk.Due.Add(TickDuration / 2)}
+		}
+	}
+
+	// Caller: the frame for this tick, assembled now unless packets completed it already (its
+	// audio reaches the agent after this tick's agent audio was taken: a reply can never be heard
+	// in the tick that prompted it).
 	c.callerMu.Lock()
 	c.curTick = n
 	for c.nextFrame <= n {
@@ -426,36 +472,10 @@ func (c *Call) tick(tk Tick) {
 	cc := c.cc
 	c.callerMu.Unlock()
 
-	// Agent: exactly 40 ms of queued audio, silence when the agent is quiet.
-	c.agentMu.Lock()
-	k := copy(c.agentFrame[:], c.agentQ[c.agentHead:])
-	c.agentHead += k
-	if c.agentHead == len(c.agentQ) {
-		c.agentQ, c.agentHead = c.agentQ[:0], 0
-	}
-	queued := len(c.agentQ) - c.agentHead
-	c.agentNextTick = n + 1
-	flushed := c.agentFlushed
-	c.agentMu.Unlock()
-	clear(c.agentFrame[k:])
-
-	// Both 20 ms packets are encoded now; the first goes out at once, the second at the half tick
-	// (sendSecondHalf), so the participant's jitter buffer sees a smooth 20 ms cadence instead of
-	// pairs, which would make it hold 20 ms more.
-	h := c.link.Load()
-	c.half = pendingPacket{}
 	if h != nil {
-		ts := uint32(n * int64(FrameSamples*rtpPerSample))
-		if pkt, err := c.enc.encode(c.agentFrame[:packetSamples]); err != nil {
-			c.sendFailed(n, err)
-		} else {
-			c.sendAgent(h, pkt, ts, tk.Due)
-		}
-		if pkt, err := c.enc.encode(c.agentFrame[packetSamples:]); err != nil {
-			c.sendFailed(n, err)
-		} else {
-			c.half = pendingPacket{link: h, pkt: pkt, ts: ts + packetSamples*rtpPerSample, due: tk.Due.Add(TickDuration / 2)}
-		}
+		c.agentMu.Lock()
+		c.encodeAheadLocked() // audio the agent sent ahead of real time
+		c.agentMu.Unlock()
 	}
 
 	var recErr error
@@ -491,7 +511,7 @@ func (c *Call) tick(tk Tick) {
 	s.AgentQueued = time.Duration(queued) * time.Second / RecordRate
 	s.AgentFlushed = flushed
 	s.AgentPacketsSent = c.sent
-	s.AgentPacketsEncoded = c.enc.encoded
+	s.AgentPacketsEncoded = encoded
 	s.AgentLevel = agentLevel
 	s.AgentPeak = c.agentPk.add(agentLevel)
 	s.AgentLinkWriteErrors = c.writeErrs
@@ -639,13 +659,10 @@ func (c *Call) ReceiveCallerRTP(p CallerPacket) error {
 	case insertDuplicate, insertOverflow, insertBad:
 		c.cc.discarded++
 	}
-	// Deliver frames the packets have completed, but not more than half a tick before they are
-	// due (the recording places them at their tick) nor beyond the frame ring.
+	// Deliver the frames the packets have completed at once (no later than the frame ring allows):
+	// the agent hears the caller without waiting for the tick that records the frame.
 	for c.nextFrame < c.curTick+frameRing {
 		fs := c.nextFrame * FrameSamples
-		if p.Arrival.Before(c.clock.Due(c.nextFrame).Add(-TickDuration / 2)) {
-			break
-		}
 		if ok, _ := c.jb.complete(fs, fs+FrameSamples); !ok {
 			break
 		}
@@ -775,7 +792,31 @@ func (c *Call) PushAgentAudio(pcm []int16) error {
 		c.agentHead = 0
 	}
 	c.agentQ = append(c.agentQ, pcm...)
+	c.encodeAheadLocked()
 	return nil
+}
+
+// encodeAheadMax bounds how many 20 ms blocks are encoded before their tick: enough to take the
+// encoder off the tick's path, not so many that a barge-in flush throws much work away.
+const encodeAheadMax = 6
+
+// encodeAheadLocked encodes whole queued 20 ms blocks (in queue order, so the encoder sees the
+// audio exactly as it will be sent) while a participant is attached.
+func (c *Call) encodeAheadLocked() {
+	if c.link.Load() == nil || c.encClosed {
+		return
+	}
+	for len(c.agentPkts) < encodeAheadMax {
+		off := c.agentHead + len(c.agentPkts)*packetSamples
+		if off+packetSamples > len(c.agentQ) {
+			return
+		}
+		pkt, err := c.enc.encode(c.agentQ[off : off+packetSamples])
+		if err != nil {
+			return // the tick encodes it again and reports the failure
+		}
+		c.agentPkts = append(c.agentPkts, pkt)
+	}
 }
 
 func (c *Call) isClosed() bool {
@@ -793,6 +834,7 @@ func (c *Call) FlushAgent() FlushReport {
 	c.agentMu.Lock()
 	dropped := len(c.agentQ) - c.agentHead
 	c.agentQ, c.agentHead = c.agentQ[:0], 0
+	c.agentPkts = c.agentPkts[:0]
 	d := time.Duration(dropped) * time.Second / RecordRate
 	c.agentFlushed += d
 	at := time.Duration(c.agentNextTick) * TickDuration
@@ -915,9 +957,12 @@ func (c *Call) Close() error {
 				errs = append(errs, fmt.Errorf("close call: %w", err))
 			}
 		}
+		c.agentMu.Lock()
 		if err := c.enc.close(); err != nil {
 			errs = append(errs, fmt.Errorf("close call: %w", err))
 		}
+		c.encClosed = true
+		c.agentMu.Unlock()
 		c.closeErr = errors.Join(errs...)
 	})
 	return c.closeErr

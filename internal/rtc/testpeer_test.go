@@ -182,9 +182,10 @@ func (b *testPeer) connect(e *Endpoint, opts PeerOptions) *Peer {
 }
 
 // stream sends packets on a drift-free 20 ms schedule starting now, skipping those drop selects
-// (their sequence numbers are used up, as on a lossy network). It returns each packet's send time
-// (zero for dropped ones).
-func (b *testPeer) stream(pkts [][]byte, seq0 uint16, ts0 uint32, drop func(k int) bool) []time.Time {
+// (their sequence numbers are used up, as on a lossy network). Packet k is due to leave at
+// start + k·20 ms, the moment its last sample was captured; it returns start and each packet's
+// actual send time (zero for dropped ones).
+func (b *testPeer) stream(pkts [][]byte, seq0 uint16, ts0 uint32, drop func(k int) bool) (time.Time, []time.Time) {
 	sent := make([]time.Time, len(pkts))
 	start := time.Now()
 	var p rtp.Packet
@@ -200,10 +201,10 @@ func (b *testPeer) stream(pkts [][]byte, seq0 uint16, ts0 uint32, drop func(k in
 		sent[k] = time.Now()
 		if err := b.track.WriteRTP(&p); err != nil {
 			b.t.Errorf("send packet %d: %v", k, err)
-			return sent
+			return start, sent
 		}
 	}
-	return sent
+	return start, sent
 }
 
 func (b *testPeer) receivedPackets() []recvPacket {
