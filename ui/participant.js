@@ -147,6 +147,7 @@ async function showMic() {
     const set = s.getAudioTracks()[0].getSettings();
     $("mic-granted").textContent = `Echo cancellation ${set.echoCancellation ? "on" : "off"}, noise suppression ${set.noiseSuppression ? "on" : "off"}, auto gain ${set.autoGainControl ? "on" : "off"}.`;
   };
+  $("mic-record").disabled = true;
   try {
     await refresh("");
     const devices = (await navigator.mediaDevices.enumerateDevices()).filter((d) => d.kind === "audioinput");
@@ -177,6 +178,7 @@ async function showMic() {
     rec.start();
     setTimeout(() => rec.stop(), 3000);
   };
+  $("mic-record").disabled = false; // only now that its handler is in place
   $("mic-done").onclick = async () => {
     const tr = micStream.getAudioTracks()[0];
     const set = tr.getSettings();

@@ -115,6 +115,21 @@ func (db *DB) CheckExperimenterPassword(ctx context.Context, name, password stri
 	return e, nil
 }
 
+// ExperimenterByName returns an experimenter account by name (for operator tools that issue links;
+// never for signing in).
+func (db *DB) ExperimenterByName(ctx context.Context, name string) (Experimenter, error) {
+	var e Experimenter
+	err := db.pool.QueryRow(ctx, `SELECT id, name, created_at FROM experimenters WHERE name = $1`, name).Scan(&e.ID, &e.Name, &e.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Experimenter{}, newError(ErrNotFound, "experimenter %s", name)
+	}
+	if err != nil {
+		return Experimenter{}, translate(err, "experimenter "+name)
+	}
+	e.CreatedAt = e.CreatedAt.UTC()
+	return e, nil
+}
+
 func tokenDigest(token string) []byte {
 	h := sha256.Sum256([]byte(token))
 	return h[:]

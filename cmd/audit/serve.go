@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/console"
+	"github.com/voicebench/humanaudit/internal/grade"
+	"github.com/voicebench/humanaudit/internal/rtc"
+	"github.com/voicebench/humanaudit/internal/secrets"
+	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/task"
+	"github.com/voicebench/humanaudit/internal/web"
+)
+
+func init() {
+	register("serve", "run the console: participant, experimenter and annotator web app", runServe)
+}
+
+// stackFlags are the settings shared by serve and demo.
+type stackFlags struct {
+	addr, data, tasks, systems, secrets, baseURL *string
+	udp, publicIPs                              *string
+	loopback                                    *bool
+	timeLimit                                   *time.Duration
+	verbose                                     *bool
+}
+
+func addStackFlags(fs *flag.FlagSet, defaultAddr string) stackFlags {
+	return stackFlags{
+		addr:      fs.String("addr", defaultAddr, "HTTP listen address"),
+		data:      fs.String("data", "audit_data", "data directory (database cluster, recordings, judge cache)"),
+		tasks:     fs.String("tasks", "tasks", "task directory"),
+		systems:   fs.String("systems", "systems.json", "systems file (a missing file means: only the reference agent)"),
+		secrets:   fs.String("secrets", secrets.DefaultFile, "secrets file with API keys by label"),
+		baseURL:   fs.String("base-url", "", "public base URL for printed links (default http://ADDR)"),
+		udp:       fs.String("udp", "", "serve WebRTC media on this one UDP address (e.g. 0.0.0.0:3478); empty: ephemeral ports"),
+		publicIPs: fs.String("public-ip", "", "comma-separated public IPs to advertise in ICE candidates (server behind 1:1 NAT)"),
+		loopback:  fs.Bool("loopback-only", false, "limit WebRTC to the loopback interface (same-machine use and tests)"),
+		timeLimit: fs.Duration("time-limit", 15*time.Minute, "longest call"),
+		verbose:   fs.Bool("v", false, "log debug messages"),
+	}
+}
+
+// stack is a running console: database, reference agent, WebRTC endpoint, sessions and web app.
+type stack struct {
+	log     *slog.Logger
+	db      *store.DB
+	ref     io.Closer
+	refURL  string
+	rtc     *rtc.Endpoint
+	console *console.Service
+	web     *web.Server
+	tasks   []*task.Task
+	systems *systems.File
+	serveCh chan error
+}
+
+// referenceAgentLabel is the system label of the in-process reference agent.
+const referenceAgentLabel = "reference-agent"
+
+// startReferenceAgent starts the offline reference agent in-process and returns its ws:// URL; it
+// is set by refagent.go so that this file does not depend on it.
+var startReferenceAgent func(ctx context.Context, log *slog.Logger) (url string, closer io.Closer, err error)
+
+func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, error) {
+	level := slog.LevelInfo
+	if *f.verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	st := &stack{log: log, serveCh: make(chan error, 1)}
+	ok := false
+	defer func() {
+		if !ok {
+			st.Close()
+		}
+	}()
+
+	tasks, probs := task.LoadAll(*f.tasks)
+	if len(probs) > 0 {
+		return nil, fmt.Errorf("%d problem(s) in %s, first: %s (run audit tasks validate)", len(probs), *f.tasks, probs[0])
+	}
+	if len(tasks) == 0 {
+		return nil, fmt.Errorf("no tasks in %s", *f.tasks)
+	}
+	st.tasks = tasks
+	sysFile, err := loadSystems(*f.systems)
+	if err != nil {
+		return nil, err
+	}
+	st.systems = sysFile
+	keys, err := secrets.Load(*f.secrets)
+	if err != nil {
+		return nil, err
+	}
+	if err := sysFile.CheckKeys(keys); err != nil {
+		return nil, err
+	}
+
+	st.db, err = store.Open(ctx, store.Config{URL: os.Getenv("DATABASE_URL"), DataDir: *f.data, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if startReferenceAgent != nil {
+		st.refURL, st.ref, err = startReferenceAgent(ctx, log)
+		if err != nil {
+			return nil, fmt.Errorf("reference agent: %w", err)
+		}
+	}
+	rcfg := rtc.Config{LoopbackOnly: *f.loopback, UDPListen: *f.udp, Logger: log}
+	if *f.publicIPs != "" {
+		rcfg.PublicIPs = strings.Split(*f.publicIPs, ",")
+	}
+	if st.rtc, err = rtc.NewEndpoint(rcfg); err != nil {
+		return nil, err
+	}
+	st.console, err = console.New(ctx, console.Config{Store: st.db, Tasks: tasks, Systems: sysFile, Keys: keys, ReferenceURL: st.refURL,
+		DataDir: *f.data, Grade: grade.Options{Cache: &grade.JudgeCache{Dir: filepath.Join(*f.data, "judge")}}, TimeLimit: *f.timeLimit, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	st.web, err = web.New(web.Config{Store: st.db, Console: st.console, RTC: st.rtc, DataDir: *f.data, BaseURL: *f.baseURL, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if err := st.web.Listen(*f.addr); err != nil {
+		return nil, err
+	}
+	go func() { st.serveCh <- st.web.Serve() }()
+	ok = true
+	return st, nil
+}
+
+// loadSystems reads the systems file and adds the in-process reference agent unless the file
+// already names one.
+func loadSystems(path string) (*systems.File, error) {
+	f, err := systems.Load(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return systems.Parse("(built-in)", []byte(`{"systems":[{"label":"`+referenceAgentLabel+`","family":"reference"}]}`))
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range f.Systems {
+		if s.Family == systems.FamilyReference {
+			return f, nil
+		}
+	}
+	f.Systems = append(f.Systems, systems.System{Label: referenceAgentLabel, Family: systems.FamilyReference})
+	return f, nil
+}
+
+// Close stops the web app, ends live sessions (stored as excluded), then the agent and database.
+func (st *stack) Close() error {
+	var errs []error
+	if st.web != nil {
+		errs = append(errs, st.web.Close())
+	}
+	if st.console != nil {
+		errs = append(errs, st.console.Close())
+	}
+	if st.rtc != nil {
+		errs = append(errs, st.rtc.Close())
+	}
+	if st.ref != nil {
+		errs = append(errs, st.ref.Close())
+	}
+	if st.db != nil {
+		errs = append(errs, st.db.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// wait blocks until ctx ends (the first interrupt) or the web server fails.
+func (st *stack) wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-st.serveCh:
+		return err
+	}
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", stderr)
+	f := addStackFlags(fs, ":8080")
+	if _, err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	st, err := startStack(ctx, f, stderr)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	fmt.Fprintf(stdout, "console: %s (experimenter: %s/x/)\n", st.web.URL(), st.web.URL())
+	fmt.Fprintf(stdout, "tasks: %d; systems: %d; interrupt to stop (live calls are ended and kept as excluded)\n", len(st.tasks), len(st.systems.Systems))
+	return st.wait(ctx)
+}

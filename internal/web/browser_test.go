@@ -1,0 +1,398 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/voicebench/humanaudit/internal/agent/agenttest"
+	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/console"
+	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/rtc"
+	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/store/storetest"
+	"github.com/voicebench/humanaudit/internal/task"
+	"github.com/voicebench/humanaudit/internal/web"
+)
+
+func TestMain(m *testing.M) { storetest.Main(m) }
+
+const chromium = "/usr/bin/chromium"
+
+// consoleKit is a running console on loopback: real PostgreSQL, real WebRTC endpoint, real web app.
+type consoleKit struct {
+	db      *store.DB
+	console *console.Service
+	srv     *web.Server
+	base    string
+	tasks   map[string]*task.Task
+	data    string
+}
+
+func startKit(t *testing.T, sysJSON string) *consoleKit {
+	t.Helper()
+	db := storetest.New(t)
+	tasks, probs := task.LoadAll(filepath.Join("..", "grade", "testdata", "tasks"))
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	sys, err := systems.Parse("test-systems.json", []byte(sysJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	ctx := context.Background()
+	svc, err := console.New(ctx, console.Config{Store: db, Tasks: tasks, Systems: sys, DataDir: data, TimeLimit: 3 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := rtc.NewEndpoint(rtc.Config{LoopbackOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := web.New(web.Config{Store: db, Console: svc, RTC: ep, DataDir: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Listen("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	t.Cleanup(func() {
+		srv.Close()
+		svc.Close()
+		ep.Close()
+	})
+	k := &consoleKit{db: db, console: svc, srv: srv, base: srv.URL(), tasks: map[string]*task.Task{}, data: data}
+	for _, tk := range tasks {
+		k.tasks[tk.ID] = tk
+	}
+	return k
+}
+
+// participant creates a study with one participant whose plan runs the given tasks on system.
+func (k *consoleKit) participant(t *testing.T, study, system string, tasks ...string) store.Participant {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := k.db.CreateStudy(ctx, store.Study{ID: study, Name: "Test study " + study, Seed: 7,
+		Config: json.RawMessage(`{"completion_code":"DONE-123"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	var rows []store.PlanRow
+	for i, tk := range tasks {
+		rows = append(rows, store.PlanRow{Slot: "p1", Position: i + 1, Task: tk, System: system, Repeat: 1})
+	}
+	if _, err := k.db.AddPlan(ctx, study, rows); err != nil {
+		t.Fatal(err)
+	}
+	p, err := k.db.CreateParticipant(ctx, store.NewParticipant{StudyID: study})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// flite renders text at 16 kHz.
+func flite(t *testing.T, text string) []int16 {
+	t.Helper()
+	out, err := exec.Command("flite", "-voice", "slt", "-t", text, "-o", "/dev/stdout").Output()
+	if err != nil {
+		t.Fatalf("flite: %v", err)
+	}
+	pcm := make([]int16, (len(out)-44)/2)
+	binary.Read(bytes.NewReader(out[44:]), binary.LittleEndian, pcm)
+	return pcm
+}
+
+// utterance is one line of a composed fake-microphone recording.
+type utterance struct {
+	at   time.Duration
+	text string
+}
+
+// composeMic writes the browser's fake microphone: each utterance at its time, silence between,
+// 48 kHz mono 16-bit (Chromium's fake capture device plays it once with %noloop).
+func composeMic(t *testing.T, path string, total time.Duration, lines ...utterance) {
+	t.Helper()
+	const rate = 48000
+	pcm := make([]int16, int(total.Seconds()*rate))
+	for _, u := range lines {
+		r, err := media.NewResampler(16000, rate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		voice := r.Process(append(flite(t, u.text), make([]int16, 1600)...), nil)
+		copy(pcm[int(u.at.Seconds()*rate):], voice)
+	}
+	if err := media.WriteWAV(path, rate, 1, pcm); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// browser starts headless Chromium with a fake microphone playing mic, and records every response
+// body and DataChannel message the page receives.
+type browser struct {
+	ctx      context.Context
+	mu       sync.Mutex
+	payloads []string // response bodies and DataChannel messages, in arrival order
+}
+
+func startBrowser(t *testing.T, mic string) *browser {
+	t.Helper()
+	if _, err := os.Stat(chromium); err != nil {
+		t.Skip("chromium not installed (scripts/deps.sh installs it)")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium), chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("use-fake-ui-for-media-stream", true), chromedp.Flag("use-fake-device-for-media-stream", true),
+		chromedp.Flag("use-file-for-fake-audio-capture", mic+"%noloop"), chromedp.Flag("allow-loopback-in-peer-connection", true),
+		chromedp.Flag("autoplay-policy", "no-user-gesture-required"), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelB(); cancelA() })
+	b := &browser{ctx: ctx}
+	// Every DataChannel message the page receives is kept for the leakage scan.
+	hook := `window.__dcMessages = [];
+	const origCreate = RTCPeerConnection.prototype.createDataChannel;
+	RTCPeerConnection.prototype.createDataChannel = function(...a) {
+	  const dc = origCreate.apply(this, a);
+	  dc.addEventListener("message", (m) => window.__dcMessages.push(String(m.data)));
+	  return dc;
+	};`
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: hook}); err != nil {
+		t.Fatal(err)
+	}
+	// Every response body the page receives, fetched off the event loop.
+	finished := make(chan network.RequestID, 1024)
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*network.EventLoadingFinished); ok {
+			select {
+			case finished <- e.RequestID:
+			default:
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for id := range finished {
+			res, err := chromedp.Call(ctx, network.GetResponseBody, network.GetResponseBodyParams{RequestID: id})
+			if err == nil {
+				b.add(string(res.Body))
+			}
+		}
+	}()
+	t.Cleanup(func() { close(finished) })
+	go func() {
+		for msg, err := range chromedp.Console(ctx) {
+			if err != nil {
+				return
+			}
+			t.Logf("browser console: %v", msg)
+		}
+	}()
+	return b
+}
+
+func (b *browser) add(s string) {
+	b.mu.Lock()
+	b.payloads = append(b.payloads, s)
+	b.mu.Unlock()
+}
+
+func (b *browser) all(t *testing.T) []string {
+	dc, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](`window.__dcMessages || []`))
+	if err != nil {
+		t.Logf("read data channel messages: %v", err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append(append([]string(nil), b.payloads...), dc...)
+}
+
+func run(t *testing.T, ctx context.Context, timeout time.Duration, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := chromedp.Do(c, actions...); err != nil {
+		shot(t, ctx, artifactsDir(t.Name()), "failure")
+		msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.getElementById("error")||{}).textContent || ""`))
+		t.Fatalf("%v (page error: %q; screenshot failure.png)", err, msg)
+	}
+}
+
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(c, chromedp.Text(sel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func shot(t *testing.T, ctx context.Context, dir, name string) {
+	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
+	}
+}
+
+// artifactsDir is where browser tests leave screenshots (ignored by git).
+func artifactsDir(test string) string {
+	return filepath.Join("..", "..", "audit_data", "artifacts", test)
+}
+
+func TestParticipantCallInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser call takes about a minute")
+	}
+	if _, err := exec.LookPath("flite"); err != nil {
+		t.Skip("flite not installed")
+	}
+	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{Replies: []agenttest.Reply{
+		{Calls: []agenttest.Call{{Name: "record_incident", Arguments: `{"caller_name":"Priya Venkataraman"}`}}},
+		{Text: "Thanks Priya. What's your employee ID?", AudioMS: 1500},
+		{Calls: []agenttest.Call{{Name: "record_incident", Arguments: `{"employee_id":"417"}`}}},
+		{Text: "Got it. Which systems are affected?", AudioMS: 1500},
+		{Calls: []agenttest.Call{{Name: "record_incident", Arguments: `{"affected_systems":["VPN","Outlook","SharePoint","Teams"]}`}}},
+		{Text: "Noted, I've added Teams. Goodbye!", AudioMS: 1200},
+	}})
+	const label = "sys-kestrel-9f"
+	k := startKit(t, `{"systems":[{"label":"`+label+`","family":"reference","endpoint":"`+fake.URL()+`"}]}`)
+	p := k.participant(t, "s1", label, "it-vpn-incident")
+
+	mic := filepath.Join(t.TempDir(), "caller.wav")
+	composeMic(t, mic, 60*time.Second,
+		utterance{4 * time.Second, "Hi, this is Priya Venkataraman. I can't connect to the VPN."},
+		utterance{14 * time.Second, "It's four one seven."},
+		utterance{22 * time.Second, "The VPN, Outlook and SharePoint."},
+		utterance{36 * time.Second, "Oh, and Teams stopped working too."},
+	)
+	b := startBrowser(t, mic)
+	shots := artifactsDir(t.Name())
+	ctx := b.ctx
+	run(t, ctx, 30*time.Second,
+		chromedp.Navigate(k.base+"/p/"+p.Token+"?PROLIFIC_PID=pp123&STUDY_ID=st1&SESSION_ID=se1"),
+		chromedp.WaitVisible("#step-consent"),
+	)
+	shot(t, ctx, shots, "1-consent")
+	run(t, ctx, 30*time.Second,
+		chromedp.Click("#consent-check"), chromedp.Click("#consent-agree"),
+		chromedp.WaitVisible("#step-mic"), chromedp.WaitEnabled("#mic-record"),
+	)
+	shot(t, ctx, shots, "2-mic-check")
+	// The fake microphone's file plays from the first capture; the check consumes a few seconds.
+	run(t, ctx, 30*time.Second,
+		chromedp.Click("#mic-record"), chromedp.WaitVisible("#mic-playback"),
+		chromedp.Click("#mic-heard"), chromedp.Click("#mic-done"),
+		chromedp.WaitVisible("#step-brief"),
+	)
+	shot(t, ctx, shots, "3-briefing")
+	agentName := text(t, ctx, "#brief-agent")
+	run(t, ctx, 30*time.Second, chromedp.Click("#brief-start"),
+		chromedp.WaitVisible("#step-call"), chromedp.WaitVisible(`#call-status.live`))
+	if agentName != "Agent A" {
+		t.Errorf("participant sees agent %q, want the blind alias Agent A", agentName)
+	}
+	// The correction cue fires 30 s after the first caller audio.
+	run(t, ctx, 60*time.Second, chromedp.WaitVisible(`.cue[data-cue="teams_down"]`))
+	shot(t, ctx, shots, "4-call-with-cue")
+	time.Sleep(12 * time.Second) // the caller acts on the cue; the agent records Teams
+	run(t, ctx, 30*time.Second, chromedp.Click("#call-hangup"), chromedp.WaitVisible("#step-done"))
+	shot(t, ctx, shots, "5-debrief")
+	if code := text(t, ctx, "#done-code"); code != "DONE-123" {
+		t.Errorf("completion code %q", code)
+	}
+
+	// The trace, from the database.
+	sessions, err := k.db.ListSessions(context.Background(), store.SessionFilter{StudyID: "s1"})
+	if err != nil || len(sessions) != 1 {
+		t.Fatalf("sessions: %v %v", sessions, err)
+	}
+	sid := sessions[0].ID
+	events, err := k.db.Events(context.Background(), sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seq []string
+	cueT := map[string]int64{}
+	for _, e := range events {
+		seq = append(seq, string(e.Type))
+		if strings.HasPrefix(string(e.Type), "cue.") && e.CueID == "teams_down" {
+			cueT[string(e.Type)] = e.T
+			if e.Type == "cue.acted" {
+				cueT["onset"] = e.RefMS
+			}
+		}
+	}
+	joined := strings.Join(seq, " ")
+	for _, want := range []string{"caller.audio_start", "caller.speech_start", "caller.speech_end", "agent.speech_start", "tool.call", "artifact.update", "cue.issued", "cue.shown", "cue.acted", "session.end"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("trace lacks %s", want)
+		}
+	}
+	if !(cueT["cue.issued"] <= cueT["cue.shown"] && cueT["cue.shown"] <= cueT["onset"]) {
+		t.Errorf("cue times out of order: %v", cueT)
+	}
+	if sessions[0].Score == nil {
+		t.Errorf("session not graded")
+	}
+	if sessions[0].ProlificPID != "pp123" {
+		t.Errorf("PROLIFIC_PID not captured: %+v", sessions[0])
+	}
+
+	// Leakage barrier: nothing the participant received holds gold-only values, grader terms, the
+	// system's label or a future fact version before its cue.
+	tk := k.tasks["it-vpn-incident"]
+	payloads := b.all(t)
+	if len(payloads) < 5 {
+		t.Fatalf("only %d payloads captured", len(payloads))
+	}
+	forbidden := []string{label, `"gold"`, `"grader"`, `"target_state"`, `"violations"`, tk.Agent.Instructions[:30]}
+	for _, f := range tk.Grader.ForbiddenActions {
+		forbidden = append(forbidden, f.Reason)
+	}
+	v2 := tk.User.Facts[4].Versions[1].Value // affected systems with Teams, revealed by teams_down
+	for i, pl := range payloads {
+		for _, f := range forbidden {
+			if f != "" && strings.Contains(pl, f) {
+				t.Errorf("payload %d contains %q: %.200s", i, f, pl)
+			}
+		}
+		if strings.Contains(pl, v2) && !strings.Contains(pl, "teams_down") {
+			t.Errorf("payload %d shows the corrected fact before its cue: %.200s", i, pl)
+		}
+	}
+	if t.Failed() {
+		if b, err := os.ReadFile(filepath.Join(k.data, "recordings", sid+".wav")); err == nil {
+			os.WriteFile("/tmp/failed-call.wav", b, 0o644)
+		}
+		for _, e := range events {
+			if e.Type != "agent.raw" {
+				fmt.Printf("%6d %-22s %s %s %v\n", e.T, e.Type, e.Text, e.CueID, e.Meta)
+			}
+		}
+	}
+}
