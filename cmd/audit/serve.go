@@ -29,10 +29,10 @@ func init() {
 // stackFlags are the settings shared by serve and demo.
 type stackFlags struct {
 	addr, data, tasks, systems, secrets, baseURL *string
-	udp, publicIPs                              *string
-	loopback                                    *bool
-	timeLimit                                   *time.Duration
-	verbose                                     *bool
+	udp, publicIPs                               *string
+	loopback                                     *bool
+	timeLimit                                    *time.Duration
+	verbose                                      *bool
 }
 
 func addStackFlags(fs *flag.FlagSet, defaultAddr string) stackFlags {

@@ -69,7 +69,9 @@ func (s *Server) participantAuth(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-func participantOf(c *fiber.Ctx) store.Participant { return c.Locals("participant").(store.Participant) }
+func participantOf(c *fiber.Ctx) store.Participant {
+	return c.Locals("participant").(store.Participant)
+}
 
 // participantPage serves the participant app after checking the token, and keeps the recruiting
 // platform's ids from the link.
@@ -357,4 +359,3 @@ func truncate(s string, n int) string {
 	}
 	return s
 }
-
