@@ -31,6 +31,9 @@ import (
 // ErrUnknownSystem is returned when an assignment names a system the systems file lacks.
 var ErrUnknownSystem = errors.New("unknown system")
 
+// ErrUnknownTask is returned when an assignment names a task this console has not loaded.
+var ErrUnknownTask = errors.New("task not loaded on this console")
+
 // ErrAgentUnavailable is returned when the assigned agent cannot be reached to start a session.
 var ErrAgentUnavailable = errors.New("the agent is not available")
 
@@ -188,7 +191,7 @@ func (s *Service) endpoint(sys systems.System) string {
 func (s *Service) StartHuman(ctx context.Context, p store.Participant, a store.Assignment, meta map[string]string) (*Live, error) {
 	t, ok := s.tasks[a.Task]
 	if !ok {
-		return nil, fmt.Errorf("console: assignment %d names unknown task %q", a.ID, a.Task)
+		return nil, fmt.Errorf("console: assignment %d names task %q: %w", a.ID, a.Task, ErrUnknownTask)
 	}
 	sys, err := s.dial(a.System)
 	if err != nil {

@@ -269,8 +269,10 @@ func (s *Session) Attach(link media.ParticipantLink) error { return s.call.Attac
 // Detach releases a peer that went away.
 func (s *Session) Detach(link media.ParticipantLink) { s.call.Detach(link) }
 
-// ReceiveCallerRTP feeds one caller packet to the jitter buffer.
-func (s *Session) ReceiveCallerRTP(p media.CallerPacket) error { return s.call.ReceiveCallerRTP(p) }
+// ReceiveCallerRTP feeds one caller packet from the attached peer to the jitter buffer.
+func (s *Session) ReceiveCallerRTP(from media.ParticipantLink, p media.CallerPacket) error {
+	return s.call.ReceiveCallerRTP(from, p)
+}
 
 // UpdateLinkQuality records RTCP link quality for dashboards.
 func (s *Session) UpdateLinkQuality(q media.LinkQuality) { s.call.UpdateLinkQuality(q) }

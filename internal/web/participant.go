@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -162,7 +163,7 @@ func (s *Server) participantState(c *fiber.Ctx) error {
 func (s *Server) brief(ctx context.Context, p store.Participant, a store.Assignment) (*callBrief, error) {
 	t, ok := s.cfg.Console.Task(a.Task)
 	if !ok {
-		return nil, errors.New("assignment names a task that is not loaded: " + a.Task)
+		return nil, fmt.Errorf("assignment %d names task %q: %w", a.ID, a.Task, console.ErrUnknownTask)
 	}
 	alias := "the agent"
 	if sys, err := s.cfg.Store.System(ctx, a.System); err == nil {

@@ -222,6 +222,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusBadRequest, "invalid request"
 	case errors.Is(err, rtc.ErrBadOffer):
 		return http.StatusBadRequest, err.Error()
+	case errors.Is(err, console.ErrUnknownTask):
+		return http.StatusServiceUnavailable, "this call's task is not available on this console; please contact the researcher"
 	case errors.Is(err, console.ErrAgentUnavailable):
 		return http.StatusServiceUnavailable, "the agent is not available right now; please try again in a minute"
 	}
