@@ -629,9 +629,11 @@ func (c *Call) phaseLocked(n int64, concealed int, last time.Time) {
 	c.winFrames, c.winComplete, c.winMin = 0, 0, time.Hour
 }
 
-// ReceiveCallerRTP takes one packet of the participant's Opus stream (from the rtc read loop). A
-// packet that completes the next frame delivers it to the agent at once, ahead of its tick.
-func (c *Call) ReceiveCallerRTP(p CallerPacket) error {
+// ReceiveCallerRTP takes one packet of the participant's Opus stream (from the rtc read loop of
+// the link it came from). A packet that completes the next frame delivers it to the agent at once,
+// ahead of its tick. Packets from a link that is not the attached one (a peer replaced by a
+// reload) are refused with ErrNotAttached, so two streams never mix.
+func (c *Call) ReceiveCallerRTP(from ParticipantLink, p CallerPacket) error {
 	c.callerMu.Lock()
 	defer c.callerMu.Unlock()
 	if c.closed {
@@ -639,6 +641,9 @@ func (c *Call) ReceiveCallerRTP(p CallerPacket) error {
 	}
 	if c.cfg.CallerInput != CallerRTP {
 		return ErrWrongInput
+	}
+	if h := c.link.Load(); h == nil || h.link != from {
+		return ErrNotAttached
 	}
 	playout := c.nextFrame * FrameSamples
 	ets, ok := c.jb.continues(&p, playout)

@@ -37,6 +37,7 @@ type harness struct {
 	t      *testing.T
 	clock  *ManualClock
 	call   *Call
+	link   *captureLink // attached at start for RTP calls
 	path   string
 	mu     sync.Mutex
 	frames []CallerFrame
@@ -72,8 +73,17 @@ func newHarness(t *testing.T, cfg CallConfig) *harness {
 	}
 	h.call = c
 	t.Cleanup(func() { c.Close() })
+	if cfg.CallerInput == CallerRTP {
+		h.link = &captureLink{}
+		if err := c.Attach(h.link); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return h
 }
+
+// receive hands a packet to the call as the attached link's.
+func (h *harness) receive(p CallerPacket) error { return h.call.ReceiveCallerRTP(h.link, p) }
 
 func (h *harness) eventsOf(kind EventKind) []Event {
 	h.mu.Lock()
@@ -173,7 +183,7 @@ func (h *harness) play(s *sender, ticks int, drop func(k int) bool) [][]byte {
 			if drop != nil && drop(k) {
 				got = append(got, nil)
 			} else {
-				if err := h.call.ReceiveCallerRTP(s.packet(k)); err != nil {
+				if err := h.receive(s.packet(k)); err != nil {
 					h.t.Fatal(err)
 				}
 				got = append(got, s.pkts[k])
@@ -297,14 +307,14 @@ func TestCallLatePacketDelaysClock(t *testing.T) {
 			if k == held {
 				continue
 			}
-			h.call.ReceiveCallerRTP(s.packet(k))
+			h.receive(s.packet(k))
 		}
 		if k > held && k-1 < held+3 {
 			p := s.packet(held)
 			p.Arrival = p.Arrival.Add(30 * time.Millisecond)
 			if p.Arrival.Before(h.clock.Due(n)) {
 				before := h.clock.Shifted()
-				h.call.ReceiveCallerRTP(p)
+				h.receive(p)
 				if h.clock.Shifted() <= before {
 					t.Fatalf("late packet did not delay the clock (%v -> %v)", before, h.clock.Shifted())
 				}
@@ -325,10 +335,7 @@ func TestCallLatePacketDelaysClock(t *testing.T) {
 func TestCallReloadStartsNewStreamAfterGap(t *testing.T) {
 	checkLeaks(t)
 	h := newHarness(t, CallConfig{})
-	a, b := &captureLink{}, &captureLink{}
-	if err := h.call.Attach(a); err != nil {
-		t.Fatal(err)
-	}
+	a, b := h.link, &captureLink{}
 	s1 := newSender(t, 111, 1, 4, clockBase.Add(3*time.Millisecond))
 	got1 := h.play(s1, 26, nil) // the page reloads right after its last packet
 	h.call.Detach(a)
@@ -336,6 +343,10 @@ func TestCallReloadStartsNewStreamAfterGap(t *testing.T) {
 	if err := h.call.Attach(b); err != nil {
 		t.Fatal(err)
 	}
+	if err := h.call.ReceiveCallerRTP(a, s1.packet(0)); !errors.Is(err, ErrNotAttached) {
+		t.Fatalf("a packet from the replaced link: %v, want ErrNotAttached", err)
+	}
+	h.link = b
 	t2 := h.clock.Due(int64(h.call.MediaTime() / TickDuration)).Add(-31 * time.Millisecond)
 	s2 := newSender(t, 222, 1, 5, t2)
 	s2.seq0, s2.ts0 = 7, 1234567 // a new PeerConnection: new SSRC, sequence and timestamps
@@ -375,8 +386,7 @@ func TestCallReloadStartsNewStreamAfterGap(t *testing.T) {
 func TestCallAgentPlayoutAndRecording(t *testing.T) {
 	checkLeaks(t)
 	h := newHarness(t, CallConfig{})
-	link := &captureLink{}
-	h.call.Attach(link)
+	link := h.link
 	voice := speechLike(RecordRate, RecordRate/2, 9) // 500 ms in odd chunks
 	for off := 0; off < len(voice); off += 1234 {
 		h.call.PushAgentAudio(voice[off:min(off+1234, len(voice))])
@@ -469,7 +479,7 @@ func TestCallSyntheticCallerAndEndpointer(t *testing.T) {
 	if q := h.call.CallerQueued(); q != 2200*time.Millisecond {
 		t.Fatalf("queued %v", q)
 	}
-	if err := h.call.ReceiveCallerRTP(CallerPacket{Payload: []byte{1}}); !errors.Is(err, ErrWrongInput) {
+	if err := h.call.ReceiveCallerRTP(nil, CallerPacket{Payload: []byte{1}}); !errors.Is(err, ErrWrongInput) {
 		t.Fatalf("RTP on a synthetic call: %v", err)
 	}
 	h.clock.AdvanceN(60)
@@ -513,15 +523,12 @@ func TestCallCloseInEveryState(t *testing.T) {
 			h.clock.AdvanceN(5)
 		},
 		"streaming with agent audio queued": func(t *testing.T, h *harness) {
-			h.call.Attach(&captureLink{})
 			h.call.PushAgentAudio(make([]int16, RecordRate))
 			h.play(newSender(t, 5, 0.5, 1, clockBase.Add(time.Millisecond)), 10, nil)
 		},
 		"detached": func(t *testing.T, h *harness) {
-			l := &captureLink{}
-			h.call.Attach(l)
 			h.play(newSender(t, 5, 0.2, 1, clockBase.Add(time.Millisecond)), 8, nil)
-			h.call.Detach(l)
+			h.call.Detach(h.link)
 		},
 	}
 	for name, prepare := range states {
@@ -534,7 +541,7 @@ func TestCallCloseInEveryState(t *testing.T) {
 			if err := h.call.Close(); err != nil {
 				t.Fatalf("second close: %v", err)
 			}
-			if err := h.call.ReceiveCallerRTP(CallerPacket{}); !errors.Is(err, ErrClosed) {
+			if err := h.receive(CallerPacket{}); !errors.Is(err, ErrClosed) {
 				t.Fatalf("receive after close: %v", err)
 			}
 			if err := h.call.PushAgentAudio([]int16{1}); !errors.Is(err, ErrClosed) {
@@ -573,7 +580,8 @@ func BenchmarkCallTick(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	c.Attach(nullLink{})
+	link := nullLink{}
+	c.Attach(link)
 	enc, _ := newOpusEncoder(32000)
 	src := speechLike(RecordRate, RecordRate, 1)
 	var pkts [][]byte
@@ -589,7 +597,7 @@ func BenchmarkCallTick(b *testing.B) {
 		n := c.MediaTime() / TickDuration
 		due := clk.Due(int64(n))
 		for range 2 {
-			c.ReceiveCallerRTP(CallerPacket{SSRC: 1, Seq: uint16(k), Timestamp: uint32(k * 960), Payload: pkts[k%len(pkts)], Arrival: due.Add(-time.Millisecond)})
+			c.ReceiveCallerRTP(link, CallerPacket{SSRC: 1, Seq: uint16(k), Timestamp: uint32(k * 960), Payload: pkts[k%len(pkts)], Arrival: due.Add(-time.Millisecond)})
 			k++
 		}
 		c.PushAgentAudio(agent)

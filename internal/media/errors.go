@@ -13,4 +13,7 @@ var (
 	// ErrWrongInput is returned when PCM is pushed to a call whose caller input is RTP, or RTP to a
 	// synthetic (PCM) call.
 	ErrWrongInput = errors.New("media: wrong caller input for this call")
+	// ErrNotAttached is returned for caller packets from a link that is not the call's attached
+	// participant (it was replaced, or never attached).
+	ErrNotAttached = errors.New("media: link not attached to this call")
 )

@@ -20,7 +20,7 @@ import (
 
 // MediaCall is the media engine a Peer feeds; *media.Call implements it.
 type MediaCall interface {
-	ReceiveCallerRTP(media.CallerPacket) error
+	ReceiveCallerRTP(from media.ParticipantLink, p media.CallerPacket) error
 	Attach(media.ParticipantLink) error
 	Detach(media.ParticipantLink)
 	UpdateLinkQuality(media.LinkQuality)
@@ -188,10 +188,14 @@ func (p *Peer) readCaller(tr *webrtc.TrackRemote) {
 		}
 		p.callerPackets.Add(1)
 		if h := p.call.Load(); h != nil {
-			_ = h.call.ReceiveCallerRTP(media.CallerPacket{
+			err := h.call.ReceiveCallerRTP(p, media.CallerPacket{
 				SSRC: pkt.SSRC, Seq: pkt.SequenceNumber, Timestamp: pkt.Timestamp,
 				Payload: pkt.Payload, Arrival: arrival,
 			})
+			if errors.Is(err, media.ErrNotAttached) || errors.Is(err, media.ErrClosed) {
+				// Another peer took over the call (a reload), or the call ended: stop feeding it.
+				p.call.CompareAndSwap(h, nil)
+			}
 		}
 	}
 }

@@ -274,14 +274,13 @@ func newArrivalLog(c MediaCall) *arrivalLog {
 	return &arrivalLog{MediaCall: c, arrivals: map[uint16]time.Time{}}
 }
 
-func (a *arrivalLog) ReceiveCallerRTP(p media.CallerPacket) error {
+func (a *arrivalLog) ReceiveCallerRTP(from media.ParticipantLink, p media.CallerPacket) error {
 	a.mu.Lock()
 	a.arrivals[p.Seq] = p.Arrival
 	a.mu.Unlock()
-	return a.MediaCall.ReceiveCallerRTP(p)
+	return a.MediaCall.ReceiveCallerRTP(from, p)
 }
 
-// The arrival log must be the link the call sees detach, so Attach/Detach pass the peer through.
 func (a *arrivalLog) seqArrivedAt(t time.Time) (uint16, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
