@@ -305,6 +305,9 @@ func runStudyCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 	}
 	conf, _ := json.Marshal(cfg)
+	if conf, err = study.WithPlanConfig(conf, study.PlanConfigOf(sessions)); err != nil {
+		return err
+	}
 	if *name == "" {
 		*name = *id
 	}

@@ -1,0 +1,9 @@
+package study
+
+import (
+	"testing"
+
+	"github.com/voicebench/humanaudit/internal/store/storetest"
+)
+
+func TestMain(m *testing.M) { storetest.Main(m) }
