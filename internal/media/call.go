@@ -56,9 +56,12 @@ type CallConfig struct {
 	CallerInput CallerInput
 	// CallerEndpointer and AgentEndpointer tune speech detection on each channel.
 	CallerEndpointer, AgentEndpointer EndpointerConfig
-	// JitterMargin is how long before its tick a caller frame should be complete; the clock is
-	// phase-locked to the caller's packets to keep that slack (default 3 ms). Late packets widen
-	// it at once; it narrows again by at most 5 ms a second.
+	// JitterMargin is how long before its tick a caller frame should be complete: the slack a
+	// packet has before it counts as late and its 20 ms are lost to silence. The clock is
+	// phase-locked to the caller's packets to keep that slack (default 3 ms); a late packet widens
+	// it at once (by at most half a tick), and it narrows again by at most 5 ms a second. Complete
+	// frames reach the agent as soon as their last packet arrives, so the margin costs the agent no
+	// latency; it is how much earlier than its recorded tick the agent may hear a frame.
 	JitterMargin time.Duration
 	// OpusBitrate of the agent's audio toward the participant (default 32000).
 	OpusBitrate int
@@ -97,7 +100,7 @@ const (
 	AgentSpeechStart  EventKind = "agent.speech_start"
 	AgentSpeechEnd    EventKind = "agent.speech_end"
 	// CallerStreamStart: a participant's RTP stream began (first connect, or again after a reload);
-	// Gap is the silence since the previous stream's last audio.
+	// Duration is the silence since the previous stream's last audio (0 for the first stream).
 	CallerStreamStart EventKind = "caller.stream_start"
 	// CallerStreamEnd: the participant's peer detached; At is the end of its last audio.
 	CallerStreamEnd EventKind = "caller.stream_end"
@@ -188,8 +191,10 @@ type callerFrameSlot struct {
 }
 
 // Call is the media engine of one session: one MediaClock, the caller's audio in (RTP through a
-// jitter buffer, or PCM from a synthetic caller), one 40 ms frame per tick to the agent, the
-// agent's PCM paced out as Opus, and both channels recorded from the same tick.
+// jitter buffer, or PCM from a synthetic caller), one 40 ms frame per tick to the agent (as soon as
+// its packets are in, at the latest at its tick), the agent's PCM paced out as Opus (one 20 ms
+// packet at the tick, one at the half tick), and both channels recorded from the same tick. The
+// participant's peer can be attached, detached and replaced while the call runs.
 type Call struct {
 	cfg      CallConfig
 	log      *slog.Logger
@@ -676,6 +681,10 @@ func (c *Call) ReceiveCallerRTP(from ParticipantLink, p CallerPacket) error {
 	return nil
 }
 
+// maxRetard bounds one correction: a single stall (of this process or the network) must not push
+// the whole call's timing far out; a lasting delay is caught up by further late packets.
+const maxRetard = TickDuration / 2
+
 // retardLocked delays the clock after a late packet so the following ones make their ticks.
 func (c *Call) retardLocked(p *CallerPacket, start int64) {
 	frame := start / FrameSamples
@@ -684,7 +693,7 @@ func (c *Call) retardLocked(p *CallerPacket, start int64) {
 	}
 	lateness := p.Arrival.Sub(c.clock.Due(frame))
 	if lateness > 0 {
-		c.clock.Shift(lateness + c.margin)
+		c.clock.Shift(min(lateness+c.margin, maxRetard))
 		c.retardGuard = c.nextFrame + 1
 		c.log.Debug("caller packet late; clock delayed", slog.Duration("late", lateness), slog.Int64("frame", frame))
 	}
