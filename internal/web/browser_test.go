@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -394,5 +395,95 @@ func TestParticipantCallInBrowser(t *testing.T) {
 				fmt.Printf("%6d %-22s %s %s %v\n", e.T, e.Type, e.Text, e.CueID, e.Meta)
 			}
 		}
+	}
+}
+
+// TestReloadRejoinsAndLostAgentExcludes: a reload mid-call rejoins the same session on the same
+// media clock (the gap is recorded); killing the agent mid-call ends it as a platform_lost
+// exclusion and returns the cell to the pool; the experimenter review page renders the session.
+func TestReloadRejoinsAndLostAgentExcludes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser call")
+	}
+	if _, err := exec.LookPath("flite"); err != nil {
+		t.Skip("flite not installed")
+	}
+	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{Replies: []agenttest.Reply{
+		{Text: "Hello, which systems are affected?", AudioMS: 1500},
+		{Text: "Thanks, one moment please.", AudioMS: 1500},
+	}})
+	k := startKit(t, `{"systems":[{"label":"sys-heron","family":"reference","endpoint":"`+fake.URL()+`"}]}`)
+	p := k.participant(t, "reload", "sys-heron", "it-vpn-incident")
+	consentAndMic(t, k.base, p.Token)
+	mic := filepath.Join(t.TempDir(), "caller.wav")
+	composeMic(t, mic, 40*time.Second, utterance{3 * time.Second, "Hi, my VPN is down."}, utterance{16 * time.Second, "The VPN and Outlook."})
+	b := startBrowser(t, mic)
+	ctx := b.ctx
+	run(t, ctx, 30*time.Second, chromedp.Navigate(k.base+"/p/"+p.Token), chromedp.WaitVisible("#step-brief"),
+		chromedp.Click("#brief-start"), chromedp.WaitVisible(`#call-status.live`))
+	time.Sleep(6 * time.Second)
+	run(t, ctx, 30*time.Second, chromedp.Reload(), chromedp.WaitVisible("#step-brief"))
+	if label := text(t, ctx, "#brief-start"); label != "Rejoin call" {
+		t.Fatalf("after a reload the button says %q", label)
+	}
+	run(t, ctx, 30*time.Second, chromedp.Click("#brief-start"), chromedp.WaitVisible(`#call-status.live`))
+	time.Sleep(10 * time.Second)
+
+	sessions, _ := k.db.ListSessions(context.Background(), store.SessionFilter{StudyID: "reload"})
+	if len(sessions) != 1 {
+		t.Fatalf("a reload must rejoin the same session, got %d sessions", len(sessions))
+	}
+	sid := sessions[0].ID
+	fake.DropAll() // the agent's connection dies mid-call
+	l, ok := k.console.Live(sid)
+	if ok {
+		select {
+		case <-l.Ended():
+		case <-time.After(30 * time.Second):
+			t.Fatal("session did not end after the agent was lost")
+		}
+	}
+	sess, err := k.db.Session(context.Background(), sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.EndReason != "platform_lost" || sess.Exclusion == nil || sess.Exclusion.Reason != "platform_lost" {
+		t.Errorf("session after agent loss: reason %q exclusion %+v", sess.EndReason, sess.Exclusion)
+	}
+	events, _ := k.db.Events(context.Background(), sid)
+	var gaps, streams int
+	for _, e := range events {
+		if e.Type == "media.gap" && strings.Contains(e.Text, "restarted") {
+			gaps++
+		}
+		if e.Type == "media.stats" {
+			streams, _ = strconv.Atoi(e.Meta["caller_streams"])
+		}
+	}
+	if gaps != 1 || streams != 2 {
+		t.Errorf("reload: %d stream restarts recorded, %d caller streams; want 1 and 2", gaps, streams)
+	}
+	as, _ := k.db.Assignments(context.Background(), "reload")
+	pending := 0
+	for _, a := range as {
+		if a.Status == store.StatusPending {
+			pending++
+		}
+	}
+	if pending != 1 {
+		t.Errorf("the excluded cell did not return to the pool: %+v", as)
+	}
+
+	// The experimenter reviews it.
+	x, err := k.db.CreateExperimenter(context.Background(), "eve", "correct horse battery staple")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _ := k.db.IssueExperimenterToken(context.Background(), x.ID, "test", time.Hour)
+	run(t, ctx, 30*time.Second, chromedp.Navigate(k.base+"/x/login?token="+tok), chromedp.WaitVisible("#sessions"),
+		chromedp.Navigate(k.base+"/x/session/"+sid), chromedp.WaitVisible("#events tbody tr"), chromedp.Sleep(2*time.Second))
+	shot(t, ctx, artifactsDir(t.Name()), "review")
+	if s := text(t, ctx, "#exclusion"); !strings.Contains(s, "platform_lost") {
+		t.Errorf("review page exclusion: %q", s)
 	}
 }
