@@ -1,0 +1,272 @@
+package synth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/voicebench/humanaudit/internal/console"
+	"github.com/voicebench/humanaudit/internal/grade"
+	"github.com/voicebench/humanaudit/internal/session"
+	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/task"
+	"github.com/voicebench/humanaudit/internal/trace"
+)
+
+// ErrBadTrace is wrapped by the reasons a trace file is refused.
+var ErrBadTrace = errors.New("bad trace")
+
+// ImportConfig says where imported traces go.
+type ImportConfig struct {
+	Store *store.DB
+	Tasks []*task.Task
+	// System labels the traces whose session.start names no system; when a trace names one too,
+	// they must agree.
+	System string
+	// Family is stored for a system the database does not know yet.
+	Family string
+	Grade  grade.Options
+}
+
+// ImportResult is what happened to one trace file.
+type ImportResult struct {
+	File    string
+	Session string
+	Task    string
+	Seed    int64
+	System  string
+	Status  string // "imported", "skipped" (already stored) or "refused"
+	Reason  string // why it was skipped or refused
+	Grade   *grade.Result
+}
+
+// Import reads every *.jsonl trace under dir (sorted by path), checks it, grades it with the same
+// grader as live sessions and stores its session, events, score and recording (a .wav beside the
+// trace) as a synthetic session. Files already imported are skipped; bad files are refused with
+// the reason, and the others still imported.
+func Import(ctx context.Context, cfg ImportConfig, dir string) ([]ImportResult, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("import %s: %w", dir, err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("import %s: no *.jsonl trace files", dir)
+	}
+	slices.Sort(files)
+	tasks := map[string]*task.Task{}
+	for _, t := range cfg.Tasks {
+		tasks[t.ID] = t
+	}
+	registered := map[string]bool{}
+	var out []ImportResult
+	for _, f := range files {
+		r := importOne(ctx, cfg, tasks, registered, f)
+		out = append(out, r)
+		if ctx.Err() != nil {
+			return out, ctx.Err()
+		}
+	}
+	return out, nil
+}
+
+// checked is a trace that passed the checks, with what its session.start says.
+type checked struct {
+	events []trace.Event
+	task   *task.Task
+	seed   int64
+	system string
+	id     string
+	reason string // session.end's reason
+	excl   string // a session.exclusion's reason, if any
+}
+
+func refuse(format string, args ...any) error {
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrBadTrace)
+}
+
+// check validates a trace file: its events decode, it starts with a session.start whose meta names
+// a known task (at the version loaded) and a seed, it is a synthetic trace, its sequence numbers
+// run 1, 2, 3, … and it ends with session.end.
+func check(cfg ImportConfig, tasks map[string]*task.Task, file string) (checked, error) {
+	var c checked
+	events, err := trace.ReadFile(file)
+	if err != nil {
+		return c, refuse("events do not decode: %v", err)
+	}
+	if len(events) == 0 {
+		return c, refuse("no events")
+	}
+	start := events[0]
+	if start.Type != trace.SessionStart {
+		return c, refuse("first event is %s, want session.start", start.Type)
+	}
+	m := start.Meta
+	t, ok := tasks[m["task"]]
+	switch {
+	case m["task"] == "":
+		return c, refuse("session.start meta names no task")
+	case !ok:
+		return c, refuse("session.start names task %q, which is not among the loaded tasks", m["task"])
+	}
+	if v := m["task_version"]; v != "" && v != strconv.Itoa(t.Version) {
+		return c, refuse("task %s version %s in the trace, but version %d is loaded: grade it against the version it ran", t.ID, v, t.Version)
+	}
+	seed, err := strconv.ParseInt(m["seed"], 10, 64)
+	if err != nil {
+		return c, refuse("session.start meta seed %q: want an integer", m["seed"])
+	}
+	if mode := m["mode"]; mode != "" && mode != string(session.Synthetic) {
+		return c, refuse("mode %q: only synthetic traces are imported", mode)
+	}
+	system := m["system"]
+	switch {
+	case system == "" && cfg.System == "":
+		return c, refuse("session.start names no system: give --system")
+	case system != "" && cfg.System != "" && system != cfg.System:
+		return c, refuse("trace is of system %q, not %q", system, cfg.System)
+	case system == "":
+		system = cfg.System
+	}
+	for i, e := range events {
+		if e.Seq != int64(i+1) {
+			return c, refuse("event %d has seq %d, want %d", i+1, e.Seq, i+1)
+		}
+	}
+	last := events[len(events)-1]
+	if last.Type != trace.SessionEnd {
+		return c, refuse("last event is %s, want session.end (an unfinished call)", last.Type)
+	}
+	c = checked{events: events, task: t, seed: seed, system: system, id: m["session"], reason: last.Text}
+	for _, e := range events {
+		if e.Type == trace.Exclusion {
+			c.excl = e.Text
+		}
+	}
+	if c.id == "" {
+		sum := sha256.Sum256([]byte(file))
+		c.id = fmt.Sprintf("imp-%s-%s-s%d-%s", system, t.ID, seed, hex.EncodeToString(sum[:4]))
+	}
+	return c, nil
+}
+
+func importOne(ctx context.Context, cfg ImportConfig, tasks map[string]*task.Task, registered map[string]bool, file string) ImportResult {
+	r := ImportResult{File: file}
+	c, err := check(cfg, tasks, file)
+	if err != nil {
+		r.Status, r.Reason = "refused", err.Error()
+		return r
+	}
+	r.Session, r.Task, r.Seed, r.System = c.id, c.task.ID, c.seed, c.system
+	st := cfg.Store
+	if _, err := st.Session(ctx, c.id); err == nil {
+		r.Status, r.Reason = "skipped", "session "+c.id+" is already stored"
+		return r
+	} else if !errors.Is(err, store.ErrNotFound) {
+		r.Status, r.Reason = "refused", err.Error()
+		return r
+	}
+	done, _, err := finished(ctx, st, c.system)
+	if err != nil {
+		r.Status, r.Reason = "refused", err.Error()
+		return r
+	}
+	if id := done[pairKey{c.task.ID, c.seed}]; id != "" {
+		r.Status, r.Reason = "skipped", fmt.Sprintf("%s seed %d of %s is already finished by session %s", c.task.ID, c.seed, c.system, id)
+		return r
+	}
+	if err := registerImport(ctx, cfg, c, registered); err != nil {
+		r.Status, r.Reason = "refused", err.Error()
+		return r
+	}
+	res := session.Result{Reason: c.reason, Exclusion: storeReason(c.excl), Events: c.events}
+	g, err := grade.Grade(ctx, c.task, c.events, cfg.Grade)
+	if err != nil {
+		res.GradeErr = err
+	} else {
+		res.Grade = &g
+		r.Grade = &g
+	}
+	if wav := strings.TrimSuffix(file, ".jsonl") + ".wav"; fileExists(wav) {
+		res.Recording = wav
+	}
+	if _, err := st.CreateSession(ctx, store.NewSession{ID: c.id, TaskID: c.task.ID, TaskVersion: c.task.Version, System: c.system,
+		Mode: store.ModeSynthetic, Seed: c.seed}); err != nil {
+		r.Status, r.Reason = "refused", err.Error()
+		return r
+	}
+	err = st.StartSession(ctx, c.id)
+	if err == nil {
+		err = st.AppendEvents(ctx, c.id, c.events)
+	}
+	if err == nil {
+		err = console.SaveResult(ctx, st, c.id, res)
+	}
+	if err != nil {
+		r.Status, r.Reason = "refused", "store: "+err.Error()
+		return r
+	}
+	r.Status = "imported"
+	if res.Exclusion != "" {
+		r.Reason = "excluded: " + res.Exclusion
+	} else if res.GradeErr != nil {
+		r.Reason = "excluded: grader error: " + res.GradeErr.Error()
+	}
+	return r
+}
+
+// storeReason maps an exclusion recorded in a trace to a store reason ("other" for unknown ones).
+func storeReason(s string) string {
+	switch store.ExclusionReason(s) {
+	case "":
+		return ""
+	case store.ReasonCallerBrokeScript, store.ReasonPlatformLost, store.ReasonGraderError, store.ReasonOther:
+		return s
+	}
+	return string(store.ReasonOther)
+}
+
+func registerImport(ctx context.Context, cfg ImportConfig, c checked, registered map[string]bool) error {
+	if !registered["task:"+c.task.ID] {
+		spec, err := os.ReadFile(c.task.Path)
+		if err != nil {
+			return fmt.Errorf("read task %s: %w", c.task.ID, err)
+		}
+		if _, err := cfg.Store.PutTask(ctx, c.task.ID, c.task.Version, spec); err != nil {
+			return fmt.Errorf("store task %s: %w", c.task.ID, err)
+		}
+		registered["task:"+c.task.ID] = true
+	}
+	if !registered["system:"+c.system] {
+		if _, err := cfg.Store.System(ctx, c.system); errors.Is(err, store.ErrNotFound) {
+			if _, err := cfg.Store.UpsertSystem(ctx, store.System{Label: c.system, Family: cfg.Family}); err != nil {
+				return fmt.Errorf("store system %s: %w", c.system, err)
+			}
+		} else if err != nil {
+			return err
+		}
+		registered["system:"+c.system] = true
+	}
+	return nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}

@@ -1,0 +1,229 @@
+package synth
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/voicebench/humanaudit/internal/agent/agenttest"
+	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/session"
+	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/store/storetest"
+	"github.com/voicebench/humanaudit/internal/task"
+	"github.com/voicebench/humanaudit/internal/trace"
+)
+
+func TestMain(m *testing.M) { storetest.Main(m) }
+
+func loadTasks(t testing.TB, ids ...string) []*task.Task {
+	t.Helper()
+	var out []*task.Task
+	for _, id := range ids {
+		tk, err := task.LoadFile(filepath.Join("..", "grade", "testdata", "tasks", id+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, tk)
+	}
+	return out
+}
+
+func TestOrderIsCoverageFirst(t *testing.T) {
+	tasks := loadTasks(t, "utility-payment-arrangement", "it-vpn-incident", "fnol-auto-glass")
+	var got []string
+	for _, p := range Order(tasks, 3) {
+		got = append(got, p.String())
+	}
+	want := []string{
+		"fnol-auto-glass seed 1", "it-vpn-incident seed 1", "utility-payment-arrangement seed 1",
+		"fnol-auto-glass seed 2", "it-vpn-incident seed 2", "utility-payment-arrangement seed 2",
+		"fnol-auto-glass seed 3", "it-vpn-incident seed 3", "utility-payment-arrangement seed 3",
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("order\n got %v\nwant %v", got, want)
+	}
+}
+
+// syncBuffer collects the progress lines written by concurrent calls.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestRunAgainstProtocolFake runs the frozen caller (Flite audio for plans the test bank lacks)
+// through the real session pipeline against a faithful OpenAI-Realtime fake, on real PostgreSQL:
+// the first run calls seed 1 of both tasks, a second run with more seeds skips them and calls only
+// seed 2, an excluded session is called again, a second run of the same system is refused while
+// another system runs freely, and the traces, grades and recordings land where human sessions'
+// do.
+func TestRunAgainstProtocolFake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-time calls; skipped with -short")
+	}
+	if _, err := exec.LookPath("flite"); err != nil {
+		t.Skip("flite not installed (scripts/deps.sh installs it)")
+	}
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	db := storetest.New(t)
+	ctx := context.Background()
+	var replies []agenttest.Reply
+	for range 40 {
+		replies = append(replies, agenttest.Reply{Text: "Thanks for calling. Goodbye!", AudioMS: 600})
+	}
+	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{Replies: replies})
+	sys := systems.System{Label: "fake-ga", Family: systems.FamilyOpenAI, Endpoint: fake.URL(), Model: "gpt-realtime", Voice: "marin"}
+	tasks := loadTasks(t, "it-vpn-incident", "utility-payment-arrangement")
+	data, out := t.TempDir(), t.TempDir()
+	flite := &Flite{}
+	cfg := func(seeds int, progress io.Writer) Config {
+		return Config{Store: db, System: sys, Tasks: tasks, Seeds: seeds, Out: out, DataDir: data, Parallel: 2,
+			Voice: func(tk *task.Task, seed int64) session.CallerVoice {
+				return &BankVoice{Task: tk, Seed: seed, Dir: filepath.Join(data, "bank"), Render: flite}
+			},
+			TimeLimit: 45 * time.Second, Progress: progress}
+	}
+
+	var p1 syncBuffer
+	sum, err := Run(ctx, cfg(1, &p1))
+	if err != nil {
+		t.Fatalf("run 1: %v\n%s", err, p1.String())
+	}
+	t.Logf("run 1:\n%s", p1.String())
+	if sum.Planned != 2 || sum.Skipped != 0 || sum.Ran != 2 || sum.Failed != 0 {
+		t.Fatalf("run 1 summary %+v", sum)
+	}
+	for _, o := range sum.Outcomes {
+		if o.Reason != session.EndCallerHungUp || o.Grade == nil || o.Exclusion != "" {
+			t.Errorf("%s: reason %s exclusion %q grade %v", o.Session, o.Reason, o.Exclusion, o.Grade)
+		}
+	}
+
+	var p2 syncBuffer
+	sum, err = Run(ctx, cfg(2, &p2))
+	if err != nil {
+		t.Fatalf("run 2: %v\n%s", err, p2.String())
+	}
+	if sum.Planned != 4 || sum.Skipped != 2 || sum.Ran != 2 {
+		t.Fatalf("run 2 summary %+v", sum)
+	}
+	if starts := regexp.MustCompile(`start (\S+ seed \d)`).FindAllStringSubmatch(p2.String(), -1); len(starts) != 2 ||
+		!strings.HasSuffix(starts[0][1], "seed 2") || !strings.HasSuffix(starts[1][1], "seed 2") {
+		t.Errorf("run 2 started %v, want only seed 2:\n%s", starts, p2.String())
+	}
+
+	// What a synthetic session leaves is what a human one does: a sealed trace in the store, a
+	// stereo recording, a score.
+	ss, err := db.ListSessions(ctx, store.SessionFilter{Mode: store.ModeSynthetic, System: "fake-ga"})
+	if err != nil || len(ss) != 4 {
+		t.Fatalf("stored sessions %d (%v), want 4", len(ss), err)
+	}
+	first := ss[0]
+	if first.Score == nil || first.Status != store.SessionEnded || first.RecordingPath == "" {
+		t.Errorf("session %+v lacks score, end or recording", first)
+	}
+	if st, err := os.Stat(first.RecordingPath); err != nil || st.Size() < 24000*4 {
+		t.Errorf("recording %s: %v", first.RecordingPath, err)
+	}
+	events, err := db.Events(ctx, first.ID)
+	if err != nil || len(events) == 0 {
+		t.Fatal(err)
+	}
+	if m := events[0].Meta; events[0].Type != trace.SessionStart || m["mode"] != "synthetic" || m["seed"] != "1" || m["system"] != "fake-ga" {
+		t.Errorf("first event %+v", events[0])
+	}
+	var sawRender bool
+	for _, e := range events {
+		if e.Type == trace.CallerUtterance && e.Source == SourceRender {
+			sawRender = true
+		}
+	}
+	if !sawRender {
+		t.Errorf("no caller utterance from the renderer in %s", first.ID)
+	}
+	exported, err := trace.ReadFile(filepath.Join(out, "traces", first.ID+".jsonl"))
+	if err != nil || len(exported) != len(events) {
+		t.Errorf("exported trace: %d events (%v), want %d", len(exported), err, len(events))
+	}
+	if _, err := os.Stat(filepath.Join(out, "grades", first.ID+".json")); err != nil {
+		t.Errorf("exported grade: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "runs.csv")); err != nil || bytes.Count(b, []byte("\n")) != 5 {
+		t.Errorf("runs.csv: %q %v", b, err)
+	}
+
+	// An excluded pair is not finished: the next run calls it again under a new session id.
+	if _, err := db.ExcludeSession(ctx, store.Exclusion{SessionID: first.ID, Reason: store.ReasonOther, Note: "test", By: "tester"}); err != nil {
+		t.Fatal(err)
+	}
+	sum, err = Run(ctx, cfg(2, io.Discard))
+	if err != nil || sum.Ran != 1 || sum.Skipped != 3 {
+		t.Fatalf("run 3: %+v %v", sum, err)
+	}
+	if want := strings.TrimSuffix(first.ID, "-1") + "-2"; sum.Outcomes[0].Session != want {
+		t.Errorf("re-run session %s, want %s", sum.Outcomes[0].Session, want)
+	}
+
+	// The per-system lock: a second run of fake-ga is refused while one holds it; another system
+	// runs meanwhile.
+	lock, err := db.TryLock(ctx, "synth:fake-ga")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, cfg(2, io.Discard)); !errors.Is(err, ErrLocked) {
+		t.Errorf("second run of the same system: %v, want ErrLocked", err)
+	}
+	other := cfg(0, io.Discard)
+	other.System.Label = "other-system"
+	if s, err := Run(ctx, other); err != nil || s.Planned != 0 {
+		t.Errorf("another system while fake-ga is locked: %+v %v", s, err)
+	}
+	lock.Release(ctx)
+}
+
+// An agent that cannot be reached is recorded as platform_lost exclusions and stops the run after
+// a few calls in a row.
+func TestRunStopsWhenAgentIsDown(t *testing.T) {
+	db := storetest.New(t)
+	sys := systems.System{Label: "down", Family: systems.FamilyOpenAI, Endpoint: "ws://127.0.0.1:9/v1/realtime", Model: "gpt-realtime"}
+	tasks := loadTasks(t, "it-vpn-incident", "utility-payment-arrangement", "fnol-auto-glass")
+	var progress syncBuffer
+	sum, err := Run(context.Background(), Config{Store: db, System: sys, Tasks: tasks, Seeds: 3, Out: t.TempDir(), DataDir: t.TempDir(),
+		MaxConnectFailures: 2, Progress: &progress})
+	if !errors.Is(err, ErrAgentDown) {
+		t.Fatalf("err %v, want ErrAgentDown\n%s", err, progress.String())
+	}
+	if sum.Failed < 2 || sum.Failed > 3 || sum.Ran != 0 {
+		t.Errorf("summary %+v", sum)
+	}
+	ss, _ := db.ListSessions(context.Background(), store.SessionFilter{System: "down"})
+	for _, s := range ss {
+		if s.Exclusion == nil || s.Exclusion.Reason != store.ReasonPlatformLost {
+			t.Errorf("session %s exclusion %+v, want platform_lost", s.ID, s.Exclusion)
+		}
+	}
+}
