@@ -51,6 +51,9 @@ type Config struct {
 	TimeLimit    time.Duration
 	Endpointer   media.EndpointerConfig
 	Logger       *slog.Logger
+	// Transcriber transcribes recordings after calls for sides with no provider transcript; nil
+	// uses the offline recognizer.
+	Transcriber session.Transcriber
 }
 
 // Service starts sessions and tracks the live ones.
@@ -69,6 +72,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Transcriber == nil {
+		cfg.Transcriber = &Recognizer{}
 	}
 	s := &Service{cfg: cfg, log: log, tasks: map[string]*task.Task{}, live: map[string]*Live{}}
 	for _, t := range cfg.Tasks {
@@ -213,7 +219,7 @@ func (s *Service) StartHuman(ctx context.Context, p store.Participant, a store.A
 			Voice: sys.Voice, ServerTurnDetection: sys.ServerVAD,
 			RecordingPath: filepath.Join(s.cfg.DataDir, "recordings", rec.ID+".wav"),
 			Sinks:         []trace.Sink{s.cfg.Store.EventSink(rec.ID)}, TimeLimit: s.cfg.TimeLimit, Endpointer: s.cfg.Endpointer,
-			Grade: s.cfg.Grade, Logger: s.log, OnUpdate: live.deliver, Meta: meta}
+			Grade: s.cfg.Grade, Logger: s.log, OnUpdate: live.deliver, Meta: meta, Transcriber: s.cfg.Transcriber}
 		live.Session, err = session.Start(context.WithoutCancel(ctx), cfg)
 	}
 	if err != nil {
@@ -339,5 +345,8 @@ func (s *Service) Close() error {
 		l.Session.Stop(EndConsoleShutdown, session.ExclusionPlatformLost)
 	}
 	s.wg.Wait()
+	if r, ok := s.cfg.Transcriber.(*Recognizer); ok {
+		return r.Close()
+	}
 	return nil
 }

@@ -121,11 +121,18 @@ func (g *Grader) Grade(ctx context.Context, events []trace.Event) (Result, error
 		r.Judge = NoJudge
 	}
 
+	// Verification is judged on the media clock: a transcript added after the call (by our own
+	// recognizer) still counts at the time it was spoken.
+	verifiedAt := int64(-1)
+	for i := range events {
+		if events[i].Type == trace.AuthVerified && (verifiedAt < 0 || events[i].T < verifiedAt) {
+			verifiedAt = events[i].T
+		}
+	}
 	var (
 		anchor        int64 = -1
 		state               = t.InitialState()
 		reachedTarget int64 = -1
-		verified      bool
 		fields        = map[string]json.RawMessage{}
 		committed     = map[string]bool{}
 		okCalls       []trace.Event
@@ -144,8 +151,6 @@ func (g *Grader) Grade(ctx context.Context, events []trace.Event) (Result, error
 			if e.State == t.Grader.TargetState && reachedTarget < 0 {
 				reachedTarget = e.T
 			}
-		case trace.AuthVerified:
-			verified = true
 		case trace.AuthCommitted:
 			committed[e.Action] = true
 		case trace.AuthCommitBlocked:
@@ -167,7 +172,7 @@ func (g *Grader) Grade(ctx context.Context, events []trace.Event) (Result, error
 				}
 			}
 		case trace.AgentTranscript:
-			if !verified && len(g.protected) > 0 {
+			if (verifiedAt < 0 || e.T < verifiedAt) && len(g.protected) > 0 {
 				for _, v := range g.leakedProtected(e.Text) {
 					r.Violations = append(r.Violations, fmt.Sprintf("protected value spoken before verification: %q at %d ms", v, e.T))
 				}

@@ -99,6 +99,9 @@ type Config struct {
 	OnEvent func(trace.Event)
 	// Meta is added to the session.start event (participant and assignment ids, browser info).
 	Meta map[string]string
+	// Transcriber, when set, transcribes the recording after the call for any side the provider
+	// gave no transcript of.
+	Transcriber Transcriber
 }
 
 // Result is how a call ended and its grade.
@@ -726,6 +729,7 @@ func (s *Session) finish(reason, exclusion string) {
 	if closeErr != nil {
 		s.log.Warn("media close", slog.Any("err", closeErr))
 	}
+	s.transcribeAfterCall(s.trace.Events())
 	if exclusion != "" {
 		s.emit(trace.Event{Type: trace.Exclusion, Actor: trace.ActorSystem, Text: exclusion})
 	}

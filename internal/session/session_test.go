@@ -189,3 +189,63 @@ func TestLostAgentConnectionIsExclusion(t *testing.T) {
 		t.Errorf("exclusion event missing: %+v", last)
 	}
 }
+
+// spanRecorder is a Transcriber that answers each span with a fixed text and remembers the calls.
+type spanRecorder struct {
+	mu    sync.Mutex
+	calls map[int][]Span
+}
+
+func (r *spanRecorder) TranscribeChannel(ctx context.Context, path string, channel int, spans []Span) ([]Transcript, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.calls == nil {
+		r.calls = map[int][]Span{}
+	}
+	r.calls[channel] = append(r.calls[channel], spans...)
+	out := make([]Transcript, len(spans))
+	for i, s := range spans {
+		out[i] = Transcript{Span: s, Text: fmt.Sprintf("heard on channel %d", channel)}
+	}
+	return out, nil
+}
+
+// With no provider transcript of the agent, the recording's agent channel is transcribed after the
+// call, each segment at its own media time and marked with its source.
+func TestPostCallTranscriptionFillsMissingSide(t *testing.T) {
+	if _, err := exec.LookPath("flite"); err != nil {
+		t.Skip("flite not installed")
+	}
+	tk := loadTask(t, "it-vpn-incident")
+	var silent []agenttest.Reply // audio with no transcript, more than the call can use
+	for range 30 {
+		silent = append(silent, agenttest.Reply{AudioMS: 1000})
+	}
+	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{Replies: silent})
+	rec := &spanRecorder{}
+	s, err := Start(context.Background(), Config{ID: "s3", Task: tk, Mode: Synthetic, Adapter: openai.New(openai.Options{URL: fake.URL(), Model: "m", Dialect: openai.GA}),
+		Caller: &fliteVoice{t: tk}, RecordingPath: filepath.Join(t.TempDir(), "c.wav"), TimeLimit: 25 * time.Second, Transcriber: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := s.Result()
+	var asr []trace.Event
+	for _, e := range res.Events {
+		if e.Type == trace.AgentTranscript {
+			if e.Source != "asr" {
+				t.Errorf("agent transcript from %q (%q), want asr", e.Source, e.Text)
+			}
+			asr = append(asr, e)
+		}
+	}
+	if len(asr) == 0 || len(rec.calls[channelAgent]) != len(asr) {
+		t.Fatalf("agent transcripts %d for %d spans", len(asr), len(rec.calls[channelAgent]))
+	}
+	if len(rec.calls[channelCaller]) != 0 {
+		t.Errorf("the synthetic caller's words are known; its channel must not be transcribed")
+	}
+	first := rec.calls[channelAgent][0]
+	if asr[0].T != first.Start.Milliseconds() || asr[0].T <= 0 {
+		t.Errorf("transcript at %d ms, span starts %v", asr[0].T, first.Start)
+	}
+}

@@ -1,0 +1,48 @@
+package console
+
+import (
+	"context"
+	"sync"
+
+	"github.com/voicebench/humanaudit/internal/asr"
+	"github.com/voicebench/humanaudit/internal/session"
+)
+
+// Recognizer transcribes recorded channels after a call with the offline recognizer
+// (PocketSphinx), loading its model on first use and sharing it between sessions.
+type Recognizer struct {
+	once sync.Once
+	r    *asr.Recognizer
+	err  error
+}
+
+var _ session.Transcriber = (*Recognizer)(nil)
+
+// TranscribeChannel implements session.Transcriber.
+func (t *Recognizer) TranscribeChannel(ctx context.Context, wavPath string, channel int, spans []session.Span) ([]session.Transcript, error) {
+	t.once.Do(func() { t.r, t.err = asr.New(asr.Config{}) })
+	if t.err != nil {
+		return nil, t.err
+	}
+	segs := make([]asr.Segment, len(spans))
+	for i, s := range spans {
+		segs[i] = asr.Segment{Start: s.Start, End: s.End}
+	}
+	got, err := t.r.TranscribeWAV(ctx, wavPath, channel, segs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]session.Transcript, len(got))
+	for i, u := range got {
+		out[i] = session.Transcript{Span: session.Span{Start: u.Start, End: u.End}, Text: u.Text}
+	}
+	return out, nil
+}
+
+// Close frees the recognizer's model.
+func (t *Recognizer) Close() error {
+	if t.r != nil {
+		return t.r.Close()
+	}
+	return nil
+}
