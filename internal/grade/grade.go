@@ -133,8 +133,8 @@ func (g *Grader) Grade(ctx context.Context, events []trace.Event) (Result, error
 		anchor        int64 = -1
 		state               = t.InitialState()
 		reachedTarget int64 = -1
-		fields        = map[string]json.RawMessage{}
-		committed     = map[string]bool{}
+		fields              = map[string]json.RawMessage{}
+		committed           = map[string]bool{}
 		okCalls       []trace.Event
 	)
 	for i := range events {
