@@ -1,0 +1,531 @@
+package refagent
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/voicebench/humanaudit/internal/asr"
+)
+
+// What the agent knows comes only from the protocol: the session instructions and the tool
+// definitions (name, description, JSON-schema parameters). This file turns them into the agent's
+// working model: which tool records, verifies, looks up, searches, marks ready, asks for approval
+// or commits; which fields exist, of what type, and how to ask for them.
+
+// role is what a tool is for, read from its name and description.
+type role int
+
+const (
+	roleOther      role = iota // not understood: never called
+	roleRecord                 // records fields of the artifact
+	roleVerify                 // checks the caller's identity
+	roleLookup                 // reads a record by key
+	roleKB                     // searches the knowledge base
+	roleTransition             // marks the artifact ready
+	roleApproval               // records that approval is being asked for
+	roleCommit                 // performs the approval-gated action
+	roleReadBack               // reads the artifact back
+)
+
+func (r role) String() string {
+	return [...]string{"other", "record", "verify", "lookup", "kb_search", "transition", "approval", "commit", "read_back"}[r]
+}
+
+// valueKind is how a field's answer is recognized and written.
+type valueKind int
+
+const (
+	kindText       valueKind = iota // free text (open-vocabulary recognition)
+	kindName                        // a person's or business's name (free text)
+	kindEmail                       // an email address (free text, "dot"/"at" rewritten)
+	kindAddress                     // a postal address (free text)
+	kindList                        // several free-text items
+	kindDateList                    // several dates
+	kindDigits                      // a run of digits
+	kindIdentifier                  // letters and digits
+	kindPhone                       // a phone number
+	kindDate                        // one date
+	kindDateRange                   // a start and an end date
+	kindNumber                      // a quantity or an amount
+	kindChoice                      // one value of an enumeration
+	kindYesNo                       // an enumeration of yes and no
+)
+
+// field is one parameter the agent must fill: a record tool's property or a verify/lookup
+// argument.
+type field struct {
+	Name        string
+	Description string
+	Kind        valueKind
+	Enum        []string // schema enumeration, as written
+	JSONTypes   []string // the schema's types: the value is sent as a number when allowed
+	Question    string   // how the agent asks for it
+	Subject     string   // the field in words ("policy number"), for carriers and summaries
+	keywords    []string // distinctive words the caller uses when naming it
+}
+
+// toolInfo is one tool as the agent understands it.
+type toolInfo struct {
+	Name        string
+	Description string
+	Role        role
+	Params      []field
+	Required    []string
+}
+
+// schemaProp is the part of a JSON-schema property the agent reads.
+type schemaProp struct {
+	Type        json.RawMessage `json:"type"`
+	Description string          `json:"description"`
+	Enum        []any           `json:"enum"`
+	Items       *schemaProp     `json:"items"`
+}
+
+// parseTool reads a tool definition. Property order is kept (the order the designer listed them,
+// which is the order the agent asks in).
+func parseTool(name, description string, parameters json.RawMessage) toolInfo {
+	t := toolInfo{Name: name, Description: description}
+	var schema struct {
+		Properties json.RawMessage `json:"properties"`
+		Required   []string        `json:"required"`
+	}
+	if json.Unmarshal(parameters, &schema) == nil {
+		t.Required = schema.Required
+		for _, key := range orderedKeys(schema.Properties) {
+			var p schemaProp
+			var all map[string]json.RawMessage
+			json.Unmarshal(schema.Properties, &all)
+			json.Unmarshal(all[key], &p)
+			t.Params = append(t.Params, newField(key, p))
+		}
+	}
+	t.Role = classify(t)
+	return t
+}
+
+// orderedKeys returns an object's keys in document order.
+func orderedKeys(obj json.RawMessage) []string {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return keys
+		}
+		k, _ := tok.(string)
+		keys = append(keys, k)
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return keys
+		}
+	}
+	return keys
+}
+
+func jsonTypes(raw json.RawMessage) []string {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}
+	}
+	var many []string
+	json.Unmarshal(raw, &many)
+	return many
+}
+
+func has(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// nameWords splits a parameter name into lower-case words ("date_of_birth" → date of birth).
+func nameWords(name string) []string {
+	return strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '_' || r == '-' || r == ' ' || r == '.' })
+}
+
+var formatHint = regexp.MustCompile(`(?i)yyyy|mm-dd|dd/mm|iso ?8601|e\.164`)
+
+func newField(name string, p schemaProp) field {
+	f := field{Name: name, Description: strings.TrimSpace(p.Description), JSONTypes: jsonTypes(p.Type)}
+	for _, e := range p.Enum {
+		if s, ok := e.(string); ok {
+			f.Enum = append(f.Enum, s)
+		}
+	}
+	words := nameWords(name)
+	joined := " " + strings.Join(words, " ") + " "
+	desc := strings.ToLower(f.Description)
+	isArray := has(f.JSONTypes, "array")
+	numeric := has(f.JSONTypes, "number") || has(f.JSONTypes, "integer")
+	switch {
+	case len(f.Enum) > 0 && isYesNo(f.Enum):
+		f.Kind = kindYesNo
+	case len(f.Enum) > 0:
+		f.Kind = kindChoice
+	case isArray && (strings.Contains(desc, "date") || strings.Contains(joined, " dates ")):
+		f.Kind = kindDateList
+	case isArray:
+		f.Kind = kindList
+	case strings.Contains(joined, " window ") || strings.Contains(joined, " range ") || strings.Contains(joined, " period ") ||
+		strings.Contains(desc, "start and end date"):
+		f.Kind = kindDateRange
+	case strings.Contains(joined, " date ") || strings.Contains(joined, " birth ") || strings.Contains(joined, " dob ") ||
+		strings.Contains(joined, " day ") || strings.Contains(desc, "yyyy-mm-dd"):
+		f.Kind = kindDate
+	case strings.Contains(joined, " phone ") || strings.Contains(joined, " callback ") || strings.Contains(joined, " mobile ") ||
+		strings.Contains(joined, " telephone ") || strings.Contains(joined, " fax "):
+		f.Kind = kindPhone
+	case strings.Contains(joined, " email ") || strings.Contains(joined, " e ") && strings.Contains(joined, " mail "):
+		f.Kind = kindEmail
+	case numeric || strings.Contains(joined, " amount ") || strings.Contains(joined, " count ") || strings.Contains(desc, "dollars"):
+		f.Kind = kindNumber
+	case strings.Contains(joined, " zip ") || strings.Contains(joined, " postcode ") || strings.Contains(joined, " pin ") ||
+		strings.Contains(joined, " last four ") || strings.Contains(joined, " ssn "):
+		f.Kind = kindDigits
+	case strings.Contains(joined, " number ") || strings.Contains(joined, " id ") || strings.Contains(joined, " code ") ||
+		strings.Contains(joined, " identifier ") || strings.Contains(joined, " reference "):
+		f.Kind = kindIdentifier
+	case strings.Contains(joined, " address ") || strings.Contains(joined, " location "):
+		f.Kind = kindAddress
+	case strings.Contains(joined, " name ") || strings.Contains(joined, " shop ") || strings.Contains(joined, " company "):
+		f.Kind = kindName
+	default:
+		f.Kind = kindText
+	}
+	f.Subject = subjectOf(words, f)
+	f.Question = questionFor(words, f)
+	f.keywords = keywordsOf(words)
+	return f
+}
+
+func isYesNo(enum []string) bool {
+	if len(enum) != 2 {
+		return false
+	}
+	a, b := strings.ToLower(enum[0]), strings.ToLower(enum[1])
+	return (a == "yes" && b == "no") || (a == "no" && b == "yes") || (a == "true" && b == "false") || (a == "false" && b == "true")
+}
+
+// ownWords mark a field that belongs to the caller ("your policy number").
+var ownWords = map[string]bool{"email": true, "phone": true, "birth": true, "dob": true, "account": true, "policy": true,
+	"employee": true, "member": true, "customer": true, "callback": true, "zip": true, "caller": true, "insured": true,
+	"full": true, "first": false, "service": true, "mobile": true, "patient": true}
+
+// subjectOf names the field in words: "date of the loss" for loss_date, "policy number".
+func subjectOf(words []string, f field) string {
+	n := len(words)
+	switch {
+	case n >= 2 && words[n-1] == "date" && !has(words, "of"):
+		return "date of the " + strings.Join(words[:n-1], " ")
+	case n == 2 && words[1] == "name" && (words[0] == "caller" || words[0] == "insured" || words[0] == "customer" || words[0] == "full"):
+		return "full name"
+	case n >= 2 && words[n-1] == "name":
+		return "name of the " + strings.Join(words[:n-1], " ")
+	case n >= 2 && words[n-1] == "id":
+		return strings.Join(words[:n-1], " ") + " ID"
+	case n >= 2 && words[n-1] == "cause":
+		return "cause of the " + strings.Join(words[:n-1], " ")
+	case f.Kind == kindPhone && !has(words, "number"):
+		return strings.Join(words, " ") + " number"
+	case f.Kind == kindEmail:
+		return "email address"
+	case n == 1 && f.Description != "" && !formatHint.MatchString(f.Description):
+		return describe(f.Description)
+	case n >= 2 && (words[n-1] == "window" || words[n-1] == "period") && f.Description != "":
+		return describe(f.Description)
+	}
+	return strings.Join(words, " ")
+}
+
+var (
+	thirdPerson = strings.NewReplacer(" the customer ", " you ", " the caller ", " you ", " the insured ", " you ",
+		" the customer's ", " your ", " the caller's ", " your ", " is unreachable", " are unreachable", " is away", " are away")
+	trailingClause = regexp.MustCompile(`(?i)(,?\s+(as given by|in dollars|in usd|as written|if any)\b.*)$`)
+)
+
+// describe turns a parameter description into a noun phrase about the caller.
+func describe(d string) string {
+	d = strings.TrimSuffix(strings.TrimSpace(d), ".")
+	d = trailingClause.ReplaceAllString(d, "")
+	d = strings.TrimSpace(thirdPerson.Replace(" " + strings.ToLower(d[:1]) + d[1:] + " "))
+	return d
+}
+
+// questionFor asks for a field in one short question.
+func questionFor(words []string, f field) string {
+	n := len(words)
+	subj := f.Subject
+	own := false
+	for _, w := range words {
+		own = own || ownWords[w]
+	}
+	article := "the"
+	if own && !strings.Contains(subj, " the ") {
+		article = "your"
+	}
+	switch {
+	case f.Kind == kindYesNo:
+		return "Was the " + strings.Join(words, " ") + "?"
+	case f.Kind == kindChoice:
+		return "What is " + article + " " + subj + ": " + spokenChoices(f.Enum) + "?"
+	case n >= 2 && words[n-1] == "count":
+		return "How many " + plural(strings.Join(words[:n-1], " ")) + "?"
+	case n >= 2 && words[n-1] == "description":
+		return "Can you describe the " + strings.Join(words[:n-1], " ") + "?"
+	case n == 1 && words[0] == "summary":
+		return "Can you briefly summarize the issue?"
+	case f.Kind == kindList || f.Kind == kindDateList:
+		return "What are " + article + " " + subj + "?"
+	}
+	return "What is " + article + " " + subj + "?"
+}
+
+func plural(s string) string {
+	if strings.HasSuffix(s, "s") {
+		return s
+	}
+	return s + "s"
+}
+
+// spokenChoices lists enumeration values as words: "glass, collision, or comprehensive".
+func spokenChoices(enum []string) string {
+	words := make([]string, len(enum))
+	for i, e := range enum {
+		words[i] = strings.Join(nameWords(e), " ")
+	}
+	switch len(words) {
+	case 0:
+		return ""
+	case 1:
+		return words[0]
+	case 2:
+		return words[0] + " or " + words[1]
+	}
+	return strings.Join(words[:len(words)-1], ", ") + ", or " + words[len(words)-1]
+}
+
+// genericWords never identify a field by themselves.
+var genericWords = map[string]bool{"number": true, "date": true, "name": true, "id": true, "code": true, "of": true,
+	"the": true, "type": true, "amount": true, "time": true, "info": true, "details": true, "count": true}
+
+func keywordsOf(words []string) []string {
+	var out []string
+	for _, w := range words {
+		if !genericWords[w] && len(w) > 2 {
+			out = append(out, stem(w))
+		}
+	}
+	if len(out) == 0 {
+		for _, w := range words {
+			out = append(out, stem(w))
+		}
+	}
+	return out
+}
+
+// stem drops a plural or verb ending so "installments" finds "installment".
+func stem(w string) string {
+	for _, suf := range []string{"ies", "es", "s", "ed", "ing"} {
+		if len(w) > len(suf)+3 && strings.HasSuffix(w, suf) {
+			return strings.TrimSuffix(w, suf)
+		}
+	}
+	return w
+}
+
+// slot is the recognition grammar of a field's answers, or nil for open vocabulary.
+func (f *field) slot(known func(string) bool) *asr.Slot {
+	subject := f.Subject
+	for _, w := range strings.Fields(strings.ToLower(subject)) {
+		if !known(w) {
+			subject = ""
+			break
+		}
+	}
+	switch f.Kind {
+	case kindDigits:
+		return &asr.Slot{Kind: asr.KindDigits, Subject: subject}
+	case kindIdentifier:
+		return &asr.Slot{Kind: asr.KindIdentifier, Subject: subject}
+	case kindPhone:
+		return &asr.Slot{Kind: asr.KindPhone, Subject: subject}
+	case kindDate:
+		return &asr.Slot{Kind: asr.KindDate, Subject: subject}
+	case kindDateRange:
+		return &asr.Slot{Kind: asr.KindDateRange, Subject: subject}
+	case kindNumber:
+		return &asr.Slot{Kind: asr.KindNumber, Subject: subject}
+	case kindYesNo:
+		return &asr.Slot{Kind: asr.KindYesNo}
+	case kindChoice:
+		var choices []string
+		for _, e := range f.Enum {
+			phrase := strings.Join(nameWords(e), " ")
+			ok := true
+			for _, w := range strings.Fields(phrase) {
+				ok = ok && known(w)
+			}
+			if ok {
+				choices = append(choices, phrase)
+			}
+		}
+		if len(choices) == 0 {
+			return nil
+		}
+		return &asr.Slot{Kind: asr.KindChoice, Choices: choices, Subject: subject}
+	}
+	return nil
+}
+
+// classify decides a tool's role from its name first, then its description.
+func classify(t toolInfo) role {
+	n := " " + strings.Join(nameWords(t.Name), " ") + " "
+	d := strings.ToLower(t.Description)
+	switch {
+	case strings.Contains(n, " kb ") || strings.Contains(n, " knowledge ") ||
+		(strings.Contains(n, " search ") && (strings.Contains(d, "polic") || strings.Contains(d, "guideline") || strings.Contains(d, "knowledge") || strings.Contains(d, "rules"))):
+		return roleKB
+	case strings.Contains(n, " approval ") || strings.Contains(d, "asking") && strings.Contains(d, "approve"):
+		return roleApproval
+	case strings.HasPrefix(n, " verify ") || strings.HasPrefix(n, " authenticate ") || strings.Contains(d, "identity") || strings.HasPrefix(d, "verify"):
+		return roleVerify
+	case strings.HasPrefix(n, " mark ") || strings.Contains(d, "mark the") && (strings.Contains(d, "ready") || strings.Contains(d, "complete")):
+		return roleTransition
+	case (strings.HasPrefix(n, " record ") || strings.HasPrefix(n, " update ") || strings.HasPrefix(n, " set ") ||
+		strings.HasPrefix(d, "record")) && len(t.Params) > 0:
+		return roleRecord
+	case (strings.HasPrefix(n, " get ") || strings.HasPrefix(n, " read ")) && len(t.Params) == 0:
+		return roleReadBack
+	case (strings.HasPrefix(n, " lookup ") || strings.HasPrefix(n, " look ") || strings.HasPrefix(n, " get ") ||
+		strings.HasPrefix(n, " find ") || strings.HasPrefix(n, " check ")) && len(t.Params) > 0:
+		return roleLookup
+	case strings.Contains(d, "only after") && strings.Contains(d, "approv"):
+		return roleCommit
+	}
+	return roleOther
+}
+
+// model is everything the agent derives from one session configuration.
+type model struct {
+	instructions string
+	tools        []toolInfo
+	byRole       map[role][]*toolInfo
+	fields       []*field // the record tool's fields, in order
+	fieldByName  map[string]*field
+	org          string // who the agent is ("the Northwind IT service desk")
+	artifact     string // what it prepares ("incident ticket")
+	kbQuery      string // what the instructions say to look up in the knowledge base
+	useKB        bool
+}
+
+var (
+	youAre     = regexp.MustCompile(`(?i)^you are (?:the )?([^.:;]+)`)
+	kbFor      = regexp.MustCompile(`(?i)(?:knowledge base|kb|polic(?:y|ies)|guidelines)\s+for\s+(?:the\s+|any\s+)?([a-z0-9 \-]+)`)
+	recordOfRE = regexp.MustCompile(`(?i)fields of (?:the |a |an )?([a-z \-]+?)\.?$`)
+)
+
+// newModel builds the agent's model from the session's instructions and tools.
+func newModel(instructions string, tools []toolInfo) *model {
+	m := &model{instructions: instructions, tools: tools, byRole: map[role][]*toolInfo{}, fieldByName: map[string]*field{}}
+	for i := range m.tools {
+		t := &m.tools[i]
+		m.byRole[t.Role] = append(m.byRole[t.Role], t)
+	}
+	for _, t := range m.byRole[roleRecord] {
+		for i := range t.Params {
+			f := &t.Params[i]
+			if m.fieldByName[f.Name] == nil {
+				m.fields = append(m.fields, f)
+				m.fieldByName[f.Name] = f
+			}
+		}
+	}
+	if g := youAre.FindStringSubmatch(strings.TrimSpace(instructions)); g != nil {
+		m.org = "the " + strings.TrimSpace(g[1])
+	}
+	m.artifact = "request"
+	if rec := m.byRole[roleRecord]; len(rec) > 0 {
+		if g := recordOfRE.FindStringSubmatch(rec[0].Description); g != nil {
+			m.artifact = strings.TrimSpace(g[1])
+		}
+	}
+	low := strings.ToLower(instructions)
+	if len(m.byRole[roleKB]) > 0 {
+		if g := kbFor.FindStringSubmatch(low); g != nil {
+			q := g[1]
+			for _, stop := range []string{" that ", " which ", " and ", " to ", " before ", " when "} {
+				if i := strings.Index(q+" ", stop); i >= 0 {
+					q = q[:i]
+				}
+			}
+			m.kbQuery = strings.TrimSpace(q)
+		}
+		m.useKB = m.kbQuery != "" || strings.Contains(low, "knowledge base") || strings.Contains(low, "policy") ||
+			strings.Contains(low, "policies") || strings.Contains(low, "rules")
+		if m.kbQuery == "" {
+			m.kbQuery = m.artifact
+		}
+	}
+	return m
+}
+
+// tool returns the first tool of a role, or nil.
+func (m *model) tool(r role) *toolInfo {
+	if ts := m.byRole[r]; len(ts) > 0 {
+		return ts[0]
+	}
+	return nil
+}
+
+// paramField returns the field model of a tool argument: the record tool's field of that name
+// when there is one (so an answer is recorded as well as used), else the argument itself.
+func (m *model) paramField(t *toolInfo, name string) *field {
+	if f := m.fieldByName[name]; f != nil {
+		return f
+	}
+	for i := range t.Params {
+		if t.Params[i].Name == name {
+			return &t.Params[i]
+		}
+	}
+	return nil
+}
+
+// mentioned returns the fields the caller's words name, best match first.
+func (m *model) mentioned(words []string, candidates []*field) []*field {
+	have := map[string]bool{}
+	for _, w := range words {
+		have[stem(strings.ToLower(w))] = true
+	}
+	type hit struct {
+		f     *field
+		score int
+	}
+	var hits []hit
+	for _, f := range candidates {
+		n := 0
+		for _, k := range f.keywords {
+			if have[k] {
+				n++
+			}
+		}
+		if n > 0 {
+			hits = append(hits, hit{f, n * 100 / len(f.keywords)})
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].score > hits[j].score })
+	out := make([]*field, len(hits))
+	for i, h := range hits {
+		out[i] = h.f
+	}
+	return out
+}

@@ -1,0 +1,128 @@
+package refagent
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+
+	"github.com/voicebench/humanaudit/internal/media"
+)
+
+// DefaultVoice is the Flite voice of the reference agent. The synthetic callers' personas use slt,
+// rms, awb and kal16; kal (an 8 kHz diphone voice) is the one Debian's flite has left, so the
+// agent never sounds like its caller.
+const DefaultVoice = "kal"
+
+// voice synthesizes the agent's speech with Debian's flite, at 24 kHz.
+type voice struct {
+	name string
+	mu   sync.Mutex
+	memo map[string][]int16
+}
+
+// maxVoiceMemo bounds the cache of synthesized sentences (agents repeat themselves).
+const maxVoiceMemo = 512
+
+func newVoice(name string) (*voice, error) {
+	out, err := exec.Command("flite", "-lv").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%w: flite: %v (install it with scripts/deps.sh)", ErrNoVoice, err)
+	}
+	if !strings.Contains(" "+strings.TrimSpace(strings.TrimPrefix(string(out), "Voices available:"))+" ", " "+name+" ") {
+		return nil, fmt.Errorf("%w: flite has no voice %q (it has: %s)", ErrNoVoice, name, strings.TrimSpace(string(out)))
+	}
+	return &voice{name: name, memo: map[string][]int16{}}, nil
+}
+
+// speak returns one sentence as PCM16 24 kHz mono.
+func (v *voice) speak(ctx context.Context, text string) ([]int16, error) {
+	v.mu.Lock()
+	pcm, ok := v.memo[text]
+	v.mu.Unlock()
+	if ok {
+		return pcm, nil
+	}
+	out, err := exec.CommandContext(ctx, "flite", "-voice", v.name, "-t", text, "-o", "/dev/stdout").Output()
+	if err != nil {
+		return nil, fmt.Errorf("flite: %w", err)
+	}
+	raw, rate, err := wavPCM(out)
+	if err != nil {
+		return nil, fmt.Errorf("flite output: %w", err)
+	}
+	if rate != 24000 {
+		rs, err := media.NewResampler(rate, 24000)
+		if err != nil {
+			return nil, err
+		}
+		raw = rs.Process(append(raw, make([]int16, rate/50)...), nil)
+		if d := rs.DelaySamples(); d < len(raw) {
+			raw = raw[d:]
+		}
+	}
+	v.mu.Lock()
+	if len(v.memo) >= maxVoiceMemo {
+		clear(v.memo)
+	}
+	v.memo[text] = raw
+	v.mu.Unlock()
+	return raw, nil
+}
+
+// wavPCM reads the mono 16-bit PCM of a RIFF/WAVE byte stream and its rate.
+func wavPCM(b []byte) ([]int16, int, error) {
+	if len(b) < 12 || string(b[:4]) != "RIFF" || string(b[8:12]) != "WAVE" {
+		return nil, 0, fmt.Errorf("not a WAV stream")
+	}
+	rate := 0
+	for off := 12; off+8 <= len(b); {
+		id, n := string(b[off:off+4]), int(binary.LittleEndian.Uint32(b[off+4:]))
+		body := off + 8
+		switch id {
+		case "fmt ":
+			if body+16 > len(b) {
+				return nil, 0, fmt.Errorf("short fmt chunk")
+			}
+			if ch := binary.LittleEndian.Uint16(b[body+2:]); ch != 1 {
+				return nil, 0, fmt.Errorf("%d channels, want mono", ch)
+			}
+			rate = int(binary.LittleEndian.Uint32(b[body+4:]))
+		case "data":
+			end := min(len(b), body+n)
+			if n == 0 || n > len(b)-body { // streamed to a pipe: size unknown
+				end = len(b)
+			}
+			pcm := make([]int16, (end-body)/2)
+			binary.Read(bytes.NewReader(b[body:body+2*len(pcm)]), binary.LittleEndian, pcm)
+			if rate == 0 {
+				return nil, 0, fmt.Errorf("data before fmt")
+			}
+			return pcm, rate, nil
+		}
+		off = body + n + n&1
+	}
+	return nil, 0, fmt.Errorf("no data chunk")
+}
+
+// sentences splits an utterance so each sentence's audio goes out as soon as it is synthesized.
+func sentences(text string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if (c == '.' || c == '?' || c == '!') && (i+1 == len(text) || text[i+1] == ' ') {
+			if s := strings.TrimSpace(text[start : i+1]); s != "" {
+				out = append(out, s)
+			}
+			start = i + 1
+		}
+	}
+	if s := strings.TrimSpace(text[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
