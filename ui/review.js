@@ -157,6 +157,11 @@ async function load() {
   renderEvents();
   drawTimeline();
   drawWave();
+  if (s.Status === "running" || s.Status === "created") {
+    // A live session: follow its events until it ends.
+    setTimeout(() => load().catch(fail), 2000);
+    return;
+  }
   try {
     peaks = await getJSON(`/api/x/sessions/${sid}/peaks?n=1600`);
     durationMS = Math.max(durationMS, (peaks.samples / peaks.sample_rate) * 1000);

@@ -22,11 +22,13 @@ import (
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
 	"github.com/voicebench/humanaudit/internal/agent/systems"
 	"github.com/voicebench/humanaudit/internal/console"
+	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/rtc"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/task"
+	"github.com/voicebench/humanaudit/internal/trace"
 	"github.com/voicebench/humanaudit/internal/web"
 )
 
@@ -358,7 +360,23 @@ func TestParticipantCallInBrowser(t *testing.T) {
 		t.Errorf("cue times out of order: %v", cueT)
 	}
 	if sessions[0].Score == nil {
-		t.Errorf("session not graded")
+		t.Fatalf("session not graded")
+	}
+	// The JSONL trace exported from the database grades to the stored grade, byte for byte.
+	var exported bytes.Buffer
+	if err := k.db.WriteTrace(context.Background(), sid, &exported); err != nil {
+		t.Fatal(err)
+	}
+	reread, err := trace.ReadJSONL(&exported)
+	if err != nil {
+		t.Fatal(err)
+	}
+	regraded, err := grade.Grade(context.Background(), k.tasks["it-vpn-incident"], reread, grade.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc, _ := grade.Encode(regraded); !bytes.Equal(doc, sessions[0].Score.Grade) {
+		t.Errorf("regrading the exported trace differs from the stored grade:\n%s\n%s", doc, sessions[0].Score.Grade)
 	}
 	if sessions[0].ProlificPID != "pp123" {
 		t.Errorf("PROLIFIC_PID not captured: %+v", sessions[0])
