@@ -97,16 +97,25 @@ type checked struct {
 	excl   string // a session.exclusion's reason, if any
 }
 
-func refuse(format string, args ...any) error {
-	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrBadTrace)
-}
+// badTrace is a refusal: its message is the reason alone, and it matches ErrBadTrace.
+type badTrace struct{ msg string }
+
+func (e *badTrace) Error() string        { return e.msg }
+func (e *badTrace) Is(target error) bool { return target == ErrBadTrace }
+
+func refuse(format string, args ...any) error { return &badTrace{fmt.Sprintf(format, args...)} }
 
 // check validates a trace file: its events decode, it starts with a session.start whose meta names
 // a known task (at the version loaded) and a seed, it is a synthetic trace, its sequence numbers
 // run 1, 2, 3, … and it ends with session.end.
 func check(cfg ImportConfig, tasks map[string]*task.Task, file string) (checked, error) {
 	var c checked
-	events, err := trace.ReadFile(file)
+	f, err := os.Open(file)
+	if err != nil {
+		return c, refuse("%v", err)
+	}
+	events, err := trace.ReadJSONL(f)
+	f.Close()
 	if err != nil {
 		return c, refuse("events do not decode: %v", err)
 	}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/synth"
+)
+
+func init() {
+	register("import-traces", "import synthetic traces made elsewhere (canonical JSONL): DIR [--system LABEL]", runImportTraces)
+}
+
+func runImportTraces(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("import-traces", stderr)
+	label := fs.String("system", "", "system label for traces whose session.start names none")
+	family := fs.String("family", "", "protocol family stored for a system the database does not know yet")
+	tasksDir := fs.String("tasks", "tasks", "task directory")
+	data := fs.String("data", "audit_data", "data directory (the private database cluster lives in its pg subdirectory); DATABASE_URL overrides")
+	jf := addJudgeFlags(fs)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "usage: audit import-traces DIR [--system LABEL] [--tasks DIR]")
+		return errUsage
+	}
+	tasks, err := loadTaskDir(*tasksDir)
+	if err != nil {
+		return err
+	}
+	gopts, err := jf.options()
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	db, err := store.Open(ctx, store.Config{URL: os.Getenv("DATABASE_URL"), DataDir: *data, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	res, err := synth.Import(ctx, synth.ImportConfig{Store: db, Tasks: tasks, System: *label, Family: *family, Grade: gopts}, pos[0])
+	counts := map[string]int{}
+	for _, r := range res {
+		counts[r.Status]++
+		switch r.Status {
+		case "imported":
+			ws := "ungraded"
+			if r.Grade != nil {
+				ws = fmt.Sprintf("WS=%d AFA=%.2f", r.Grade.WS, r.Grade.AFA.Value)
+			}
+			fmt.Fprintf(stdout, "imported %s: session %s, %s seed %d, system %s, %s", r.File, r.Session, r.Task, r.Seed, r.System, ws)
+			if r.Reason != "" {
+				fmt.Fprintf(stdout, " (%s)", r.Reason)
+			}
+			fmt.Fprintln(stdout)
+		case "skipped":
+			fmt.Fprintf(stdout, "skipped %s: %s\n", r.File, r.Reason)
+		default:
+			fmt.Fprintf(stderr, "%s: %s\n", r.File, r.Reason)
+		}
+	}
+	fmt.Fprintf(stdout, "%d imported, %d skipped, %d refused\n", counts["imported"], counts["skipped"], counts["refused"])
+	if err != nil {
+		return err
+	}
+	if counts["refused"] > 0 {
+		return exitError{1}
+	}
+	return nil
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/secrets"
+	"github.com/voicebench/humanaudit/internal/session"
+	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/synth"
+	"github.com/voicebench/humanaudit/internal/task"
+)
+
+func init() {
+	register("synth", "run the frozen synthetic caller against a system: --system LABEL --tasks audit24 --seeds 3 --out DIR", runSynth)
+}
+
+// selectTasks picks tasks by a subset flag ("audit24", "anchor"), "all", or a comma-separated
+// list of task ids.
+func selectTasks(all []*task.Task, which string) ([]*task.Task, error) {
+	if which == "all" {
+		return all, nil
+	}
+	var out []*task.Task
+	if which == task.SubsetAudit24 || which == task.SubsetAnchor {
+		for _, t := range all {
+			if t.InSubset(which) {
+				out = append(out, t)
+			}
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("no task is flagged %s", which)
+		}
+		return out, nil
+	}
+	for _, id := range strings.Split(which, ",") {
+		i := slices.IndexFunc(all, func(t *task.Task) bool { return t.ID == strings.TrimSpace(id) })
+		if i < 0 {
+			return nil, fmt.Errorf("--tasks: no task %q (want audit24, anchor, all or task ids)", id)
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
+}
+
+func loadTaskDir(dir string) ([]*task.Task, error) {
+	tasks, probs := task.LoadAll(dir)
+	if len(probs) > 0 {
+		return nil, fmt.Errorf("%d problem(s) in %s, first: %s (run audit tasks validate)", len(probs), dir, probs[0])
+	}
+	if len(tasks) == 0 {
+		return nil, fmt.Errorf("no tasks in %s", dir)
+	}
+	return tasks, nil
+}
+
+func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("synth", stderr)
+	label := fs.String("system", "", "system label in the systems file")
+	which := fs.String("tasks", task.SubsetAudit24, "tasks: a subset (audit24, anchor), all, or comma-separated task ids")
+	seeds := fs.Int("seeds", 3, "simulator seeds per task (1..N)")
+	out := fs.String("out", "", "directory for the exported traces, grades and runs.csv")
+	systemsFile := fs.String("systems", "systems.json", "systems file (a missing file means: only the reference agent)")
+	parallel := fs.Int("parallel", 1, "calls at once")
+	tasksDir := fs.String("tasks-dir", "tasks", "task directory")
+	data := fs.String("data", "audit_data", "data directory (database cluster, recordings, bank audio); DATABASE_URL overrides the database")
+	timeLimit := fs.Duration("time-limit", 15*time.Minute, "longest call")
+	render := fs.Bool("render-missing", false, "render with Flite what the built bank lacks (recorded as source render) instead of failing")
+	jf := addJudgeFlags(fs)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if *label == "" || *out == "" || len(pos) > 0 || *seeds < 1 {
+		fmt.Fprintln(stderr, "usage: audit synth --system LABEL --tasks audit24 --seeds 3 --out DIR [--systems systems.json] [--parallel N]")
+		return errUsage
+	}
+	all, err := loadTaskDir(*tasksDir)
+	if err != nil {
+		return err
+	}
+	tasks, err := selectTasks(all, *which)
+	if err != nil {
+		return err
+	}
+	sysFile, err := loadSystems(*systemsFile)
+	if err != nil {
+		return err
+	}
+	sys, err := sysFile.Lookup(*label)
+	if err != nil {
+		return err
+	}
+	keys, err := secrets.Load(*jf.secretsFile) // the judge flags define --secrets
+	if err != nil {
+		return err
+	}
+	gopts, err := jf.options()
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	endpoint := ""
+	if sys.Family == systems.FamilyReference && sys.Endpoint == "" {
+		if startReferenceAgent == nil {
+			return errors.New("synth: this build has no reference agent; give the reference system an endpoint")
+		}
+		url, closer, err := startReferenceAgent(ctx, log)
+		if err != nil {
+			return fmt.Errorf("reference agent: %w", err)
+		}
+		defer closer.Close()
+		endpoint = url
+	}
+	db, err := store.Open(ctx, store.Config{URL: os.Getenv("DATABASE_URL"), DataDir: *data, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	// Sessions log only errors here: per-tick warnings would drown the progress lines.
+	sessionLog := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	cfg := synth.Config{Store: db, System: sys, Keys: keys, Endpoint: endpoint, Tasks: tasks, Seeds: *seeds, Out: *out,
+		DataDir: *data, Parallel: *parallel, Grade: gopts, TimeLimit: *timeLimit, Progress: stderr, Logger: sessionLog}
+	bankDir := filepath.Join(*data, "bank")
+	if _, err := os.Stat(filepath.Join(bankDir, "manifest.json")); err != nil && !*render {
+		return fmt.Errorf("synth: no built caller bank in %s (run audit bank build, or pass --render-missing to render with Flite at run time)", bankDir)
+	}
+	if *render {
+		flite := &synth.Flite{}
+		cfg.Voice = func(t *task.Task, seed int64) session.CallerVoice {
+			return &synth.BankVoice{Task: t, Seed: seed, Dir: bankDir, Render: flite}
+		}
+	}
+	sum, err := synth.Run(ctx, cfg)
+	fmt.Fprintf(stdout, "%s: %d pairs, %d skipped (finished earlier), %d ran, %d excluded, %d failed; exported to %s\n",
+		sys.Label, sum.Planned, sum.Skipped, sum.Ran, sum.Excluded, sum.Failed, *out)
+	if err != nil {
+		return err
+	}
+	if sum.Failed > 0 {
+		return exitError{1}
+	}
+	return nil
+}
