@@ -24,7 +24,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoadTask$$' -fuzztime 10s ./internal/task
 	$(GO) test -run '^$$' -fuzz '^FuzzReadJSONL$$' -fuzztime 10s ./internal/trace
 
-check: deps fmt vet staticcheck tidy-check
+check: deps fmt vet staticcheck tidy-check rolecards-check
 	$(GO) test -race -count=1 $(PKGS)
 
 fmt:
@@ -35,6 +35,9 @@ vet:
 
 staticcheck:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
+
+rolecards-check:
+	$(GO) run ./cmd/audit rolecards build --check
 
 tidy-check:
 	@cp go.mod /tmp/go.mod.bak; cp go.sum /tmp/go.sum.bak 2>/dev/null || true

@@ -45,9 +45,7 @@ func analyse(text string) *utterance {
 	spoken := canon.SpokenToDigits(sentenceEnd.ReplaceAllString(text, " | "))
 	toks := strings.Fields(spoken)
 	u.words = make([]string, 0, len(toks))
-	for _, w := range strings.Fields(canon.Address(text)) {
-		u.words = append(u.words, strings.Trim(w, ".,;:!?\"'()"))
-	}
+	u.words = canonWords(text)
 	u.dates, toks = spokenDates(toks)
 	for _, m := range numericDate.FindAllStringSubmatch(text, -1) {
 		if d, ok := canon.ParseDate(m[0]); ok {
@@ -179,6 +177,65 @@ func isJoiner(w string) bool {
 	return w == "," || w == "-" || w == "." || w == "/" || fillers[w]
 }
 
+// canonWords are the text's words as the grader's address canonicalisation sees them (spoken
+// numbers as digits, street and unit words abbreviated), with letters spelled one by one joined
+// into a word, so "Marquette, M A R Q U E T T E, Avenue" reads as one street name.
+func canonWords(text string) []string {
+	var out []string
+	for _, w := range strings.Fields(canon.Address(joinLetters(text))) {
+		if w = strings.Trim(w, ".,;:!?\"'()"); w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// joinLetters joins runs of single letters ("E E", "M A R Q U E T T E,") into one lower-case word,
+// dropping a run that repeats the word just before it, and keeps all punctuation, so dictated
+// numbers stay grouped as they were said.
+func joinLetters(text string) string {
+	toks := strings.Fields(text)
+	var out []string
+	for i := 0; i < len(toks); {
+		if !isLetterToken(toks[i]) || i+1 >= len(toks) || !isLetterToken(toks[i+1]) || strings.IndexFunc(toks[i], isPunct) >= 0 {
+			out = append(out, toks[i])
+			i++
+			continue
+		}
+		var b strings.Builder
+		j := i
+		for ; j < len(toks) && isLetterToken(toks[j]); j++ {
+			b.WriteString(strings.ToLower(strings.TrimFunc(toks[j], isPunct)))
+			if strings.IndexFunc(toks[j], isPunct) >= 0 {
+				j++
+				break // punctuation ends the spelling
+			}
+		}
+		word := b.String()
+		last := toks[j-1]
+		trail := last[len(strings.TrimRightFunc(last, isPunct)):]
+		if len(out) > 0 && strings.EqualFold(strings.TrimFunc(out[len(out)-1], isPunct), word) {
+			out[len(out)-1] += trail
+		} else {
+			out = append(out, word+trail)
+		}
+		i = j
+	}
+	return strings.Join(out, " ")
+}
+
+func isPunct(r rune) bool { return strings.ContainsRune(".,;:!?\"'()", r) }
+
+// isLetterToken is a token that is one letter, possibly followed by punctuation ("E,").
+func isLetterToken(tok string) bool {
+	core := strings.TrimRightFunc(tok, isPunct)
+	if len(core) != 1 {
+		return false
+	}
+	c := core[0] | 0x20
+	return c >= 'a' && c <= 'z'
+}
+
 // joinSpelled joins letters spelled one by one ("p r i y a dot v") into a word ("priya dot v").
 func joinSpelled(s string) string {
 	toks := strings.Fields(punctuation.Replace(s))
@@ -217,7 +274,8 @@ func spokenToEmail(s string) string {
 // digits, "as in <word>" and filler words drop out, "double E" doubles the letter, and what is
 // left is canonicalised like an identifier.
 func spelledIdentifier(text string) string {
-	toks := strings.Fields(canon.SpokenToDigits(text))
+	// "double-oh" is "double oh"; hyphens never matter inside an identifier.
+	toks := strings.Fields(canon.SpokenToDigits(strings.ReplaceAll(text, "-", " ")))
 	var keep []string
 	for i := 0; i < len(toks); i++ {
 		w := strings.Trim(toks[i], ".,;:!?\"'()")
@@ -317,6 +375,9 @@ func kindOf(typ, value string) valueKind {
 	if strings.Contains(value, "@") {
 		return kindEmail
 	}
+	if (typ == "string" || typ == "text" || typ == "") && !strings.Contains(value, " ") && hasLetter(value) && hasDigit(value) {
+		return kindIdentifier // a code kept as text, such as an error code
+	}
 	switch typ {
 	case "date":
 		return kindDate
@@ -401,12 +462,10 @@ var stopWords = map[string]bool{
 
 func contentWords(s string) []string {
 	var out []string
-	for _, w := range strings.Fields(canon.Address(s)) {
-		w = strings.Trim(w, ".,;:!?\"'()")
-		if w == "" || stopWords[w] {
-			continue
+	for _, w := range canonWords(s) {
+		if !stopWords[w] {
+			out = append(out, w)
 		}
-		out = append(out, w)
 	}
 	return out
 }
@@ -465,7 +524,7 @@ func (u *utterance) states(kind valueKind, forms []string, short, strict bool) b
 		case kindAddress:
 			// Every word of the street line and the unit, in any order: a caller may spell the
 			// street name or give the unit first.
-			if street, unit := addressParts(v); street != "" && u.hasWords(street) && u.hasWords(unitNumber(unit)) {
+			if street, unit := addressParts(v); street != "" && u.hasAddress(street, unitNumber(unit)) {
 				return true
 			}
 		case kindIdentifier:
@@ -525,14 +584,44 @@ func (u *utterance) statesText(v string, strict bool) bool {
 	return u.wordShare(v) >= need
 }
 
-// hasWords reports whether the utterance contains every canonical word of s.
-func (u *utterance) hasWords(s string) bool {
-	have := map[string]bool{}
-	for _, w := range u.words {
-		have[w] = true
+// addressWindow is how many words around a street line a caller may put the unit ("fourteen B,
+// at nine fifteen West Belmont") or spell the street name ("Chowen, C H O W E N, Avenue").
+const addressWindow = 12
+
+// hasAddress reports whether the utterance says a street line (canonical words, house number
+// first) and unit number: the house number, the street's words after it, and the unit number
+// nearby.
+func (u *utterance) hasAddress(street, unit string) bool {
+	sw := strings.Fields(street)
+	if len(sw) == 0 {
+		return false
 	}
-	for _, w := range strings.Fields(s) {
-		if !have[w] {
+	for i, w := range u.words {
+		if w != sw[0] {
+			continue
+		}
+		if !within(u.words, i+1, i+1+addressWindow, sw[1:]) {
+			continue
+		}
+		if unit == "" || within(u.words, i-addressWindow, i+addressWindow, []string{unit}) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether every word of want occurs in words[lo:hi] (clamped).
+func within(words []string, lo, hi int, want []string) bool {
+	lo, hi = max(lo, 0), min(hi, len(words))
+	for _, x := range want {
+		found := false
+		for j := lo; j < hi; j++ {
+			if words[j] == x {
+				found = true
+				break
+			}
+		}
+		if !found {
 			return false
 		}
 	}

@@ -37,7 +37,6 @@ type Scripted struct {
 	lastAsked string            // fact asked in the agent's previous turn
 	recorded  map[string]string // field → value recorded
 	verified  bool
-	verifyTry bool
 	actions   int // required actions done
 	ready     bool
 	askedOK   bool // approval requested
