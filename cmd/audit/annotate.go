@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/voicebench/humanaudit/internal/annotate"
+	"github.com/voicebench/humanaudit/internal/task"
+)
+
+func init() {
+	register("annotate create", "store a study's blinded rating set and print annotator links (--study ID --annotators N --items FILE|-)", runAnnotateCreate)
+	register("annotate export", "write a study's ratings in long format (--study ID --out ratings.csv)", runAnnotateExport)
+}
+
+func runAnnotateCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("annotate create", stderr)
+	dbf := addDBFlags(fs)
+	id := fs.String("study", "", "study id")
+	n := fs.Int("annotators", 0, "annotator links to issue")
+	itemsFile := fs.String("items", "", "rating set from audit bank rating-set --json (- for standard input); omit to keep the stored set")
+	tasksDir := fs.String("tasks-dir", "tasks", "task directory (each item is checked against its task)")
+	bankDir := fs.String("bank-dir", "", "bank directory with manifest.json and the WAVs (default DATA/bank)")
+	baseURL := fs.String("base-url", defaultBaseURL, "console base URL for the printed links")
+	if err := noPositional(fs, args); err != nil {
+		return err
+	}
+	if *id == "" || (*n <= 0 && *itemsFile == "") {
+		fmt.Fprintln(stderr, "audit annotate create: --study and --annotators N (and --items for a new rating set) are required")
+		return errUsage
+	}
+	if *bankDir == "" {
+		*bankDir = filepath.Join(*dbf.data, "bank")
+	}
+	db, err := studyDB(ctx, dbf)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	st, err := db.Study(ctx, *id)
+	if err != nil {
+		return err
+	}
+	if *itemsFile != "" {
+		var r io.Reader = os.Stdin
+		name := "standard input"
+		if *itemsFile != "-" {
+			f, err := os.Open(*itemsFile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			r, name = f, *itemsFile
+		}
+		items, err := annotate.ReadBankItems(name, r)
+		if err != nil {
+			return err
+		}
+		tasks, _ := task.LoadAll(*tasksDir)
+		audio, err := annotate.LoadAudioIndex(*bankDir)
+		if err != nil {
+			return err
+		}
+		stored, err := annotate.Prepare(items, tasks, audio)
+		if err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				fmt.Fprintln(stderr, line)
+			}
+			return fmt.Errorf("%s: the rating set was not stored (nothing reaches annotators until every item passes)", name)
+		}
+		if err := db.PutRatingItems(ctx, stored); err != nil {
+			return err
+		}
+		set := annotate.SetConfig{}
+		for _, it := range stored {
+			set.Items = append(set.Items, it.ID)
+		}
+		cfg, err := annotate.WithSet(st.Config, set)
+		if err != nil {
+			return err
+		}
+		if err := db.SetStudyConfig(ctx, *id, cfg); err != nil {
+			return err
+		}
+		tasksSeen := map[string]bool{}
+		for _, it := range stored {
+			tasksSeen[it.TaskID] = true
+		}
+		fmt.Fprintf(stderr, "study %s: %d rating items of %d tasks, blinded and checked\n", *id, len(stored), len(tasksSeen))
+	} else if len(annotate.StudySet(st.Config).Items) == 0 {
+		return fmt.Errorf("study %s has no rating set yet: give --items (audit bank rating-set --json)", *id)
+	}
+	base := strings.TrimSuffix(*baseURL, "/")
+	for i := 0; i < *n; i++ {
+		a, err := db.CreateAnnotator(ctx, *id)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "annotator: %s/a/%s\n", base, a.Token)
+	}
+	return nil
+}
+
+func runAnnotateExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("annotate export", stderr)
+	dbf := addDBFlags(fs)
+	id := fs.String("study", "", "study id")
+	out := fs.String("out", "", "ratings.csv to write (- for standard output)")
+	if err := noPositional(fs, args); err != nil {
+		return err
+	}
+	if *id == "" || *out == "" {
+		fmt.Fprintln(stderr, "audit annotate export: --study and --out are required")
+		return errUsage
+	}
+	db, err := studyDB(ctx, dbf)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.Study(ctx, *id); err != nil {
+		return err
+	}
+	rows, err := db.RatingsLong(ctx, *id)
+	if err != nil {
+		return err
+	}
+	if err := writeFileOr(*out, stdout, func(w io.Writer) error { return annotate.WriteRatingsCSV(w, rows) }); err != nil {
+		return err
+	}
+	if *out != "-" {
+		fmt.Fprintf(stderr, "wrote %s: %d ratings\n", *out, len(rows))
+	}
+	return nil
+}
