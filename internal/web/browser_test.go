@@ -3,7 +3,6 @@ package web_test
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,19 +10,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/browsertest"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/grade"
-	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/rtc"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
@@ -34,7 +30,8 @@ import (
 
 func TestMain(m *testing.M) { storetest.Main(m) }
 
-const chromium = "/usr/bin/chromium"
+// chromium is Debian's Chromium (kept for the annotator tests in this package).
+const chromium = browsertest.Chromium
 
 // consoleKit is a running console on loopback: real PostgreSQL, real WebRTC endpoint, real web app.
 type consoleKit struct {
@@ -109,164 +106,6 @@ func (k *consoleKit) participant(t *testing.T, study, system string, tasks ...st
 	return p
 }
 
-// flite renders text at 16 kHz.
-func flite(t *testing.T, text string) []int16 {
-	t.Helper()
-	out, err := exec.Command("flite", "-voice", "slt", "-t", text, "-o", "/dev/stdout").Output()
-	if err != nil {
-		t.Fatalf("flite: %v", err)
-	}
-	pcm := make([]int16, (len(out)-44)/2)
-	binary.Read(bytes.NewReader(out[44:]), binary.LittleEndian, pcm)
-	return pcm
-}
-
-// utterance is one line of a composed fake-microphone recording.
-type utterance struct {
-	at   time.Duration
-	text string
-}
-
-// composeMic writes the browser's fake microphone: each utterance at its time, silence between,
-// 48 kHz mono 16-bit (Chromium's fake capture device plays it once with %noloop).
-func composeMic(t *testing.T, path string, total time.Duration, lines ...utterance) {
-	t.Helper()
-	const rate = 48000
-	pcm := make([]int16, int(total.Seconds()*rate))
-	for _, u := range lines {
-		r, err := media.NewResampler(16000, rate)
-		if err != nil {
-			t.Fatal(err)
-		}
-		voice := r.Process(append(flite(t, u.text), make([]int16, 1600)...), nil)
-		copy(pcm[int(u.at.Seconds()*rate):], voice)
-	}
-	if err := media.WriteWAV(path, rate, 1, pcm); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// browser starts headless Chromium with a fake microphone playing mic, and records every response
-// body and DataChannel message the page receives.
-type browser struct {
-	ctx      context.Context
-	mu       sync.Mutex
-	payloads []string // response bodies and DataChannel messages, in arrival order
-}
-
-func startBrowser(t *testing.T, mic string) *browser {
-	t.Helper()
-	if _, err := os.Stat(chromium); err != nil {
-		t.Skip("chromium not installed (scripts/deps.sh installs it)")
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium), chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("use-fake-ui-for-media-stream", true), chromedp.Flag("use-fake-device-for-media-stream", true),
-		chromedp.Flag("use-file-for-fake-audio-capture", mic+"%noloop"), chromedp.Flag("allow-loopback-in-peer-connection", true),
-		chromedp.Flag("autoplay-policy", "no-user-gesture-required"), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelB := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelB(); cancelA() })
-	b := &browser{ctx: ctx}
-	// Every DataChannel message the page receives is kept for the leakage scan.
-	hook := `window.__dcMessages = [];
-	const origCreate = RTCPeerConnection.prototype.createDataChannel;
-	RTCPeerConnection.prototype.createDataChannel = function(...a) {
-	  const dc = origCreate.apply(this, a);
-	  dc.addEventListener("message", (m) => window.__dcMessages.push(String(m.data)));
-	  return dc;
-	};`
-	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: hook}); err != nil {
-		t.Fatal(err)
-	}
-	// Every response body the page receives, fetched off the event loop.
-	finished := make(chan network.RequestID, 1024)
-	if err := chromedp.Listen(ctx, func(ev any) {
-		if e, ok := ev.(*network.EventLoadingFinished); ok {
-			select {
-			case finished <- e.RequestID:
-			default:
-			}
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for id := range finished {
-			res, err := chromedp.Call(ctx, network.GetResponseBody, network.GetResponseBodyParams{RequestID: id})
-			if err == nil {
-				b.add(string(res.Body))
-			}
-		}
-	}()
-	t.Cleanup(func() { close(finished) })
-	go func() {
-		for msg, err := range chromedp.Console(ctx) {
-			if err != nil {
-				return
-			}
-			t.Logf("browser console: %v", msg)
-		}
-	}()
-	return b
-}
-
-func (b *browser) add(s string) {
-	b.mu.Lock()
-	b.payloads = append(b.payloads, s)
-	b.mu.Unlock()
-}
-
-func (b *browser) all(t *testing.T) []string {
-	dc, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](`window.__dcMessages || []`))
-	if err != nil {
-		t.Logf("read data channel messages: %v", err)
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append(append([]string(nil), b.payloads...), dc...)
-}
-
-func run(t *testing.T, ctx context.Context, timeout time.Duration, actions ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	c, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if err := chromedp.Do(c, actions...); err != nil {
-		shot(t, ctx, artifactsDir(t.Name()), "failure")
-		msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.getElementById("error")||{}).textContent || ""`))
-		t.Fatalf("%v (page error: %q; screenshot failure.png)", err, msg)
-	}
-}
-
-func text(t *testing.T, ctx context.Context, sel string) string {
-	t.Helper()
-	c, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	s, err := chromedp.Run(c, chromedp.Text(sel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func shot(t *testing.T, ctx context.Context, dir, name string) {
-	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
-		os.MkdirAll(dir, 0o755)
-		os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
-	}
-}
-
-// artifactsDir is where browser tests leave screenshots (ignored by git).
-func artifactsDir(test string) string {
-	return filepath.Join("..", "..", "audit_data", "artifacts", test)
-}
-
 func TestParticipantCallInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser call takes about a minute")
@@ -287,45 +126,44 @@ func TestParticipantCallInBrowser(t *testing.T) {
 	p := k.participant(t, "s1", label, "it-vpn-incident")
 
 	mic := filepath.Join(t.TempDir(), "caller.wav")
-	composeMic(t, mic, 60*time.Second,
-		utterance{4 * time.Second, "Hi, this is Priya Venkataraman. I can't connect to the VPN."},
-		utterance{14 * time.Second, "It's four one seven."},
-		utterance{22 * time.Second, "The VPN, Outlook and SharePoint."},
-		utterance{36 * time.Second, "Oh, and Teams stopped working too."},
+	browsertest.ComposeMic(t, mic, 60*time.Second,
+		browsertest.Line{At: 4 * time.Second, Text: "Hi, this is Priya Venkataraman. I can't connect to the VPN."},
+		browsertest.Line{At: 14 * time.Second, Text: "It's four one seven."},
+		browsertest.Line{At: 22 * time.Second, Text: "The VPN, Outlook and SharePoint."},
+		browsertest.Line{At: 36 * time.Second, Text: "Oh, and Teams stopped working too."},
 	)
-	b := startBrowser(t, mic)
-	shots := artifactsDir(t.Name())
-	ctx := b.ctx
-	run(t, ctx, 30*time.Second,
+	b := browsertest.Start(t, mic)
+	shots := browsertest.ArtifactsDir(t)
+	b.Do(30*time.Second,
 		chromedp.Navigate(k.base+"/p/"+p.Token+"?PROLIFIC_PID=pp123&STUDY_ID=st1&SESSION_ID=se1"),
 		chromedp.WaitVisible("#step-consent"),
 	)
-	shot(t, ctx, shots, "1-consent")
-	run(t, ctx, 30*time.Second,
+	b.Shot(shots, "1-consent")
+	b.Do(30*time.Second,
 		chromedp.Click("#consent-check"), chromedp.Click("#consent-agree"),
 		chromedp.WaitVisible("#step-mic"), chromedp.WaitEnabled("#mic-record"),
 	)
-	shot(t, ctx, shots, "2-mic-check")
+	b.Shot(shots, "2-mic-check")
 	// The fake microphone's file plays from the first capture; the check consumes a few seconds.
-	run(t, ctx, 30*time.Second,
+	b.Do(30*time.Second,
 		chromedp.Click("#mic-record"), chromedp.WaitVisible("#mic-playback"),
 		chromedp.Click("#mic-heard"), chromedp.Click("#mic-done"),
 		chromedp.WaitVisible("#step-brief"),
 	)
-	shot(t, ctx, shots, "3-briefing")
-	agentName := text(t, ctx, "#brief-agent")
-	run(t, ctx, 30*time.Second, chromedp.Click("#brief-start"),
+	b.Shot(shots, "3-briefing")
+	agentName := b.Text("#brief-agent")
+	b.Do(30*time.Second, chromedp.Click("#brief-start"),
 		chromedp.WaitVisible("#step-call"), chromedp.WaitVisible(`#call-status.live`))
 	if agentName != "Agent A" {
 		t.Errorf("participant sees agent %q, want the blind alias Agent A", agentName)
 	}
 	// The correction cue fires 30 s after the first caller audio.
-	run(t, ctx, 60*time.Second, chromedp.WaitVisible(`.cue[data-cue="teams_down"]`))
-	shot(t, ctx, shots, "4-call-with-cue")
+	b.Do(60*time.Second, chromedp.WaitVisible(`.cue[data-cue="teams_down"]`))
+	b.Shot(shots, "4-call-with-cue")
 	time.Sleep(12 * time.Second) // the caller acts on the cue; the agent records Teams
-	run(t, ctx, 30*time.Second, chromedp.Click("#call-hangup"), chromedp.WaitVisible("#step-done"))
-	shot(t, ctx, shots, "5-debrief")
-	if code := text(t, ctx, "#done-code"); code != "DONE-123" {
+	b.Do(30*time.Second, chromedp.Click("#call-hangup"), chromedp.WaitVisible("#step-done"))
+	b.Shot(shots, "5-debrief")
+	if code := b.Text("#done-code"); code != "DONE-123" {
 		t.Errorf("completion code %q", code)
 	}
 
@@ -385,7 +223,7 @@ func TestParticipantCallInBrowser(t *testing.T) {
 	// Leakage barrier: nothing the participant received holds gold-only values, grader terms, the
 	// system's label or a future fact version before its cue.
 	tk := k.tasks["it-vpn-incident"]
-	payloads := b.all(t)
+	payloads := b.Payloads()
 	if len(payloads) < 5 {
 		t.Fatalf("only %d payloads captured", len(payloads))
 	}
@@ -434,17 +272,16 @@ func TestReloadRejoinsAndLostAgentExcludes(t *testing.T) {
 	p := k.participant(t, "reload", "sys-heron", "it-vpn-incident")
 	consentAndMic(t, k.base, p.Token)
 	mic := filepath.Join(t.TempDir(), "caller.wav")
-	composeMic(t, mic, 40*time.Second, utterance{3 * time.Second, "Hi, my VPN is down."}, utterance{16 * time.Second, "The VPN and Outlook."})
-	b := startBrowser(t, mic)
-	ctx := b.ctx
-	run(t, ctx, 30*time.Second, chromedp.Navigate(k.base+"/p/"+p.Token), chromedp.WaitVisible("#step-brief"),
+	browsertest.ComposeMic(t, mic, 40*time.Second, browsertest.Line{At: 3 * time.Second, Text: "Hi, my VPN is down."}, browsertest.Line{At: 16 * time.Second, Text: "The VPN and Outlook."})
+	b := browsertest.Start(t, mic)
+	b.Do(30*time.Second, chromedp.Navigate(k.base+"/p/"+p.Token), chromedp.WaitVisible("#step-brief"),
 		chromedp.Click("#brief-start"), chromedp.WaitVisible(`#call-status.live`))
 	time.Sleep(6 * time.Second)
-	run(t, ctx, 30*time.Second, chromedp.Reload(), chromedp.WaitVisible("#step-brief"))
-	if label := text(t, ctx, "#brief-start"); label != "Rejoin call" {
+	b.Do(30*time.Second, chromedp.Reload(), chromedp.WaitVisible("#step-brief"))
+	if label := b.Text("#brief-start"); label != "Rejoin call" {
 		t.Fatalf("after a reload the button says %q", label)
 	}
-	run(t, ctx, 30*time.Second, chromedp.Click("#brief-start"), chromedp.WaitVisible(`#call-status.live`))
+	b.Do(30*time.Second, chromedp.Click("#brief-start"), chromedp.WaitVisible(`#call-status.live`))
 	time.Sleep(10 * time.Second)
 
 	sessions, _ := k.db.ListSessions(context.Background(), store.SessionFilter{StudyID: "reload"})
@@ -498,10 +335,10 @@ func TestReloadRejoinsAndLostAgentExcludes(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok, _ := k.db.IssueExperimenterToken(context.Background(), x.ID, "test", time.Hour)
-	run(t, ctx, 30*time.Second, chromedp.Navigate(k.base+"/x/login?token="+tok), chromedp.WaitVisible("#sessions"),
+	b.Do(30*time.Second, chromedp.Navigate(k.base+"/x/login?token="+tok), chromedp.WaitVisible("#sessions"),
 		chromedp.Navigate(k.base+"/x/session/"+sid), chromedp.WaitVisible("#events tbody tr"), chromedp.Sleep(2*time.Second))
-	shot(t, ctx, artifactsDir(t.Name()), "review")
-	if s := text(t, ctx, "#exclusion"); !strings.Contains(s, "platform_lost") {
+	b.Shot(browsertest.ArtifactsDir(t), "review")
+	if s := b.Text("#exclusion"); !strings.Contains(s, "platform_lost") {
 		t.Errorf("review page exclusion: %q", s)
 	}
 }
