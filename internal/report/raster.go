@@ -44,7 +44,7 @@ func (c *canvas) png() ([]byte, error) {
 		}
 	}
 	var b bytes.Buffer
-	enc := png.Encoder{CompressionLevel: png.BestCompression}
+	enc := png.Encoder{CompressionLevel: png.DefaultCompression}
 	if err := enc.Encode(&b, r.img); err != nil {
 		return nil, err
 	}
