@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/voicebench/humanaudit/internal/bank"
 	"github.com/voicebench/humanaudit/internal/flow"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
@@ -226,5 +227,40 @@ func TestPrepareResolvesAudioFromTheManifest(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("prepare error lacks %q: %v", want, err)
 		}
+	}
+}
+
+func TestTheBanksRatingSetBlindsCleanly(t *testing.T) {
+	tasks := loadSuite(t)
+	set, err := bank.RatingSet(tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(set)
+	items, err := ReadBankItems("rating-set.json", strings.NewReader(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 72 {
+		t.Fatalf("%d items, want 72", len(items))
+	}
+	byID := map[string]*task.Task{}
+	for _, tk := range tasks {
+		byID[tk.ID] = tk
+	}
+	withCues := 0
+	for _, it := range items {
+		bl, err := Blind(byID[it.Task], it)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		withCues += min(len(bl.Payload.UserState.Cues), 1)
+		if len(bl.Payload.UserState.Facts) == 0 || bl.Payload.Transcript != it.Transcript {
+			t.Errorf("%s: blinded item lost its facts or transcript: %+v", bl.ID, bl.Payload)
+		}
+	}
+	if withCues == 0 {
+		t.Error("no item shows the cue of its event: the event items' role cards were dropped")
 	}
 }

@@ -3,7 +3,6 @@ package web_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -15,12 +14,11 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/annotate"
-	"github.com/voicebench/humanaudit/internal/flow"
+	bankpkg "github.com/voicebench/humanaudit/internal/bank"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/task"
-	"github.com/voicebench/humanaudit/internal/trace"
 	"github.com/voicebench/humanaudit/internal/web"
 )
 
@@ -51,25 +49,6 @@ func annotTone(t *testing.T, path string, d time.Duration) {
 	}
 }
 
-// annotPlans picks, for a task, the opening, the first answer and the first correction or approval
-// that the bank holds variants for: the kinds of utterance the rating set holds.
-func annotPlans(tk *task.Task) []trace.Plan {
-	var out []trace.Plan
-	kinds := []trace.PlanKind{trace.PlanOpen, trace.PlanAnswer, trace.PlanCorrect, trace.PlanApprove}
-	for _, k := range kinds {
-		for _, p := range flow.ReachablePlans(tk) {
-			if p.Kind == k && len(tk.Bank[p.ID]) > 0 {
-				out = append(out, p)
-				break
-			}
-		}
-		if len(out) == 3 {
-			break
-		}
-	}
-	return out
-}
-
 func startAnnotKit(t *testing.T, taskCount int) *annotKit {
 	t.Helper()
 	db := storetest.New(t)
@@ -79,6 +58,17 @@ func startAnnotKit(t *testing.T, taskCount int) *annotKit {
 	}
 	k := &annotKit{db: db, data: t.TempDir(), tasks: map[string]*task.Task{}}
 	bank := filepath.Join(k.data, "bank")
+	// The bank's own rating set (what `audit bank rating-set --json` prints), for the first
+	// taskCount+1 audit24 tasks; each item's audio is a short tone where the bank would render it.
+	set, err := bankpkg.RatingSet(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(set)
+	var bankItems []annotate.BankItem
+	if err := json.Unmarshal(raw, &bankItems); err != nil {
+		t.Fatal(err)
+	}
 	type entry struct {
 		Task    string `json:"task"`
 		Plan    string `json:"plan"`
@@ -86,17 +76,20 @@ func startAnnotKit(t *testing.T, taskCount int) *annotKit {
 		File    string `json:"file"`
 	}
 	var entries []entry
-	var bankItems []annotate.BankItem
-	for _, tk := range all[:taskCount+1] {
-		k.tasks[tk.ID] = tk
-		card, _ := json.Marshal(flow.InitialRoleCard(tk))
-		for _, p := range annotPlans(tk) {
-			plan, _ := json.Marshal(p)
-			file := fmt.Sprintf("%s/%s.1.wav", tk.ID, strings.NewReplacer(":", "_", "@", ".").Replace(p.ID))
-			annotTone(t, filepath.Join(bank, file), 600*time.Millisecond)
-			entries = append(entries, entry{tk.ID, p.ID, 1, file})
-			bankItems = append(bankItems, annotate.BankItem{Task: tk.ID, Plan: p.ID, Variant: 1, UserState: card, UserPlan: plan, Transcript: tk.Bank[p.ID][0]})
+	var picked []annotate.BankItem
+	for _, it := range bankItems {
+		if len(k.tasks) == taskCount+1 && k.tasks[it.Task] == nil {
+			break
 		}
+		for _, tk := range all {
+			if tk.ID == it.Task {
+				k.tasks[tk.ID] = tk
+			}
+		}
+		annotTone(t, filepath.Join(bank, it.Audio), 600*time.Millisecond)
+		entries = append(entries, entry{it.Task, it.Plan, int(it.Variant), it.Audio})
+		it.Audio = ""
+		picked = append(picked, it)
 	}
 	m, _ := json.Marshal(map[string]any{"sample_rate": 24000, "entries": entries})
 	os.WriteFile(filepath.Join(bank, annotate.ManifestFile), m, 0o644)
@@ -104,16 +97,16 @@ func startAnnotKit(t *testing.T, taskCount int) *annotKit {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, err := annotate.Prepare(bankItems, slices.Collect(mapValues(k.tasks)), ix)
+	stored, err := annotate.Prepare(picked, slices.Collect(mapValues(k.tasks)), ix)
 	if err != nil {
 		t.Fatal(err)
 	}
+	last := picked[len(picked)-1].Task
 	ctx := context.Background()
 	if err := db.PutRatingItems(ctx, stored); err != nil {
 		t.Fatal(err)
 	}
 	// The last task's items are stored but belong to no study's set.
-	last := all[taskCount].ID
 	for _, it := range stored {
 		if it.TaskID == last {
 			k.outside = it.ID
