@@ -2,6 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -83,4 +87,24 @@ func TestTaskSuiteStrata(t *testing.T) {
 	atLeast("anchor behaviour profiles", len(distinct(func(r taskSummary) string { return r.Behavior }, anchors)), 4)
 	atLeast("anchor archetypes", len(distinct(func(r taskSummary) string { return r.Archetype }, anchors)), 6)
 	atLeast("anchor risk tiers", len(distinct(func(r taskSummary) string { return r.RiskTier }, anchors)), 3)
+}
+
+// TestTasksReadmeListsEveryTask keeps tasks/README.md's table in step with the task files.
+func TestTasksReadmeListsEveryTask(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(suiteTasks, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := bankRun("tasks", "list", "--json", suiteTasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []taskSummary
+	json.Unmarshal([]byte(out), &rows)
+	for _, r := range rows {
+		row := fmt.Sprintf("| `%s` | %s | %s | %s | %s | %s | %s | %d |", r.ID, r.Archetype, r.Authorization, r.ToolBurden, r.Knowledge, r.Behavior, r.RiskTier, r.RequiredFields)
+		if !strings.Contains(string(readme), row) {
+			t.Errorf("tasks/README.md has no row %q", row)
+		}
+	}
 }

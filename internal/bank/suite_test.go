@@ -10,6 +10,7 @@ import (
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/textcall"
 	"github.com/voicebench/humanaudit/internal/trace"
+	"github.com/voicebench/humanaudit/internal/workspace"
 )
 
 // runOracle plays task t with the scripted oracle agent (with flaws) against the bank's caller and
@@ -141,4 +142,77 @@ func hasEvent(tk *task.Task, kind task.EventKind) bool {
 		}
 	}
 	return false
+}
+
+// TestKnowledgeAndLookupGoldIsGrounded: a gold value that comes from the knowledge base names a
+// document that the task's required kb_search query retrieves, and one that comes from a lookup
+// is in that lookup's table, so an agent that searches and reads can reach it.
+func TestKnowledgeAndLookupGoldIsGrounded(t *testing.T) {
+	kbTasks := 0
+	for _, tk := range mustSuite(t) {
+		// What an agent searching for the required action would type: its keyword and purpose.
+		var queries []string
+		for _, a := range tk.Grader.RequiredActions {
+			if tl, ok := tk.Tool(a.Tool); ok && tl.Kind == task.ToolKBSearch {
+				queries = append(queries, a.Args["query"]+" "+a.Reason)
+			}
+		}
+		counted := false
+		for _, gf := range tk.Grader.Fields {
+			src := gf.Source
+			switch {
+			case strings.HasPrefix(src, "kb:"):
+				doc := strings.TrimPrefix(src, "kb:")
+				if i := strings.IndexAny(doc, " :"); i >= 0 {
+					doc = doc[:i]
+				}
+				found := false
+				for _, d := range tk.Agent.Knowledge {
+					found = found || d.ID == doc
+				}
+				if !found {
+					t.Errorf("%s: field %s cites unknown document %q", tk.ID, gf.Field, doc)
+					continue
+				}
+				if len(queries) == 0 {
+					t.Errorf("%s: field %s comes from the knowledge base but no kb_search is required", tk.ID, gf.Field)
+				}
+				hit := false
+				for _, q := range queries {
+					for _, h := range workspace.Search(tk.Agent.Knowledge, q, 2) {
+						hit = hit || h.ID == doc
+					}
+				}
+				if !hit {
+					t.Errorf("%s: no required query (%q) retrieves %s, which decides field %s", tk.ID, queries, doc, gf.Field)
+				}
+				if !counted && tk.Knowledge == "policy_compute" {
+					kbTasks++
+					counted = true
+				}
+			case src != "" && !strings.HasPrefix(src, "kb"):
+				tool := strings.Fields(src)[0]
+				tool = strings.TrimSuffix(tool, ":")
+				tl, ok := tk.Tool(tool)
+				if !ok || tl.Kind != task.ToolLookup {
+					t.Errorf("%s: field %s cites %q, which is not a lookup tool", tk.ID, gf.Field, tool)
+					continue
+				}
+				gold := task.GoldStrings(gf.Gold)[0]
+				inTable := false
+				for _, row := range tk.Environment.Tables[tl.Table] {
+					for _, col := range tl.Returns {
+						v := fmt.Sprint(row[col])
+						inTable = inTable || workspace.Same("identifier", v, gold) || workspace.Same("number", v, gold) || workspace.Same("casefold", v, gold)
+					}
+				}
+				if !inTable && !strings.Contains(src, " x ") {
+					t.Errorf("%s: gold %q of field %s is in no %s column of table %s", tk.ID, gold, gf.Field, strings.Join(tl.Returns, "/"), tl.Table)
+				}
+			}
+		}
+	}
+	if kbTasks < 3 {
+		t.Errorf("%d policy_compute tasks have gold from the knowledge base, want at least 3", kbTasks)
+	}
 }
