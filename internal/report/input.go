@@ -134,7 +134,11 @@ func (u *Usage) Reported() bool {
 	return u != nil && (u.InputTokens > 0 || u.OutputTokens > 0)
 }
 
-// Measure reads the response latencies and the usage from a trace.
+// MeasuredTypes are the event types Measure reads; a loader may fetch only these.
+var MeasuredTypes = []trace.Type{trace.CallerSpeechStart, trace.CallerSpeechEnd, trace.AgentSpeechStart, trace.AgentUsage}
+
+// Measure reads the response latencies and the usage from a trace (all of it, or only its events
+// of MeasuredTypes).
 func Measure(events []trace.Event) Measures {
 	var m Measures
 	type mark struct {

@@ -17,7 +17,7 @@ import (
 type Source interface {
 	Study(ctx context.Context, id string) (store.Study, error)
 	ListSessions(ctx context.Context, f store.SessionFilter) ([]store.SessionSummary, error)
-	Events(ctx context.Context, sessionID string) ([]trace.Event, error)
+	EventsOfTypes(ctx context.Context, sessionID string, types ...trace.Type) ([]trace.Event, error)
 	Task(ctx context.Context, id string, version int) (store.Task, error)
 	Systems(ctx context.Context) ([]store.System, error)
 	RatingsLong(ctx context.Context, studyID string) ([]store.RatingRow, error)
@@ -129,7 +129,7 @@ func loadSession(ctx context.Context, src Source, s store.SessionSummary) (Sessi
 		}
 		rs.Grade = &g
 	}
-	events, err := src.Events(ctx, s.ID)
+	events, err := src.EventsOfTypes(ctx, s.ID, MeasuredTypes...)
 	if err != nil {
 		return rs, fmt.Errorf("session %s: events: %w", s.ID, err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
+	"github.com/voicebench/humanaudit/internal/trace"
 )
 
 // A named lock excludes a second holder (here another pool of the same database, as another
@@ -48,4 +49,34 @@ func TestNamedLockExcludesSecondHolder(t *testing.T) {
 		t.Fatalf("after release: %v", err)
 	}
 	again.Release(ctx)
+}
+
+func TestEventsOfTypes(t *testing.T) {
+	db := storetest.New(t)
+	ctx := context.Background()
+	if _, err := db.PutTask(ctx, "t", 1, []byte(`{"id":"t"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.UpsertSystem(ctx, store.System{Label: "s", Family: "openai"}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := db.CreateSession(ctx, store.NewSession{ID: "x", TaskID: "t", TaskVersion: 1, System: "s", Mode: store.ModeSynthetic, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := []trace.Type{trace.SessionStart, trace.CallerSpeechEnd, trace.AgentRaw, trace.AgentSpeechStart, trace.AgentUsage, trace.AgentRaw, trace.SessionEnd}
+	var ev []trace.Event
+	for i, ty := range types {
+		ev = append(ev, trace.Event{Seq: int64(i + 1), T: int64(100 * i), Type: ty})
+	}
+	if err := db.AppendEvents(ctx, s.ID, ev); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.EventsOfTypes(ctx, s.ID, trace.AgentSpeechStart, trace.CallerSpeechEnd, trace.AgentUsage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].Seq != 2 || got[1].Seq != 4 || got[2].Seq != 5 {
+		t.Errorf("got %+v, want seq 2, 4, 5", got)
+	}
 }
