@@ -59,9 +59,10 @@ type CallConfig struct {
 	// JitterMargin is how long before its tick a caller frame should be complete: the slack a
 	// packet has before it counts as late and its 20 ms are lost to silence. The clock is
 	// phase-locked to the caller's packets to keep that slack (default 3 ms); a late packet widens
-	// it at once (by at most half a tick), and it narrows again by at most 5 ms a second. Complete
-	// frames reach the agent as soon as their last packet arrives, so the margin costs the agent no
-	// latency; it is how much earlier than its recorded tick the agent may hear a frame.
+	// it at once (by at most half a tick), and it narrows again by 5 ms a second (half of a large
+	// surplus). Complete frames reach the agent as soon as their last packet arrives, so the
+	// margin costs the agent no latency; it is how much earlier than its recorded tick the agent
+	// may hear a frame.
 	JitterMargin time.Duration
 	// OpusBitrate of the agent's audio toward the participant (default 32000).
 	OpusBitrate int
@@ -221,11 +222,13 @@ type Call struct {
 	gapStart     int64         // media sample where the current run of concealment began, -1 none
 	gapLen       int64
 	// phase lock
-	winMin      time.Duration
-	winFrames   int
-	winComplete int
-	retardGuard int64
-	cc          callerCounters
+	winMin       time.Duration
+	winFrames    int
+	winComplete  int
+	retardGuard  int64
+	retardBudget time.Duration
+	retardAt     time.Time
+	cc           callerCounters
 
 	// Agent side, guarded by agentMu.
 	agentMu       sync.Mutex
@@ -607,7 +610,7 @@ func (c *Call) flushGapLocked(now time.Time) {
 
 // phaseLocked keeps the clock locked to the caller's packets: each complete frame's slack (how
 // long before its tick it was complete) feeds a one-second window; too little slack delays the
-// ticks, lasting surplus advances them by at most 5 ms a second.
+// ticks, lasting surplus advances them (5 ms a second, or half the surplus when it is large).
 func (c *Call) phaseLocked(n int64, concealed int, last time.Time) {
 	if !c.jb.active {
 		return
@@ -623,10 +626,11 @@ func (c *Call) phaseLocked(n int64, concealed int, last time.Time) {
 	}
 	if c.winComplete >= 10 {
 		c.cc.slack = c.winMin
+		// Release: at least 5 ms a second, and half of a large surplus at once.
 		const hysteresis, step = 2 * time.Millisecond, 5 * time.Millisecond
-		switch {
-		case c.winMin > c.margin+hysteresis:
-			c.clock.Shift(-min(c.winMin-c.margin, step))
+		switch excess := c.winMin - c.margin; {
+		case excess > hysteresis:
+			c.clock.Shift(-min(excess, max(step, excess/2)))
 		case c.winMin < c.margin/2:
 			c.clock.Shift(c.margin - c.winMin)
 		}
@@ -682,18 +686,39 @@ func (c *Call) ReceiveCallerRTP(from ParticipantLink, p CallerPacket) error {
 }
 
 // maxRetard bounds one correction: a single stall (of this process or the network) must not push
-// the whole call's timing far out; a lasting delay is caught up by further late packets.
-const maxRetard = TickDuration / 2
+// the whole call's timing far out; a lasting delay is caught up by further late packets, within a
+// budget of retardBurst that refills at retardRefillPerSecond (12 ms a second, far above clock drift).
+const (
+	maxRetard             = TickDuration / 2
+	retardBurst           = 60 * time.Millisecond
+	retardRefillPerSecond = 0.012
+)
 
-// retardLocked delays the clock after a late packet so the following ones make their ticks.
+// retardLocked delays the clock after a late packet so the following ones make their ticks. Only
+// a packet that missed one of the latest frames (the next one may already have been delivered
+// early) says anything about the phase: packets for older frames come in a burst after a stall
+// (of the network or of this process) and were simply too late.
 func (c *Call) retardLocked(p *CallerPacket, start int64) {
 	frame := start / FrameSamples
-	if frame <= c.retardGuard {
-		return // already corrected for this burst
+	if frame <= c.retardGuard || frame < c.nextFrame-2 {
+		return // already corrected for this burst, or stale
 	}
 	lateness := p.Arrival.Sub(c.clock.Due(frame))
 	if lateness > 0 {
-		c.clock.Shift(min(lateness+c.margin, maxRetard))
+		// A token bucket bounds the corrections: packets read late because this process was
+		// starved look exactly like network lateness, and chasing them would push the clock
+		// further and further behind the caller.
+		if !c.retardAt.IsZero() {
+			refill := time.Duration(float64(p.Arrival.Sub(c.retardAt)) * retardRefillPerSecond)
+			c.retardBudget = min(retardBurst, c.retardBudget+max(0, refill))
+		}
+		c.retardAt = p.Arrival
+		d := min(lateness+c.margin, maxRetard, c.retardBudget)
+		if d <= 0 {
+			return
+		}
+		c.retardBudget -= d
+		c.clock.Shift(d)
 		c.retardGuard = c.nextFrame + 1
 		c.log.Debug("caller packet late; clock delayed", slog.Duration("late", lateness), slog.Int64("frame", frame))
 	}
@@ -744,6 +769,7 @@ func (c *Call) beginStreamLocked(p *CallerPacket) error {
 	c.cc.streams = c.streams
 	c.winFrames, c.winComplete, c.winMin = 0, 0, time.Hour
 	c.retardGuard = -1
+	c.retardBudget, c.retardAt = retardBurst, time.Time{}
 	at := time.Duration(best.s0) * time.Second / RecordRate
 	gap := time.Duration(0)
 	if c.streams > 1 {

@@ -332,6 +332,71 @@ func TestCallLatePacketDelaysClock(t *testing.T) {
 	}
 }
 
+// TestCallStarvedReaderDoesNotDerailTheClock: for one second the packet reader falls further and
+// further behind (as when this process is starved of CPU: each packet is read later than the one
+// before, up to 500 ms late), then catches up in one burst. The clock follows that lateness only
+// within its correction budget, comes back to the margin afterwards, and frames are still
+// delivered to the agent the moment they are complete.
+func TestCallStarvedReaderDoesNotDerailTheClock(t *testing.T) {
+	checkLeaks(t)
+	h := newHarness(t, CallConfig{})
+	s := newSender(t, 9, 10, 6, clockBase.Add(11*time.Millisecond))
+	k := 0
+	// feed plays ticks; delay says how late each packet (by its nominal arrival) is read.
+	var maxShift time.Duration
+	feed := func(ticks int, delay func(at time.Time) time.Duration) {
+		for range ticks {
+			h.clock.Advance()
+			maxShift = max(maxShift, h.clock.Shifted())
+			n := int64(h.call.MediaTime() / TickDuration)
+			for ; k < len(s.pkts); k++ {
+				p := s.packet(k)
+				p.Arrival = p.Arrival.Add(delay(p.Arrival))
+				if !p.Arrival.Before(h.clock.Due(n)) {
+					break
+				}
+				h.receive(p)
+			}
+		}
+	}
+	onTime := func(time.Time) time.Duration { return 0 }
+	feed(50, onTime)
+	before := h.clock.Shifted()
+	maxShift = before
+	starveFrom := h.clock.Due(int64(h.call.MediaTime() / TickDuration))
+	caughtUp := starveFrom.Add(1500 * time.Millisecond)
+	feed(50, func(at time.Time) time.Duration {
+		switch {
+		case at.Before(starveFrom):
+			return 0
+		case at.Before(starveFrom.Add(time.Second)):
+			return at.Sub(starveFrom) / 2 // read at 2/3 of real time
+		case at.Before(caughtUp):
+			return caughtUp.Sub(at) // the backlog, read in one burst
+		}
+		return 0
+	})
+	moved := maxShift - before
+	if limit := retardBurst + maxRetard; moved > limit {
+		t.Fatalf("starvation moved the clock by up to %v, want at most the correction budget (%v)", moved, limit)
+	}
+	feed(150, onTime) // 6 s of normal packets
+	st := h.call.Stats()
+	t.Logf("clock moved %v while starved; then late %d, slack %v", moved, st.CallerPacketsLate, st.CallerSlack)
+	if st.CallerPacketsLate < 20 {
+		t.Fatalf("only %d packets counted late", st.CallerPacketsLate)
+	}
+	if st.CallerSlack > DefaultJitterMargin+5*time.Millisecond {
+		t.Fatalf("slack %v did not come back to the %v margin", st.CallerSlack, DefaultJitterMargin)
+	}
+	h.mu.Lock()
+	last := h.frames[len(h.frames)-1]
+	h.mu.Unlock()
+	if last.Completed.IsZero() || !last.Delivered.Equal(last.Completed) {
+		t.Fatalf("frames are no longer delivered on arrival: %+v", last)
+	}
+}
+
 func TestCallReloadStartsNewStreamAfterGap(t *testing.T) {
 	checkLeaks(t)
 	h := newHarness(t, CallConfig{})
