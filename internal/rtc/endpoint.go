@@ -72,6 +72,9 @@ func NewEndpoint(cfg Config) (*Endpoint, error) {
 	}
 	se := webrtc.SettingEngine{}
 	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
+	// A participant whose browser vanished without closing (crash, network gone) is declared
+	// failed after 10 s rather than pion's 25 s; a reload closes the connection at once anyway.
+	se.SetICETimeouts(4*time.Second, 10*time.Second, 2*time.Second)
 	ifaces := cfg.Interfaces
 	if cfg.LoopbackOnly {
 		se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
