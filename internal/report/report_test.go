@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/voicebench/humanaudit/internal/trace"
@@ -196,7 +197,7 @@ func TestQuantileAndNum(t *testing.T) {
 // Planning: with the synthetic within-task variance known by construction, the minimum detectable
 // delta is (1.960 + 0.842)·√(s²(1+1/k)/n).
 func TestPlanningMinimumDetectableDelta(t *testing.T) {
-	in := Input{Study: StudyInfo{ID: "p"}, Systems: []SystemInfo{{Label: "a"}, {Label: "b"}}, SessionsPerParticipant: 6,
+	in := Input{Study: StudyInfo{ID: "p"}, Systems: []SystemInfo{{Label: "a"}, {Label: "b"}, {Label: "c"}}, SessionsPerParticipant: 6,
 		Tasks: []TaskInfo{{ID: "t1"}, {ID: "t2"}}}
 	// Each (system, task) has outcomes 1,1,0,0: variance 1/3 within every task.
 	n := 0
@@ -208,20 +209,28 @@ func TestPlanningMinimumDetectableDelta(t *testing.T) {
 			}
 		}
 	}
+	// System c always succeeds: no variance, no answer from the normal approximation.
+	for i := range 3 {
+		in.Sessions = append(in.Sessions, gradedSession(t, "c"+string(rune('0'+i)), "c", "t1", Synthetic, int64(i+1), 1))
+	}
 	r, err := Build(in, Options{Resamples: 100, Planning: &PlanningOptions{Participants: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var row PlanningRow
+	rows := map[string]PlanningRow{}
 	for _, x := range r.Planning.Rows {
-		if x.System == "a" && x.Metric == MetricWS {
-			row = x
+		if x.Metric == MetricWS {
+			rows[x.System] = x
 		}
 	}
+	row := rows["a"]
 	z := 1.959963984540054 + 0.8416212335729143
-	want := z * math.Sqrt((1.0/3)*(1+1.0/4)/30) // 10 participants × 6 sessions / 2 systems
-	if row.HumanSessions != 30 || math.Abs(float64(row.MDD)-want) > 1e-9 || math.Abs(float64(row.WithinVariance)-1.0/3) > 1e-12 {
-		t.Errorf("planning row %+v, want MDD %v over 30 sessions", row, want)
+	want := z * math.Sqrt((1.0/3)*(1+1.0/4)/20) // 10 participants × 6 sessions / 3 systems
+	if row.HumanSessions != 20 || math.Abs(float64(row.MDD)-want) > 1e-9 || math.Abs(float64(row.WithinVariance)-1.0/3) > 1e-12 {
+		t.Errorf("planning row %+v, want MDD %v over 20 sessions", row, want)
+	}
+	if c := rows["c"]; !c.MDD.IsNaN() || !strings.Contains(c.Note, "undefined") {
+		t.Errorf("constant outcomes: %+v, want an undefined MDD", c)
 	}
 	if _, err := Build(Input{Study: in.Study, Systems: in.Systems, Tasks: in.Tasks, Sessions: in.Sessions},
 		Options{Resamples: 100, Planning: &PlanningOptions{Participants: 10}}); err == nil {

@@ -224,14 +224,16 @@ func planRow(system string, m Metric, n int, groups []*group, p PlanningOptions)
 		row.Note = joinNote(row.Note, "fewer planned sessions than systems")
 		return row, nil
 	}
+	if dv == 0 {
+		// A zero variance would give a zero delta: the normal approximation has nothing to say.
+		row.Note = joinNote(row.Note, "undefined: the synthetic caller's outcomes never vary within a task")
+		return row, nil
+	}
 	mdd, err := stats.MinDetectableDifference(dv, n, p.Alpha, p.Power)
 	if err != nil {
 		return row, fmt.Errorf("planning: %w", err)
 	}
 	row.MDD = Num(mdd)
-	if dv == 0 {
-		row.Note = joinNote(row.Note, "the synthetic caller's outcomes never vary within a task")
-	}
 	return row, nil
 }
 

@@ -347,6 +347,10 @@ func export(ctx context.Context, cfg Config, plan []Pair) error {
 	for _, p := range plan {
 		want[pairKey{p.Task.ID, p.Seed}] = true
 	}
+	// Rows in coverage-first order (seed, then task), each pair's attempts in the order they ran.
+	slices.SortStableFunc(ss, func(a, b store.SessionSummary) int {
+		return cmp.Or(cmp.Compare(a.Seed, b.Seed), cmp.Compare(a.TaskID, b.TaskID))
+	})
 	rows := [][]string{{"session", "system", "task", "seed", "status", "end_reason", "excluded", "ws", "ts", "pv", "ac", "av", "afa", "ttr_ms", "trace", "grade"}}
 	for _, s := range ss {
 		if !want[pairKey{s.TaskID, s.Seed}] || s.Status != store.SessionEnded {
