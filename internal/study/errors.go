@@ -24,10 +24,12 @@ type InfeasibleError struct {
 	SuggestedK []int
 }
 
+// Error says what fails and how to fix it, in one line.
 func (e *InfeasibleError) Error() string {
 	return fmt.Sprintf("cannot plan this study: %s: %s; fix: %s", e.Constraint, e.Reason, e.Fix)
 }
 
+// Unwrap lets errors.Is match ErrInfeasible.
 func (e *InfeasibleError) Unwrap() error { return ErrInfeasible }
 
 func invalid(format string, args ...any) error {
