@@ -26,4 +26,3 @@ func init() {
 		return srv.URL(), srv, nil
 	}
 }
-
