@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -191,9 +194,67 @@ func (st *stack) wait(ctx context.Context) error {
 	}
 }
 
+// studySpec is the --study file of audit serve: a study to create on first start.
+type studySpec struct {
+	ID             string `json:"id"`
+	Name           string `json:"name"`
+	Seed           int64  `json:"seed"`
+	Plan           string `json:"plan"`    // plan.csv from audit study plan, relative to the spec file
+	Consent        string `json:"consent"` // file with the consent text, relative to the spec file
+	Participants   int    `json:"participants"`
+	Title          string `json:"title"`
+	CompletionCode string `json:"completion_code"`
+	CompletionURL  string `json:"completion_url"`
+}
+
+// ensureStudy creates the study of a --study file unless it exists, through audit study create.
+func ensureStudy(ctx context.Context, st *stack, f stackFlags, path string, stdout, stderr io.Writer) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("--study: %w", err)
+	}
+	var spec studySpec
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&spec); err != nil {
+		return fmt.Errorf("--study %s: %w (fields: id, name, seed, plan, consent, participants, title, completion_code, completion_url)", path, err)
+	}
+	if spec.ID == "" || spec.Plan == "" {
+		return fmt.Errorf("--study %s: \"id\" and \"plan\" are required", path)
+	}
+	if _, err := st.db.Study(ctx, spec.ID); err == nil {
+		fmt.Fprintf(stdout, "study %s: already created (audit study status --study %s)\n", spec.ID, spec.ID)
+		return nil
+	}
+	rel := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(filepath.Dir(path), p)
+	}
+	args := []string{"--id", spec.ID, "--plan", rel(spec.Plan), "--data", *f.data, "--tasks-dir", *f.tasks, "--base-url", st.web.URL()}
+	if _, err := os.Stat(*f.systems); err == nil {
+		args = append(args, "--systems", *f.systems)
+	}
+	for flag, v := range map[string]string{"--name": spec.Name, "--consent": rel(spec.Consent), "--title": spec.Title,
+		"--completion-code": spec.CompletionCode, "--completion-url": spec.CompletionURL} {
+		if v != "" {
+			args = append(args, flag, v)
+		}
+	}
+	if spec.Seed != 0 {
+		args = append(args, "--seed", strconv.FormatInt(spec.Seed, 10))
+	}
+	if spec.Participants > 0 {
+		args = append(args, "--participants", strconv.Itoa(spec.Participants))
+	}
+	return runStudyCreate(ctx, args, stdout, stderr)
+}
+
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", stderr)
 	f := addStackFlags(fs, ":8080")
+	studyFile := fs.String("study", "", "study file (JSON: id, name, seed, plan, consent, participants, title, completion_code, completion_url) to create on first start")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -202,6 +263,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer st.Close()
+	if *studyFile != "" {
+		if err := ensureStudy(ctx, st, f, *studyFile, stdout, stderr); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(stdout, "console: %s (experimenter: %s/x/)\n", st.web.URL(), st.web.URL())
 	fmt.Fprintf(stdout, "tasks: %d; systems: %d; interrupt to stop (live calls are ended and kept as excluded)\n", len(st.tasks), len(st.systems.Systems))
 	return st.wait(ctx)

@@ -16,6 +16,7 @@ import (
 	"github.com/voicebench/humanaudit/internal/flow"
 	"github.com/voicebench/humanaudit/internal/rtc"
 	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/study"
 )
 
 // StudyConfig is what a study's config document may set for participants.
@@ -138,7 +139,7 @@ func (s *Server) participantState(c *fiber.Ctx) error {
 	if !out.Consented || !out.MicChecked {
 		return c.JSON(out)
 	}
-	a, err := s.cfg.Store.ClaimNext(ctx, p.ID)
+	a, err := study.NextAssignment(ctx, s.cfg.Store, p.ID)
 	if errors.Is(err, store.ErrNoAssignment) {
 		out.Done = out.Completed > 0
 		if out.Done {
@@ -220,7 +221,7 @@ func (s *Server) participantStartCall(c *fiber.Ctx) error {
 	if p.Consent == nil || p.MicCheck == nil {
 		return badRequest("consent and the microphone check come first")
 	}
-	a, err := s.cfg.Store.ClaimNext(ctx, p.ID)
+	a, err := study.NextAssignment(ctx, s.cfg.Store, p.ID)
 	if err != nil {
 		return err
 	}

@@ -80,6 +80,7 @@ func New(cfg Config) (*Server, error) {
 	s.app.Get("/", s.home)
 	s.app.Get("/ui/:file", s.static)
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
+	s.app.Get("/favicon.ico", func(c *fiber.Ctx) error { return c.SendStatus(fiber.StatusNoContent) })
 	s.participantRoutes()
 	s.experimenterRoutes()
 	for _, hook := range routeHooks {
