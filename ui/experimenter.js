@@ -74,6 +74,20 @@ async function load() {
   } catch (e) { fail(e); }
 }
 
+$("plan-go").onclick = async () => {
+  $("plan-report").hidden = false;
+  $("plan-download").hidden = true;
+  try {
+    const body = { tasks: $("plan-tasks").value, anchor: $("plan-anchor").value, systems: $("plan-systems").value,
+      k: Number($("plan-k").value), seed: Number($("plan-seed").value) };
+    const res = await fetch("/api/x/plan", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    const out = await res.json();
+    if (!res.ok) { $("plan-report").textContent = out.error; return; }
+    $("plan-report").textContent = out.report;
+    $("plan-download").href = URL.createObjectURL(new Blob([out.csv], { type: "text/csv" }));
+    $("plan-download").hidden = false;
+  } catch (e) { fail(e); }
+};
 $("filter-study").onchange = () => loadSessions().catch(fail);
 $("filter-mode").onchange = () => loadSessions().catch(fail);
 load();

@@ -101,6 +101,16 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	return s, nil
 }
 
+// Tasks returns the loaded tasks in id order.
+func (s *Service) Tasks() []*task.Task {
+	out := make([]*task.Task, 0, len(s.tasks))
+	for _, t := range s.tasks {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
 // Task returns a loaded task.
 func (s *Service) Task(id string) (*task.Task, bool) {
 	t, ok := s.tasks[id]

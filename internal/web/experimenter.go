@@ -38,6 +38,7 @@ func (s *Server) experimenterRoutes() {
 	api.Get("/sessions/:sid/peaks", s.sessionPeaks)
 	api.Post("/sessions/:sid/exclude", s.excludeSession)
 	api.Get("/live", s.liveStream)
+	api.Post("/plan", s.planStudy)
 }
 
 // experimenterAuth admits a valid experimenter token from the cookie or an Authorization header;
