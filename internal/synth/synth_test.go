@@ -227,3 +227,43 @@ func TestRunStopsWhenAgentIsDown(t *testing.T) {
 		}
 	}
 }
+
+// An interrupted run stops at once: the call in progress is excluded (it cannot count, and the next
+// run calls its pair again), no further call starts, and the run reports the interruption.
+func TestRunInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-time calls; skipped with -short")
+	}
+	if _, err := exec.LookPath("flite"); err != nil {
+		t.Skip("flite not installed")
+	}
+	db := storetest.New(t)
+	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{Replies: []agenttest.Reply{{Text: "Let me look into that.", AudioMS: 400}}})
+	sys := systems.System{Label: "fake-int", Family: systems.FamilyOpenAI, Endpoint: fake.URL(), Model: "gpt-realtime"}
+	flite := &Flite{}
+	ctx, cancel := context.WithCancel(context.Background())
+	var progress syncBuffer
+	cfg := Config{Store: db, System: sys, Tasks: loadTasks(t, "it-vpn-incident", "fnol-auto-glass"), Seeds: 2, Out: t.TempDir(),
+		DataDir: t.TempDir(), Progress: &progress, TimeLimit: time.Minute,
+		Voice: func(tk *task.Task, seed int64) session.CallerVoice {
+			return &BankVoice{Task: tk, Seed: seed, Render: flite}
+		}}
+	go func() {
+		for !strings.Contains(progress.String(), "start") {
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(2 * time.Second)
+		cancel()
+	}()
+	sum, err := Run(ctx, cfg)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if sum.Ran != 1 || sum.Excluded != 1 || len(sum.Outcomes) != 1 || sum.Outcomes[0].Reason != session.EndCancelled {
+		t.Fatalf("summary %+v\n%s", sum, progress.String())
+	}
+	ss, _ := db.ListSessions(context.Background(), store.SessionFilter{System: "fake-int"})
+	if len(ss) != 1 || ss[0].Exclusion == nil || ss[0].Exclusion.Reason != store.ReasonOther {
+		t.Errorf("stored %+v, want one session excluded as other", ss)
+	}
+}
