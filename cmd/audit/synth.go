@@ -141,6 +141,9 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	sum, err := synth.Run(ctx, cfg)
+	if errors.Is(err, synth.ErrLocked) {
+		return err
+	}
 	fmt.Fprintf(stdout, "%s: %d pairs, %d skipped (finished earlier), %d ran, %d excluded, %d failed; exported to %s\n",
 		sys.Label, sum.Planned, sum.Skipped, sum.Ran, sum.Excluded, sum.Failed, *out)
 	if err != nil {
