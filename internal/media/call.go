@@ -243,10 +243,9 @@ type Call struct {
 
 	emitMu sync.Mutex
 
-	statsMu    sync.Mutex
-	stats      Stats
-	callerHist LatencyHistogram
-	agentHist  LatencyHistogram
+	statsMu sync.Mutex
+	stats   Stats
+	lat     Latencies
 
 	// Tick goroutine only.
 	agentFrame [FrameSamples]int16
@@ -379,7 +378,7 @@ func (c *Call) run() {
 				return
 			}
 			if cur := c.link.Load(); cur == c.half.link {
-				c.sendAgent(cur, c.half.pkt, c.half.ts, c.half.due)
+				c.sendAgent(cur, c.half.pkt, c.half.ts, c.half.due, c.now(c.half.due))
 			}
 			c.half = pendingPacket{}
 		}
@@ -395,8 +394,9 @@ type pendingPacket struct {
 }
 
 // sendAgent writes one packet to the participant and records its server-added latency (from the
-// time the packet was due to leave to the write's return).
-func (c *Call) sendAgent(h *linkHolder, pkt []byte, ts uint32, due time.Time) {
+// time the packet was due to leave to the write's return), and how much of it was the wake-up
+// (due to woke: the timer and the scheduler, before the engine could do anything).
+func (c *Call) sendAgent(h *linkHolder, pkt []byte, ts uint32, due, woke time.Time) {
 	if err := h.link.WriteAgentOpus(pkt, ts); err != nil {
 		c.sendFailed(int64(ts)/int64(FrameSamples*rtpPerSample), err)
 		return
@@ -404,7 +404,8 @@ func (c *Call) sendAgent(h *linkHolder, pkt []byte, ts uint32, due time.Time) {
 	c.sent++
 	written := c.now(due)
 	c.statsMu.Lock()
-	c.agentHist.Add(written.Sub(due))
+	c.lat.Agent.Add(written.Sub(due))
+	c.lat.AgentWake.Add(woke.Sub(due))
 	c.stats.AgentPacketsSent = c.sent
 	c.statsMu.Unlock()
 }
@@ -460,7 +461,7 @@ func (c *Call) tick(tk Tick) {
 	if h != nil {
 		ts := uint32(n * int64(FrameSamples*rtpPerSample))
 		if pkts[0] != nil {
-			c.sendAgent(h, pkts[0], ts, tk.Due)
+			c.sendAgent(h, pkts[0], ts, tk.Due, tk.Start)
 		}
 		if pkts[1] != nil {
 			c.half = pendingPacket{link: h, pkt: pkts[1], ts: ts + packetSamples*rtpPerSample, due: tk.Due.Add(TickDuration / 2)}
@@ -583,7 +584,7 @@ func (c *Call) assembleLocked(now time.Time) {
 	}
 	if complete {
 		c.statsMu.Lock()
-		c.callerHist.Add(delivered.Sub(last))
+		c.lat.Caller.Add(delivered.Sub(last))
 		c.statsMu.Unlock()
 	}
 }
@@ -928,17 +929,35 @@ func (c *Call) Stats() Stats {
 	c.statsMu.Lock()
 	defer c.statsMu.Unlock()
 	s := c.stats
-	s.CallerLatency = c.callerHist.Summary()
-	s.AgentLatency = c.agentHist.Summary()
+	s.CallerLatency = c.lat.Caller.Summary()
+	s.AgentLatency = c.lat.Agent.Summary()
 	return s
 }
 
-// LatencyHistograms returns copies of the caller and agent server-added latency histograms.
-func (c *Call) LatencyHistograms() (caller, agent *LatencyHistogram) {
+// Latencies are a call's server-added latency histograms, one entry per frame or packet.
+type Latencies struct {
+	// Caller: arrival of the packet that completed a frame -> the frame handed to the agent.
+	Caller LatencyHistogram
+	// Agent: the time a packet was due to leave (tick, half tick) -> written to the link.
+	Agent LatencyHistogram
+	// AgentWake is the part of Agent before the engine ran at all: due -> the tick goroutine
+	// woken by the timer and scheduled.
+	AgentWake LatencyHistogram
+}
+
+// Merge adds another call's histograms (for figures across sessions).
+func (l *Latencies) Merge(o *Latencies) {
+	l.Caller.Merge(&o.Caller)
+	l.Agent.Merge(&o.Agent)
+	l.AgentWake.Merge(&o.AgentWake)
+}
+
+// Latencies returns a copy of the call's latency histograms.
+func (c *Call) Latencies() *Latencies {
 	c.statsMu.Lock()
 	defer c.statsMu.Unlock()
-	ch, ah := c.callerHist, c.agentHist
-	return &ch, &ah
+	l := c.lat
+	return &l
 }
 
 // MediaTime returns the media time reached (the end of the last tick processed).

@@ -40,6 +40,16 @@ func (h *LatencyHistogram) Merge(o *LatencyHistogram) {
 	h.max = max(h.max, o.max)
 }
 
+// Sub removes the counts of an earlier snapshot of the same histogram, leaving what was recorded
+// since (Max stays the overall maximum).
+func (h *LatencyHistogram) Sub(earlier *LatencyHistogram) {
+	for i := range h.counts {
+		h.counts[i] -= earlier.counts[i]
+	}
+	h.overflow -= earlier.overflow
+	h.n -= earlier.n
+}
+
 // Count returns the number of latencies recorded.
 func (h *LatencyHistogram) Count() uint64 { return h.n }
 

@@ -127,6 +127,15 @@ func (s *benchServer) lateTicks() (late int64, worst time.Duration) {
 	return late, worst
 }
 
+// latencies merges every call's latency histograms.
+func (s *benchServer) latencies() *media.Latencies {
+	var l media.Latencies
+	for _, c := range s.snapshot() {
+		l.Merge(c.Latencies())
+	}
+	return &l
+}
+
 func (s *benchServer) close() {
 	for _, p := range s.peers {
 		p.Close()
@@ -193,6 +202,22 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// processCPU returns the CPU time (user + system) of another process from /proc.
+func processCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	if len(f) < 13 {
+		return 0
+	}
+	var ut, st int64
+	fmt.Sscan(f[11], &ut)
+	fmt.Sscan(f[12], &st)
+	return time.Duration(ut+st) * time.Second / 100 // clock ticks; USER_HZ is 100 on Linux
+}
+
 func loadAverage() string {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
@@ -218,48 +243,41 @@ func benchMediaPath(b *testing.B) {
 	pp := startPeerProcess(b, srv.srv.URL+"/offer")
 	defer pp.stop()
 
-	// Latency: 20 sessions for 8 s; histograms merged over all calls.
-	const latSessions = 20
-	pp.add(b, latSessions)
-	time.Sleep(8 * time.Second)
-	var ch, ah media.LatencyHistogram
-	for _, c := range srv.snapshot() {
-		cl, al := c.LatencyHistograms()
-		ch.Merge(cl)
-		ah.Merge(al)
-	}
-	var sent, encoded int64
-	for _, c := range srv.snapshot() {
-		st := c.Stats()
-		sent += st.AgentPacketsSent
-		encoded += st.AgentPacketsEncoded
-	}
-	b.Logf("agent packets: %d sent, %d run through libopus (the rest repeated a silent packet)", sent, encoded)
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	b.Logf("latency over %d caller frames, %d agent packets: caller p50 %v p99 %v max %v; agent p50 %v p99 %v max %v",
-		ch.Count(), ah.Count(), ch.Quantile(0.5), ch.Quantile(0.99), ch.Max(), ah.Quantile(0.5), ah.Quantile(0.99), ah.Max())
-
-	// Capacity: add sessions 20 at a time. Each level settles 1 s and is then measured in up to
-	// three 3 s windows; it passes if one window had no late tick. Other work on this shared
-	// machine stalls the process now and then, which is not the engine's doing; a level the
-	// engine cannot carry fails every window.
-	step, settle, window, tries := 20, time.Second, 3*time.Second, 3
+	// Sessions are added 20 at a time. Each level settles 1 s and is then measured in up to three
+	// 3 s windows; it passes if one window had no late tick. Other work on this shared machine
+	// stalls the process now and then (the timer wake-up figures show it), which is not the
+	// engine's doing; a level the engine cannot carry fails every window. The latency figures
+	// come from the first 20-session window (the first clean one, if any is clean).
+	const first, step, tries = 20, 20, 3
+	const settle, window = time.Second, 3 * time.Second
+	var lat *media.Latencies
 	best, bestCPU := 0, 0.0
-	for n := latSessions; n <= benchMaxSessions; n += step {
-		if n > latSessions {
-			pp.add(b, step)
-		}
+	for n := first; n <= benchMaxSessions; n += step {
+		pp.add(b, step)
 		time.Sleep(settle)
+		if n == first {
+			time.Sleep(settle) // the first streams' phase lock and jitter estimates
+		}
 		passed := false
 		for try := range tries {
 			late0, _ := srv.lateTicks()
-			cpu0, t0 := cpuTime(), time.Now()
+			lat0 := srv.latencies()
+			cpu0, peers0, t0 := cpuTime(), processCPU(pp.cmd.Process.Pid), time.Now()
 			time.Sleep(window)
 			late1, worst := srv.lateTicks()
 			late, cpu, el := late1-late0, cpuTime()-cpu0, time.Since(t0)
+			peersCPU := processCPU(pp.cmd.Process.Pid) - peers0
 			perSession := float64(cpu/time.Microsecond) / (float64(n) * el.Seconds())
-			b.Logf("%3d sessions, window %d: %d late ticks (worst start so far %v late), server CPU %.0f%% of one core, %.0f µs per session-second, load %s",
-				n, try+1, late, worst.Round(100*time.Microsecond), 100*cpu.Seconds()/el.Seconds(), perSession, loadAverage())
+			b.Logf("%3d sessions, window %d: %d late ticks (worst start so far %v late), server CPU %.0f%% of one core "+
+				"(%.0f µs per session-second), test browsers %.0f%%, load %s",
+				n, try+1, late, worst.Round(100*time.Microsecond), 100*cpu.Seconds()/el.Seconds(), perSession,
+				100*peersCPU.Seconds()/el.Seconds(), loadAverage())
+			if n == first && (lat == nil || late == 0) {
+				lat = srv.latencies()
+				lat.Caller.Sub(&lat0.Caller)
+				lat.Agent.Sub(&lat0.Agent)
+				lat.AgentWake.Sub(&lat0.AgentWake)
+			}
 			if late == 0 {
 				passed, best, bestCPU = true, n, perSession
 				break
@@ -269,6 +287,18 @@ func benchMediaPath(b *testing.B) {
 			break
 		}
 	}
+	ch, ah, wake := &lat.Caller, &lat.Agent, &lat.AgentWake
+	b.Logf("latency at %d sessions over %d caller frames, %d agent packets: caller p50 %v p99 %v; agent p50 %v p99 %v "+
+		"(of which timer wake-up p50 %v p99 %v)", first, ch.Count(), ah.Count(), ch.Quantile(0.5), ch.Quantile(0.99),
+		ah.Quantile(0.5), ah.Quantile(0.99), wake.Quantile(0.5), wake.Quantile(0.99))
+	var sent, encoded int64
+	for _, c := range srv.snapshot() {
+		st := c.Stats()
+		sent += st.AgentPacketsSent
+		encoded += st.AgentPacketsEncoded
+	}
+	b.Logf("agent packets: %d sent, %d run through libopus (the rest repeated a silent packet)", sent, encoded)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	b.ReportMetric(ms(ch.Quantile(0.5)), "added_ms_p50_caller")
 	b.ReportMetric(ms(ch.Quantile(0.99)), "added_ms_p99_caller")
 	b.ReportMetric(ms(ah.Quantile(0.5)), "added_ms_p50_agent")
