@@ -146,6 +146,9 @@ func BenchmarkOpusEncode20ms(b *testing.B) {
 	}
 	defer enc.close()
 	src := speechLike(RecordRate, RecordRate, 1)
+	for off := 0; off < len(src); off += packetSamples { // warm up
+		enc.encode(src[off : off+packetSamples])
+	}
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
@@ -167,6 +170,9 @@ func BenchmarkOpusDecode20ms(b *testing.B) {
 	}
 	enc.close()
 	dec, _ := newOpusDecoder()
+	for _, p := range pkts { // warm up the decoder's buffers
+		dec.decode(p)
+	}
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
