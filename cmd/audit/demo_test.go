@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/voicebench/humanaudit/internal/annotate"
 	"github.com/voicebench/humanaudit/internal/browsertest"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/store"
@@ -173,7 +174,11 @@ func TestDemoEndToEnd(t *testing.T) {
 	// Leakage: nothing the participant's browser received carries the system's label, grader data or the hidden procedure.
 	tk := st.console
 	task, _ := tk.Task("it-vpn-incident")
+	hidden := annotate.HiddenValues(task)
 	for i, p := range b.Payloads() {
+		for _, leak := range annotate.Scan(p, hidden) {
+			t.Errorf("participant payload %d leaks %s", i, leak)
+		}
 		for _, bad := range []string{referenceAgentLabel, `"gold"`, `"grader"`, "target_state", task.Agent.Instructions[:40]} {
 			if strings.Contains(p, bad) {
 				t.Errorf("participant payload %d contains %q", i, bad)

@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
+	"github.com/voicebench/humanaudit/internal/annotate"
 	"github.com/voicebench/humanaudit/internal/agent/systems"
 	"github.com/voicebench/humanaudit/internal/browsertest"
 	"github.com/voicebench/humanaudit/internal/console"
@@ -232,7 +233,11 @@ func TestParticipantCallInBrowser(t *testing.T) {
 		forbidden = append(forbidden, f.Reason)
 	}
 	v2 := tk.User.Facts[4].Versions[1].Value // affected systems with Teams, revealed by teams_down
+	hidden := annotate.HiddenValues(tk)
 	for i, pl := range payloads {
+		for _, leak := range annotate.Scan(pl, hidden) {
+			t.Errorf("payload %d leaks %s", i, leak)
+		}
 		for _, f := range forbidden {
 			if f != "" && strings.Contains(pl, f) {
 				t.Errorf("payload %d contains %q: %.200s", i, f, pl)
