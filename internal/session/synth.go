@@ -21,8 +21,7 @@ const (
 // follow-up after tool calls) is over and its audio has played out.
 type synthState struct {
 	nextTurn      time.Duration // media time of the caller's next turn; -1 none scheduled
-	respondedAt   time.Duration
-	awaitFollowUp bool // the response made tool calls: the adapter asks for a follow-up response
+	awaitFollowUp bool          // the response made tool calls: the adapter asks for a follow-up response
 	toolCalls     int
 	responseOpen  bool
 	agentTurnOver bool

@@ -31,9 +31,6 @@ import (
 
 func TestMain(m *testing.M) { storetest.Main(m) }
 
-// chromium is Debian's Chromium (kept for the annotator tests in this package).
-const chromium = browsertest.Chromium
-
 // consoleKit is a running console on loopback: real PostgreSQL, real WebRTC endpoint, real web app.
 type consoleKit struct {
 	db      *store.DB
