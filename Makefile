@@ -44,5 +44,5 @@ tidy-check:
 	@$(GO) mod tidy
 	@git diff --exit-code go.mod go.sum || (echo "go mod tidy changed go.mod/go.sum"; exit 1)
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 $(PKGS) | grep -E '^(Benchmark|ok|FAIL|PASS)' 
+bench: deps
+	@scripts/bench.sh

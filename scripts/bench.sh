@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# make bench: every benchmark of the project, each with a run length that suits it, reporting the
+# figures that matter through b.ReportMetric (traces/s, ms of added latency, sessions, events/s,
+# seconds per report, the reference agent's response latency).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PATH=/usr/local/go/bin:$PATH
+status=0
+bench() { # bench BENCHTIME PACKAGE...
+  local t=$1; shift
+  go test -run '^$' -bench . -benchtime "$t" -count 1 "$@" 2>&1 | grep -E '^(Benchmark|FAIL|---|ok|panic)' || true
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+}
+echo "# grading, statistics, planning, adapters, codecs"
+bench 2s ./internal/grade ./internal/stats ./internal/study ./internal/agent/openai ./internal/agent/gemini ./internal/media
+echo "# media path over loopback WebRTC (latency per frame, CPU per session-second, sessions with no late tick)"
+bench 1x ./internal/rtc
+echo "# event log durability, speech recognition, reference agent latency, full report"
+bench 10x ./internal/store
+bench 3x ./internal/asr
+bench 1x ./internal/refagent ./internal/report
+exit $status
