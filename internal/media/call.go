@@ -19,6 +19,7 @@ const (
 	CallerPCM
 )
 
+// String names the input for logs and stats ("rtp", "pcm").
 func (i CallerInput) String() string {
 	if i == CallerPCM {
 		return "pcm"
@@ -80,10 +81,10 @@ type CallerFrame struct {
 	// Start is the media time of PCM[0]: Tick·40 ms, minus the resampler's fixed delay when the
 	// agent takes 16 kHz (the audio is that much older than the tick it is delivered at).
 	Start     time.Duration
-	Rate      int
-	PCM       []int16 // 40 ms at Rate; valid only during the callback
-	Concealed int     // samples (24 kHz) of missing caller audio filled with silence
-	Delivered time.Time
+	Rate      int       // the agent's input rate, 16000 or 24000
+	PCM       []int16   // 40 ms at Rate; valid only during the callback
+	Concealed int       // samples (24 kHz) of missing caller audio filled with silence
+	Delivered time.Time // wall time the frame was handed to the agent
 	// Due is the wall time the frame's tick is due: the recording's frame starts there.
 	Due time.Time
 	// Completed is the arrival of the packet that completed the frame (zero when the frame had
@@ -118,7 +119,7 @@ const MinReportedGap = 60 * time.Millisecond
 
 // Event is something the engine noticed, for the trace and the session's turn-taking.
 type Event struct {
-	Kind EventKind
+	Kind EventKind     // what happened
 	At   time.Duration // media time of the onset, offset, stream edge or gap start
 	// Detected is the media time the engine decided (speech events); At for the others.
 	Detected time.Duration
@@ -126,7 +127,7 @@ type Event struct {
 	Padded   time.Duration
 	Duration time.Duration // gap length, tick lateness
 	SSRC     uint32        // stream events
-	Wall     time.Time
+	Wall     time.Time     // wall time the engine noticed
 }
 
 // FlushReport says what a barge-in flush dropped.
@@ -135,7 +136,7 @@ type FlushReport struct {
 	// At is the media time from which the agent channel is silent: the first tick that had not
 	// taken its audio yet when the flush happened.
 	At   time.Duration
-	Wall time.Time
+	Wall time.Time // wall time of the flush
 }
 
 // LinkQuality is what RTCP says about the agent's stream toward the participant.
@@ -144,23 +145,23 @@ type LinkQuality struct {
 	RemoteJitter       time.Duration // interarrival jitter the participant measured
 	RemoteLost         int64         // cumulative packets the participant lost
 	RemoteFractionLost float64       // fraction lost in the last report interval
-	Updated            time.Time
+	Updated            time.Time     // arrival of the report these figures come from
 }
 
 // Stats is a snapshot of a call's media health for dashboards, as of the last tick.
 type Stats struct {
-	MediaTime       time.Duration
-	Ticks           int64
-	LateTicks       int64
-	MaxTickLateness time.Duration
+	MediaTime       time.Duration // end of the last tick processed
+	Ticks           int64         // ticks processed
+	LateTicks       int64         // ticks that started more than LateTickThreshold after their due time
+	MaxTickLateness time.Duration // the latest start of a tick
 
-	CallerInput            string
-	CallerStreams          int   // RTP streams so far (more than one after a reload)
-	CallerPacketsReceived  int64 // all streams
-	CallerPacketsLost      int64 // RFC 3550 cumulative loss (expected - received), all streams
-	CallerPacketsLate      int64 // arrived after their audio was played
-	CallerPacketsDiscarded int64 // duplicates, overflow, unreadable, or left behind by a new stream
-	CallerDecodeErrors     int64
+	CallerInput            string        // "rtp" or "pcm"
+	CallerStreams          int           // RTP streams so far (more than one after a reload)
+	CallerPacketsReceived  int64         // all streams
+	CallerPacketsLost      int64         // RFC 3550 cumulative loss (expected - received), all streams
+	CallerPacketsLate      int64         // arrived after their audio was played
+	CallerPacketsDiscarded int64         // duplicates, overflow, unreadable, or left behind by a new stream
+	CallerDecodeErrors     int64         // packets the Opus decoder rejected (their audio is silence)
 	CallerConcealed        time.Duration // live-stream audio filled with silence
 	CallerJitter           time.Duration // RFC 3550 interarrival jitter of the current stream
 	// CallerSlack is the least time, over the last second, that a caller frame was complete
@@ -169,15 +170,15 @@ type Stats struct {
 	CallerLevel float64 // RMS of the last tick, dBFS
 	CallerPeak  float64 // highest tick RMS over the last second, dBFS
 
-	AgentQueued          time.Duration
+	AgentQueued          time.Duration // agent audio waiting for playout
 	AgentFlushed         time.Duration // total dropped by FlushAgent
-	AgentPacketsSent     int64
-	AgentPacketsEncoded  int64 // packets libopus produced (the rest repeated a silent packet)
-	AgentLevel           float64
-	AgentPeak            float64
-	AgentLinkWriteErrors int64
+	AgentPacketsSent     int64         // Opus packets written to the participant
+	AgentPacketsEncoded  int64         // packets libopus produced (the rest repeated a silent packet)
+	AgentLevel           float64       // RMS of the last tick, dBFS
+	AgentPeak            float64       // highest tick RMS over the last second, dBFS
+	AgentLinkWriteErrors int64         // packets the participant's link refused
 
-	Link LinkQuality
+	Link LinkQuality // what RTCP says about the agent's stream
 
 	CallerLatency LatencySummary // packet arrival completing a frame -> frame delivered
 	AgentLatency  LatencySummary // packet due (tick, half tick) -> packet written to the link

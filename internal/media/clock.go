@@ -10,7 +10,7 @@ const TickDuration = 40 * time.Millisecond
 
 // Tick is one period of the media clock. Tick N covers media time [N·40 ms, (N+1)·40 ms).
 type Tick struct {
-	N     int64
+	N     int64     // tick index from 0
 	Due   time.Time // wall time the tick was due
 	Start time.Time // wall time its processing started (Due for a manual clock)
 }

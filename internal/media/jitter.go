@@ -8,10 +8,10 @@ import (
 // CallerPacket is one RTP packet of the caller's Opus stream as the rtc layer hands it over. The
 // engine copies Payload, so the caller may reuse its buffer.
 type CallerPacket struct {
-	SSRC      uint32
-	Seq       uint16
-	Timestamp uint32 // RTP timestamp, 48 kHz
-	Payload   []byte
+	SSRC      uint32    // stream identity; a new SSRC starts a new stream (a reload)
+	Seq       uint16    // RTP sequence number (loss counting)
+	Timestamp uint32    // RTP timestamp, 48 kHz (placement on the media clock)
+	Payload   []byte    // one Opus packet
 	Arrival   time.Time // wall time the packet was read from the network
 }
 

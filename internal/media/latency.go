@@ -76,8 +76,8 @@ func (h *LatencyHistogram) Quantile(q float64) time.Duration {
 
 // LatencySummary is the part of a histogram a dashboard shows.
 type LatencySummary struct {
-	P50, P99, Max time.Duration
-	Frames        uint64
+	P50, P99, Max time.Duration // upper bucket edges (10 µs resolution), and the largest seen
+	Frames        uint64        // how many frames or packets were measured
 }
 
 // Summary returns p50, p99 and max.

@@ -15,8 +15,8 @@ const wavHeaderSize = 44
 
 // WAV is a decoded 16-bit PCM WAV file: interleaved samples, as tests and tools need them.
 type WAV struct {
-	Rate     int
-	Channels int
+	Rate     int     // samples per second per channel
+	Channels int     // 1 or 2
 	Samples  []int16 // interleaved, len = Frames()*Channels
 }
 
@@ -168,7 +168,7 @@ func putWAVHeader(b []byte, rate, channels int, dataSize int64) {
 
 // WAVRepair says what RepairWAV found and changed.
 type WAVRepair struct {
-	Rate, Channels int
+	Rate, Channels int   // the file's format
 	DeclaredBytes  int64 // data size the header claimed
 	DataBytes      int64 // data size after repair (whole sample frames present in the file)
 	DroppedBytes   int64 // trailing bytes of an incomplete sample frame that were cut off

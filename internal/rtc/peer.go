@@ -32,7 +32,7 @@ var _ MediaCall = (*media.Call)(nil)
 type Message struct {
 	Type     string          // the object's "type" field ("cue.shown", …)
 	Raw      json.RawMessage // the whole object
-	Received time.Time
+	Received time.Time       // wall time it arrived
 }
 
 // outboxLimit bounds messages queued while the DataChannel is not open yet.
@@ -418,13 +418,13 @@ func (p *Peer) Err() error {
 
 // PeerStats is one peer's state and counters for dashboards.
 type PeerStats struct {
-	State           string // new, connecting, connected, disconnected, failed, closed
-	CallerPackets   int64  // RTP packets received from the participant
-	AgentPackets    int64  // RTP packets of agent audio sent
-	BadMessages     int64  // DataChannel messages that were not JSON objects with a type
-	Link            media.LinkQuality
-	LocalCandidate  string // the selected ICE pair, once connected
-	RemoteCandidate string
+	State           string            // new, connecting, connected, disconnected, failed, closed
+	CallerPackets   int64             // RTP packets received from the participant
+	AgentPackets    int64             // RTP packets of agent audio sent
+	BadMessages     int64             // DataChannel messages that were not JSON objects with a type
+	Link            media.LinkQuality // from the participant's receiver reports
+	LocalCandidate  string            // the selected ICE pair, once connected
+	RemoteCandidate string            // the participant's side of that pair
 }
 
 // Stats returns a snapshot.
