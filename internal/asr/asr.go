@@ -237,24 +237,42 @@ type Answer struct {
 const identifierDigitMargin = 1000
 
 // RecognizeSlot decodes an answer with the slot's grammar and parses its value. An identifier is
-// also decoded as digits only, and read as digits when that fits the audio clearly better.
+// also decoded as digits only (see Slot.Alternative and Slot.Answer).
 func (r *Recognizer) RecognizeSlot(ctx context.Context, pcm []int16, rate int, slot Slot) (Answer, error) {
 	res, err := r.Recognize(ctx, pcm, rate, slot.Grammar())
 	if err != nil {
 		return Answer{}, err
 	}
-	if slot.Kind == KindIdentifier && res.Text != "" {
-		digits := Slot{Kind: KindDigits, Subject: slot.Subject}
-		alt, err := r.Recognize(ctx, pcm, rate, digits.Grammar())
+	var alt *Result
+	if a := slot.Alternative(); a != nil && res.Text != "" {
+		ar, err := r.Recognize(ctx, pcm, rate, a.Grammar())
 		if err != nil {
 			return Answer{}, err
 		}
-		if alt.Text != "" && alt.Score-res.Score > identifierDigitMargin {
-			alt.Elapsed += res.Elapsed
-			alt.Grammar = res.Grammar
-			res = alt
-		}
+		alt = &ar
 	}
-	v, ok := slot.Parse(res.Text)
-	return Answer{Result: res, Value: v, OK: ok}, nil
+	return slot.Answer(res, alt), nil
+}
+
+// Alternative is a second reading worth decoding for the slot: digits only for an identifier
+// (letters that rhyme with digits, "a"/"eight" or "q"/"two", otherwise creep into numeric codes).
+// Nil for other kinds.
+func (s Slot) Alternative() *Slot {
+	if s.Kind != KindIdentifier {
+		return nil
+	}
+	return &Slot{Kind: KindDigits, Subject: s.Subject}
+}
+
+// Answer parses the slot's hypothesis, taking the Alternative's instead when it fits the audio
+// clearly better (by identifierDigitMargin in decoder score).
+func (s Slot) Answer(res Result, alt *Result) Answer {
+	if alt != nil && alt.Text != "" && alt.Score-res.Score > identifierDigitMargin {
+		a := *alt
+		a.Elapsed += res.Elapsed
+		a.Grammar = res.Grammar
+		res = a
+	}
+	v, ok := s.Parse(res.Text)
+	return Answer{Result: res, Value: v, OK: ok}
 }

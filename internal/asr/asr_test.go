@@ -360,3 +360,65 @@ func TestTranscribeWAV(t *testing.T) {
 		t.Errorf("segment outside the audio: %v", err)
 	}
 }
+
+// Streaming an utterance in 40 ms frames gives (for these clear utterances) nearly the same
+// hypothesis as decoding it whole (live normalization cannot see the utterance's end), under the
+// language model and under a grammar, and exactly the same again for the same speaker history
+// whatever the decoder did in between. (A decoder's very first streamed utterance can still score
+// slightly differently; the loop's first pass absorbs that.)
+func TestStreamMatchesBatch(t *testing.T) {
+	needFlite(t)
+	r := mustRecognizer(t)
+	for _, c := range []struct {
+		text string
+		g    *Grammar
+	}{
+		{"yes I shut off the main valve right away", nil},
+		{"It's five oh three, five five five, oh one four seven.", Slot{Kind: KindPhone}.Grammar()},
+	} {
+		pcm := flite24k(t, "rms", c.text)
+		batch := recognize(t, r, pcm, c.g)
+		stream := func(sp *Speaker) Result {
+			s, err := r.Stream(context.Background(), sp, 24000, c.g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for off := 0; off < len(pcm); off += 960 {
+				if err := s.Write(pcm[off:min(off+960, len(pcm))]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res, err := s.Finish()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Finish(); !errors.Is(err, ErrClosed) {
+				t.Errorf("second Finish: %v", err)
+			}
+			return res
+		}
+		stream(&Speaker{})
+		first := stream(&Speaker{})
+		if d := wordErrors(normWords(batch.Text), normWords(first.Text)); d > 1 {
+			t.Errorf("streamed %q, whole %q", first.Text, batch.Text)
+		}
+		stream(nil) // another speaker's utterance in between
+		if again := stream(&Speaker{}); again.Text != first.Text || again.Score != first.Score {
+			t.Errorf("same speaker history decoded %q (%d), then %q (%d)", first.Text, first.Score, again.Text, again.Score)
+		}
+	}
+	// TryStream refuses when every decoder is busy, and an aborted stream frees its decoder.
+	held, err := r.Stream(context.Background(), nil, 16000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok, err := r.TryStream(nil, 16000, nil); ok || err != nil || s != nil {
+		t.Errorf("TryStream with the only decoder busy: %v %v", ok, err)
+	}
+	held.Abort()
+	s, ok, err := r.TryStream(nil, 16000, nil)
+	if !ok || err != nil {
+		t.Fatalf("TryStream after Abort: %v %v", ok, err)
+	}
+	s.Abort()
+}

@@ -11,10 +11,20 @@ static cmd_ln_t *asr_config(int argc, char **argv) {
 }
 
 static void asr_quiet(void) { err_set_logfp(NULL); }
+
+// The live cepstral-mean estimate that streamed utterances start from and update.
+static int asr_cmn_len(ps_decoder_t *ps) {
+	feat_t *f = ps_get_feat(ps);
+	return f && f->cmn_struct ? f->cmn_struct->veclen : 0;
+}
+static void asr_cmn_get(ps_decoder_t *ps, float *v) { cmn_live_get(ps_get_feat(ps)->cmn_struct, (mfcc_t *)v); }
+static void asr_cmn_set(ps_decoder_t *ps, float *v) { cmn_live_set(ps_get_feat(ps)->cmn_struct, (mfcc_t const *)v); }
 */
 import "C"
 
 import (
+	_ "embed"
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"sync"
@@ -29,6 +39,7 @@ var quietOnce sync.Once
 // once, plus the grammar searches registered on it. Not safe for concurrent use.
 type decoder struct {
 	ps       *C.ps_decoder_t
+	prior    []float32 // the model's initial cepstral mean
 	searches map[string]bool // grammar searches registered, by name
 	order    []string        // registration order, for eviction
 }
@@ -68,7 +79,55 @@ func newDecoder(modelDir string, params map[string]string) (*decoder, error) {
 	if ps == nil {
 		return nil, fmt.Errorf("%w: cannot load the model from %s", ErrModel, modelDir)
 	}
-	return &decoder{ps: ps, searches: map[string]bool{}}, nil
+	d := &decoder{ps: ps, searches: map[string]bool{}}
+	d.prior = d.cmn()
+	// A decoder's first utterances of speech set up state that later ones reuse: decode a short
+	// utterance both ways now, so that the first real utterance is decoded like every other.
+	warm := warmupSignal()
+	for range 2 {
+		d.use(nil)
+		d.decode(warm)
+		if d.begin(nil) == nil {
+			for off := 0; off < len(warm); off += SampleRate / 25 { // 40 ms, as streams are fed
+				d.feed(warm[off:min(off+SampleRate/25, len(warm))], false)
+			}
+			d.end()
+		}
+	}
+	return d, nil
+}
+
+// settle decodes a moment of digital silence and restores the cepstral mean: the acoustic
+// scorer carries state from one utterance into the next (its best Gaussians of the last frame),
+// so every utterance is preceded by the same silence and starts from the same state. Results then
+// depend only on the utterance's own audio (and, for streams, the speaker's mean).
+func (d *decoder) settle(mean []float32) {
+	C.ps_start_stream(d.ps)
+	if C.ps_start_utt(d.ps) >= 0 {
+		silence := make([]int16, SampleRate/5)
+		C.ps_process_raw(d.ps, (*C.int16)(unsafe.Pointer(&silence[0])), C.size_t(len(silence)), 0, 0)
+		C.ps_end_utt(d.ps)
+	}
+	d.setCMN(mean)
+}
+
+// cmn returns the live cepstral mean.
+func (d *decoder) cmn() []float32 {
+	n := int(C.asr_cmn_len(d.ps))
+	if n == 0 {
+		return nil
+	}
+	v := make([]float32, n)
+	C.asr_cmn_get(d.ps, (*C.float)(unsafe.Pointer(&v[0])))
+	return v
+}
+
+// setCMN sets the live cepstral mean a streamed utterance starts from.
+func (d *decoder) setCMN(v []float32) {
+	if len(v) == 0 || len(v) != int(C.asr_cmn_len(d.ps)) {
+		return
+	}
+	C.asr_cmn_set(d.ps, (*C.float)(unsafe.Pointer(&v[0])))
 }
 
 func (d *decoder) close() {
@@ -136,17 +195,54 @@ func (d *decoder) unknownWords(g *Grammar) []string {
 	return oov
 }
 
-// decode runs one utterance of 16 kHz PCM through the selected search.
+// decode runs one whole utterance of 16 kHz PCM through the selected search. The cepstral mean
+// is computed over the utterance itself, so the result depends on nothing decoded before.
 func (d *decoder) decode(pcm []int16) (Result, error) {
+	if err := d.begin(nil); err != nil {
+		return Result{}, err
+	}
+	if err := d.feed(pcm, true); err != nil {
+		C.ps_end_utt(d.ps)
+		return Result{}, err
+	}
+	return d.end()
+}
+
+// begin starts an utterance on the selected search from a settled state (see settle) and a new
+// stream (which resets the front end's noise estimate), so that results depend on nothing the
+// decoder did before.
+func (d *decoder) begin(mean []float32) error {
+	if mean == nil {
+		mean = d.prior
+	}
+	d.settle(mean)
+	if C.ps_start_stream(d.ps) < 0 {
+		return fmt.Errorf("%w: start stream", ErrDecode)
+	}
 	if C.ps_start_utt(d.ps) < 0 {
-		return Result{}, fmt.Errorf("%w: start utterance", ErrDecode)
+		return fmt.Errorf("%w: start utterance", ErrDecode)
 	}
-	if len(pcm) > 0 {
-		if C.ps_process_raw(d.ps, (*C.int16)(unsafe.Pointer(&pcm[0])), C.size_t(len(pcm)), 0, 1) < 0 {
-			C.ps_end_utt(d.ps)
-			return Result{}, fmt.Errorf("%w: process audio", ErrDecode)
-		}
+	return nil
+}
+
+// feed decodes more 16 kHz audio of the utterance; whole says it is all of it (one call per
+// utterance), which lets the decoder normalize over the whole utterance.
+func (d *decoder) feed(pcm []int16, whole bool) error {
+	if len(pcm) == 0 {
+		return nil
 	}
+	full := C.int(0)
+	if whole {
+		full = 1
+	}
+	if C.ps_process_raw(d.ps, (*C.int16)(unsafe.Pointer(&pcm[0])), C.size_t(len(pcm)), 0, full) < 0 {
+		return fmt.Errorf("%w: process audio", ErrDecode)
+	}
+	return nil
+}
+
+// end finishes the utterance and returns the best hypothesis with word times.
+func (d *decoder) end() (Result, error) {
 	if C.ps_end_utt(d.ps) < 0 {
 		return Result{}, fmt.Errorf("%w: end utterance", ErrDecode)
 	}
@@ -189,4 +285,18 @@ func baseWord(w string) string {
 		return w[:i]
 	}
 	return w
+}
+
+// warmupPCM is a short utterance of speech (Flite's slt voice saying "Yes, my number is five five
+// five, one two three four." at 16 kHz), decoded once by each new decoder.
+//
+//go:embed warmup.pcm
+var warmupPCM []byte
+
+func warmupSignal() []int16 {
+	out := make([]int16, len(warmupPCM)/2)
+	for i := range out {
+		out[i] = int16(binary.LittleEndian.Uint16(warmupPCM[2*i:]))
+	}
+	return out
 }

@@ -52,9 +52,24 @@ type turn struct {
 	text   string // a text message instead of audio
 	exp    expectation
 	m      *model
+	ear    *ear // the open-vocabulary stream of the turn, when one ran
 	done   chan struct{}
 	h      heard
 }
+
+// ear decodes a caller turn with the open-vocabulary model while it is spoken, so that only the
+// turn's last moments remain to decode when it is committed.
+type ear struct {
+	stream *asr.Stream
+	ch     chan []int16
+	done   chan struct{}
+	res    asr.Result
+	err    error
+	broken bool // audio was lost (the stream fell too far behind): decode the turn whole
+}
+
+// earQueue is how far (in 40 ms frames) a stream may fall behind the caller before it is given up.
+const earQueue = 1500
 
 // response is the response in progress.
 type response struct {
@@ -106,6 +121,8 @@ type conn struct {
 	vad       *media.Endpointer
 	vadItem   string
 	vadStart  int64 // sample where the current VAD turn starts
+	ear       *ear  // the stream of the turn being spoken
+	speaker   *asr.Speaker
 	lastItem  string
 	items     map[string]*item
 	calls     map[string]string // call id → tool name
@@ -125,7 +142,7 @@ func newConn(s *Server, id int, ws *websocket.Conn, model string) *conn {
 		log:   s.log.With(slog.Int("conn", id)),
 		respQ: make(chan *response, 4),
 		lst:   &listener{rec: s.rec, now: s.cfg.Now},
-		items: map[string]*item{}, calls: map[string]string{}, answered: map[string]bool{},
+		items: map[string]*item{}, calls: map[string]string{}, answered: map[string]bool{}, speaker: &asr.Speaker{},
 		set: settings{voice: "marin", serverVAD: true, silenceMS: 500, prefixMS: 300, createResponse: true,
 			interruptResponse: true, toolChoice: json.RawMessage(`"auto"`)},
 	}
@@ -184,6 +201,7 @@ func (c *conn) serve() {
 	if c.active != nil {
 		c.active.stop("connection closed")
 	}
+	c.closeEarLocked(true)
 	c.mu.Unlock()
 	c.wg.Wait()
 }
@@ -221,6 +239,7 @@ func (c *conn) handle(data []byte) {
 		c.mu.Lock()
 		c.buf = c.buf[:0]
 		c.resetVADLocked()
+		c.closeEarLocked(true)
 		c.mu.Unlock()
 		c.em.Send(&wire.ServerEvent{Type: wire.InputCleared})
 	case wire.ItemCreate:
@@ -512,6 +531,10 @@ func (c *conn) appendAudio(ev *wire.ClientEvent) {
 	start := c.total
 	c.buf = append(c.buf, pcm...)
 	c.total += int64(len(pcm))
+	if c.vad == nil && c.ear == nil {
+		c.openEarLocked() // manual turns: every appended sample belongs to the next commit
+	}
+	c.hearLocked(pcm)
 	var events []media.SpeechEvent
 	if c.vad != nil {
 		c.vad.Process(pcm, wire.SampleRate, sampleTime(start), func(e media.SpeechEvent) { events = append(events, e) })
@@ -539,6 +562,10 @@ func (c *conn) vadEvent(e media.SpeechEvent) {
 		c.vadItem = c.em.NewID("item")
 		bufStart := c.total - int64(len(c.buf))
 		c.vadStart = max(int64(e.Padded*wire.SampleRate/time.Second), bufStart)
+		if c.ear == nil {
+			c.openEarLocked()
+			c.hearLocked(c.buf[c.vadStart-bufStart:])
+		}
 		item := c.vadItem
 		active := c.active
 		interrupt := c.set.interruptResponse
@@ -561,9 +588,10 @@ func (c *conn) vadEvent(e media.SpeechEvent) {
 	pcm := append([]int16(nil), c.buf[max(0, from):]...)
 	c.buf = c.buf[:0]
 	auto := c.set.createResponse
+	ear := c.closeEarLocked(false)
 	c.mu.Unlock()
 	c.em.Send(&wire.ServerEvent{Type: wire.SpeechStopped, AudioEndMS: wire.Int(int(e.At.Milliseconds())), ItemID: item})
-	c.commitTurn(item, pcm, "")
+	c.commitTurn(item, pcm, "", ear)
 	if auto {
 		c.autoResponse()
 	}
@@ -582,20 +610,72 @@ func (c *conn) commit(ev *wire.ClientEvent) {
 	c.buf = c.buf[:0]
 	item := c.vadItem
 	c.vadItem = ""
+	ear := c.closeEarLocked(false)
 	c.mu.Unlock()
 	if item == "" {
 		item = c.em.NewID("item")
 	}
-	c.commitTurn(item, pcm, "")
+	c.commitTurn(item, pcm, "", ear)
+}
+
+// openEarLocked starts streaming the turn being spoken through the open-vocabulary model, if a
+// decoder is free (otherwise the turn is decoded whole when committed).
+func (c *conn) openEarLocked() {
+	s, ok, err := c.s.rec.TryStream(c.speaker, wire.SampleRate, nil)
+	if err != nil || !ok {
+		return
+	}
+	e := &ear{stream: s, ch: make(chan []int16, earQueue), done: make(chan struct{})}
+	c.ear = e
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer close(e.done)
+		for pcm := range e.ch {
+			if e.err == nil {
+				e.err = s.Write(pcm)
+			}
+		}
+		if e.broken || e.err != nil || c.ctx.Err() != nil {
+			s.Abort()
+			return
+		}
+		e.res, e.err = s.Finish()
+	}()
+}
+
+// hearLocked feeds the open stream; a stream that falls too far behind is given up.
+func (c *conn) hearLocked(pcm []int16) {
+	e := c.ear
+	if e == nil || e.broken || len(pcm) == 0 {
+		return
+	}
+	select {
+	case e.ch <- append([]int16(nil), pcm...):
+	default:
+		e.broken = true
+		c.log.Warn("speech recognition fell behind the caller; decoding the turn whole")
+	}
+}
+
+// closeEarLocked ends the open stream's input and detaches it; abandon discards its result.
+func (c *conn) closeEarLocked(abandon bool) *ear {
+	e := c.ear
+	c.ear = nil
+	if e != nil {
+		e.broken = e.broken || abandon
+		close(e.ch)
+	}
+	return e
 }
 
 // commitTurn adds a caller item and starts recognizing it against what the agent asked last.
-func (c *conn) commitTurn(itemID string, pcm []int16, text string) {
+func (c *conn) commitTurn(itemID string, pcm []int16, text string, e *ear) {
 	c.mu.Lock()
 	prev := c.lastItem
 	c.lastItem = itemID
 	c.items[itemID] = &item{role: "user", typ: "message"}
-	t := &turn{itemID: itemID, pcm: pcm, text: text, exp: c.pol.exp, m: c.mdl, done: make(chan struct{})}
+	t := &turn{itemID: itemID, pcm: pcm, text: text, exp: c.pol.exp, m: c.mdl, ear: e, done: make(chan struct{})}
 	c.turns = append(c.turns, t)
 	c.wg.Add(1)
 	c.mu.Unlock()
@@ -637,7 +717,18 @@ func (c *conn) recognize(t *turn) {
 		t.h = c.lst.understand(c.ctx, t.m, t.exp, nil, lm, ans, typed)
 		return
 	}
-	t.h = c.lst.hear(c.ctx, t.m, t.exp, t.pcm)
+	var streamed *asr.Result
+	if e := t.ear; e != nil {
+		select {
+		case <-e.done:
+		case <-c.ctx.Done():
+			return
+		}
+		if e.err == nil && !e.broken {
+			streamed = &e.res
+		}
+	}
+	t.h = c.lst.hear(c.ctx, t.m, t.exp, t.pcm, streamed)
 	if c.ctx.Err() != nil {
 		return
 	}
@@ -711,7 +802,7 @@ func (c *conn) itemCreate(ev *wire.ClientEvent) {
 			id = c.em.NewID("item")
 		}
 		if it.Role == "user" {
-			c.commitTurn(id, audio, strings.TrimSpace(text.String()))
+			c.commitTurn(id, audio, strings.TrimSpace(text.String()), nil)
 			return
 		}
 		c.mu.Lock()
@@ -888,14 +979,17 @@ func (c *conn) run(r *response) {
 		switch {
 		case len(act.calls) > 0:
 			for _, cl := range act.calls {
+				// The call is registered before the client can answer it.
+				c.mu.Lock()
 				id, err := r.rw.FunctionCall(cl.name, string(cl.args))
+				if err == nil {
+					c.calls[id] = cl.name
+				}
+				c.mu.Unlock()
 				if err != nil {
 					status, reason = "failed", "connection closed"
 					break
 				}
-				c.mu.Lock()
-				c.calls[id] = cl.name
-				c.mu.Unlock()
 				c.log.Debug("tool call", slog.String("tool", cl.name), slog.String("args", string(cl.args)))
 			}
 		case act.say != "":

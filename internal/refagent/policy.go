@@ -111,6 +111,12 @@ func (p *policy) heard(h heard) {
 	switch h.intent {
 	case intentAnswer, intentCorrection, intentVolunteer:
 		p.apply(h.values, h.intent)
+		if h.intent != intentAnswer && exp.kind == expectField && exp.field != nil && !p.filled(exp.field.Name) {
+			// The caller spoke of something else: asking again is not a second attempt.
+			if st := p.state(exp.field.Name); st.asks > 0 {
+				st.asks--
+			}
+		}
 	case intentUnknown:
 		if exp.kind == expectField && exp.field != nil {
 			p.state(exp.field.Name).unknown = true
@@ -118,6 +124,18 @@ func (p *policy) heard(h heard) {
 		p.ack = "No problem."
 	case intentRepeat:
 		p.repeat = true
+	case intentAcknowledge:
+		// Asking the same way again would get the same "okay": move on.
+		if exp.kind == expectField && exp.field != nil {
+			p.state(exp.field.Name).asks = maxAsks
+		}
+	case intentUnplaced:
+		p.ack = "Sorry, I couldn't tell which detail that was about."
+		if exp.kind == expectField && exp.field != nil {
+			if st := p.state(exp.field.Name); st.asks > 0 {
+				st.asks--
+			}
+		}
 	case intentClose:
 		p.closing = true
 	case intentYes, intentNo:
@@ -175,14 +193,10 @@ func (p *policy) apply(vals []fieldValue, in intent) {
 	}
 	switch {
 	case len(changed) > 0 || in == intentCorrection:
-		subj := vals[0].field.Subject
-		if len(changed) > 0 {
-			subj = changed[0]
-		}
-		p.ack = "Thanks, I've updated the " + subj + "."
+		p.ack = "Thanks, I've updated that."
 		p.reopen()
 	case in == intentVolunteer:
-		p.ack = "Thanks, I've noted the " + vals[0].field.Subject + "."
+		p.ack = "Thanks, I've noted that."
 		p.reopen()
 	default:
 		p.ack = "Thanks."
@@ -416,6 +430,9 @@ func (p *policy) next() action {
 		}
 		if !p.wrapped {
 			p.wrapped = true
+			if strings.HasPrefix(ack, "Sorry") {
+				ack = ""
+			}
 			return p.say(join(ack, "I wasn't able to complete the "+p.m.artifact+": some details are still missing, so a colleague will follow up with you. Is there anything else I can help you with?"),
 				expectation{kind: expectAnythingElse})
 		}

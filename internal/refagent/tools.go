@@ -275,6 +275,10 @@ func questionFor(words []string, f field) string {
 	switch {
 	case f.Kind == kindYesNo:
 		return "Was the " + strings.Join(words, " ") + "?"
+	case f.Kind == kindChoice && n >= 2 && words[n-1] == "cause":
+		return "What caused the " + strings.Join(words[:n-1], " ") + ": " + spokenChoices(f.Enum) + "?"
+	case f.Kind == kindChoice && has(words, "time") && (has(words, "contact") || has(words, "call") || has(words, "callback")):
+		return "What time of day is best to contact you: " + spokenChoices(f.Enum) + "?"
 	case f.Kind == kindChoice:
 		return "What is " + article + " " + subj + ": " + spokenChoices(f.Enum) + "?"
 	case n >= 2 && words[n-1] == "count":
@@ -282,7 +286,9 @@ func questionFor(words []string, f field) string {
 	case n >= 2 && words[n-1] == "description":
 		return "Can you describe the " + strings.Join(words[:n-1], " ") + "?"
 	case n == 1 && words[0] == "summary":
-		return "Can you briefly summarize the issue?"
+		return "Can you briefly describe what is going on?"
+	case n >= 2 && words[n-1] == "tried":
+		return "What " + strings.Join(words[:n-1], " ") + " have you already tried?"
 	case f.Kind == kindList || f.Kind == kindDateList:
 		return "What are " + article + " " + subj + "?"
 	}
@@ -332,12 +338,19 @@ func keywordsOf(words []string) []string {
 	return out
 }
 
-// stem drops a plural or verb ending so "installments" finds "installment".
+// stem reduces a word to a crude stem shared by its inflections, so that "installments" finds
+// "installment" and "estimated" finds "estimate": a plural or verb ending, then a final "e", is
+// dropped; a possessive "'s" too.
 func stem(w string) string {
+	w = strings.TrimSuffix(strings.ToLower(w), "'s")
 	for _, suf := range []string{"ies", "es", "s", "ed", "ing"} {
 		if len(w) > len(suf)+3 && strings.HasSuffix(w, suf) {
-			return strings.TrimSuffix(w, suf)
+			w = strings.TrimSuffix(w, suf)
+			break
 		}
+	}
+	if len(w) > 4 && strings.HasSuffix(w, "e") {
+		w = w[:len(w)-1]
 	}
 	return w
 }

@@ -2,6 +2,7 @@ package refagent
 
 import (
 	"context"
+	"slices"
 	"encoding/json"
 	"regexp"
 	"strconv"
@@ -44,6 +45,8 @@ const (
 	intentClose                    // says goodbye
 	intentRepeat                   // asks the agent to repeat or slow down
 	intentOther                    // said something the agent does not understand
+	intentAcknowledge              // only "okay": the caller did not take the question as one
+	intentUnplaced                 // a correction of something the agent cannot place
 )
 
 // fieldValue is a value the caller gave for a field.
@@ -64,7 +67,7 @@ type heard struct {
 // Marker phrases, matched on word boundaries in the open-vocabulary transcript.
 var (
 	unknownMarkers    = []string{"don't have", "do not have", "don't know", "do not know", "not sure", "no idea", "can't remember", "don't remember"}
-	correctionMarkers = []string{"correct", "correction", "actually", "mistake", "wrong", "misread", "misspoke", "i meant", "change"}
+	correctionMarkers = []string{"correction", "to correct", "correct something", "correct that", "actually", "mistake", "wrong", "misread", "misspoke", "i meant"}
 	volunteerMarkers  = []string{"came up", "by the way", "also", "oh and", "just got", "texted", "forgot to mention", "one more thing"}
 	closeMarkers      = []string{"bye", "goodbye", "that's everything", "that is everything", "that's all", "nothing else", "that's it"}
 	repeatMarkers     = []string{"slow down", "repeat", "say that again", "pardon", "come again"}
@@ -89,10 +92,11 @@ type listener struct {
 	now func() time.Time
 }
 
-// hear recognizes one caller turn (PCM16 24 kHz) against what was asked. It runs the
-// open-vocabulary model (for the transcript and for corrections and unsolicited news) and, when
-// the question has a typed answer, the question's grammar, concurrently.
-func (l *listener) hear(ctx context.Context, m *model, exp expectation, pcm []int16) heard {
+// hear recognizes one caller turn (PCM16 24 kHz) against what was asked. The open-vocabulary
+// transcript (for the trace, corrections and unsolicited news) comes from the turn's stream when
+// it was decoded while the caller spoke (lm non-nil), else it is decoded now; when the question has
+// a typed answer, the question's grammar decodes the whole turn, concurrently.
+func (l *listener) hear(ctx context.Context, m *model, exp expectation, pcm []int16, streamed *asr.Result) heard {
 	start := time.Now()
 	var slot *asr.Slot
 	switch {
@@ -112,7 +116,11 @@ func (l *listener) hear(ctx context.Context, m *model, exp expectation, pcm []in
 			ans, slotErr = l.rec.RecognizeSlot(ctx, pcm, 24000, *slot)
 		}()
 	}
-	lm, lmErr = l.rec.Recognize(ctx, pcm, 24000, nil)
+	if streamed != nil {
+		lm = *streamed
+	} else {
+		lm, lmErr = l.rec.Recognize(ctx, pcm, 24000, nil)
+	}
 	wg.Wait()
 	if lmErr != nil {
 		lm = asr.Result{}
@@ -140,8 +148,10 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, pc
 
 	// A correction or unsolicited news about another field than the one asked.
 	if correction || volunteer {
-		target := l.target(m, exp, mentions, lm)
-		if target != nil && (exp.kind != expectField || target != exp.field || correction) {
+		for _, target := range l.targets(m, mentions, lm) {
+			if exp.kind == expectField && target == exp.field && !correction {
+				continue
+			}
 			if v, ok := l.valueAfterPreamble(ctx, m, target, pcm, lm); ok {
 				h.values = append(h.values, v)
 				h.intent = intentVolunteer
@@ -156,6 +166,12 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, pc
 		h.intent = intentRepeat
 		return h
 	}
+	if correction && !(exp.kind == expectField && containsPhraseAny(words, exp.field)) &&
+		(exp.kind == expectField || exp.kind == expectAnythingElse) {
+		// A correction the agent cannot place is not an answer to the question asked.
+		h.intent = intentUnplaced
+		return h
+	}
 	switch exp.kind {
 	case expectField:
 		f := exp.field
@@ -163,7 +179,13 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, pc
 			h.intent = intentUnknown
 			return h
 		}
-		if f.Kind == kindChoice {
+		if onlyAcknowledges(words) {
+			h.intent = intentAcknowledge
+			return h
+		}
+		if f.Kind == kindChoice || f.Kind == kindYesNo {
+			// Enumerations are read from the open transcript first: a grammar of a few words
+			// forces any reply into one of them.
 			if v, ok := l.freeValue(f, lm.Words, text); ok {
 				h.values = []fieldValue{v}
 				h.intent = intentAnswer
@@ -212,35 +234,35 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, pc
 	return h
 }
 
-// target picks the field a correction or piece of news is about: the one the caller names, or
-// else the only field whose type fits the value said (a date when a month is named, a phone
-// number for ten digits, an amount when dollars are said).
-func (l *listener) target(m *model, exp expectation, mentions []*field, lm asr.Result) *field {
-	if len(mentions) > 0 {
-		return mentions[0]
-	}
+// targets lists the fields a correction or piece of news may be about, likeliest first: the ones
+// the caller names, then the only field whose type fits the value said (a date when a month is
+// named, an amount when dollars are said, a phone number for a long run of digits). The caller's
+// value must then read as that field's type.
+func (l *listener) targets(m *model, mentions []*field, lm asr.Result) []*field {
+	out := append([]*field(nil), mentions...)
 	text := " " + strings.ToLower(lm.Text) + " "
-	var want []valueKind
+	var want valueKind = -1
 	switch {
 	case monthRE.MatchString(text):
-		want = []valueKind{kindDate}
+		want = kindDate
 	case strings.Contains(text, " dollar") || strings.Contains(text, " cents "):
-		want = []valueKind{kindNumber}
-	case len(canon.Digits(text)) >= 10:
-		want = []valueKind{kindPhone}
+		want = kindNumber
+	case len(canon.Digits(text)) >= 7:
+		want = kindPhone
 	}
 	var found *field
 	for _, f := range m.allFields() {
-		for _, k := range want {
-			if f.Kind == k {
-				if found != nil && found != f {
-					return nil // ambiguous
-				}
-				found = f
+		if f.Kind == want {
+			if found != nil {
+				return out // ambiguous
 			}
+			found = f
 		}
 	}
-	return found
+	if found != nil && !slices.Contains(out, found) {
+		out = append(out, found)
+	}
+	return out
 }
 
 var monthRE = regexp.MustCompile(` (january|february|march|april|may|june|july|august|september|october|november|december) `)
@@ -347,7 +369,20 @@ var leadFillers = map[string]bool{"it's": true, "it": true, "is": true, "um": tr
 	"that": true, "actually": true, "and": true, "a": true, "an": true, "about": true, "now": true, "was": true, "i": true,
 	"think": true, "we": true, "they": true, "just": true, "hmm": true, "let": true, "me": true, "see": true}
 
-var listSeparators = map[string]bool{"and": true, "then": true, "also": true, "plus": true}
+var (
+	listSeparators = map[string]bool{"and": true, "then": true, "also": true, "plus": true}
+	determiners    = map[string]bool{"the": true, "a": true, "an": true, "my": true, "our": true, "their": true}
+)
+
+// hasContent reports whether an item has a word besides fillers.
+func hasContent(ws []asr.Word) bool {
+	for _, w := range ws {
+		if !leadFillers[w.Text] && !listSeparators[w.Text] {
+			return true
+		}
+	}
+	return false
+}
 
 // freeValue reads a free-text (or choice) answer from recognized words.
 func (l *listener) freeValue(f *field, ws []asr.Word, text string) (fieldValue, bool) {
@@ -398,7 +433,11 @@ func (l *listener) freeValue(f *field, ws []asr.Word, text string) (fieldValue, 
 		return fieldValue{field: f, value: dates, spoken: strings.Join(dates, ", ")}, true
 	case kindEmail:
 		e := spokenEmail(joinWords(ws))
-		return fieldValue{field: f, value: e, spoken: joinWords(ws)}, e != ""
+		at := strings.Index(e, "@")
+		if at <= 0 || !strings.Contains(e[at:], ".") {
+			return fieldValue{}, false // not an address: no "at … dot …" was heard
+		}
+		return fieldValue{field: f, value: e, spoken: joinWords(ws)}, true
 	}
 	s := phrase(ws)
 	if f.Kind == kindName || f.Kind == kindAddress {
@@ -416,7 +455,7 @@ func splitItems(ws []asr.Word) []string {
 		for len(cur) > 0 && (leadFillers[cur[0].Text] || listSeparators[cur[0].Text]) {
 			cur = cur[1:]
 		}
-		for len(cur) > 0 && (cur[len(cur)-1].Text == "too" || listSeparators[cur[len(cur)-1].Text]) {
+		for len(cur) > 0 && (cur[len(cur)-1].Text == "too" || cur[len(cur)-1].Text == "to" || listSeparators[cur[len(cur)-1].Text]) {
 			cur = cur[:len(cur)-1]
 		}
 		if len(cur) > 0 {
@@ -429,8 +468,11 @@ func splitItems(ws []asr.Word) []string {
 			flush()
 			continue
 		}
-		if i > 0 && len(cur) > 0 && w.Start-ws[i-1].End >= 150*time.Millisecond {
+		switch {
+		case i > 0 && len(cur) > 0 && w.Start-ws[i-1].End >= 120*time.Millisecond:
 			flush()
+		case determiners[w.Text] && hasContent(cur):
+			flush() // "… floor the kitchen ceiling": a determiner starts the next noun phrase
 		}
 		cur = append(cur, w)
 	}
@@ -607,4 +649,31 @@ func plausible(k valueKind, words []string) bool {
 
 func isOrdinalWord(w string) bool {
 	return strings.HasSuffix(w, "th") || strings.HasSuffix(w, "first") || strings.HasSuffix(w, "second") || strings.HasSuffix(w, "third")
+}
+
+// onlyAcknowledges reports a reply that is just "okay" or "sure": the caller did not hear a
+// question it could answer.
+func onlyAcknowledges(words []string) bool {
+	if len(words) == 0 || len(words) > 2 {
+		return false
+	}
+	for _, w := range words {
+		if w != "okay" && w != "ok" && w != "sure" && w != "alright" && w != "right" && w != "uh" && w != "um" {
+			return false
+		}
+	}
+	return true
+}
+
+// containsPhraseAny reports whether the words name field f.
+func containsPhraseAny(words []string, f *field) bool {
+	if f == nil {
+		return false
+	}
+	for _, w := range words {
+		if containsKeyword(f, w) {
+			return true
+		}
+	}
+	return false
 }
