@@ -39,7 +39,7 @@ var quietOnce sync.Once
 // once, plus the grammar searches registered on it. Not safe for concurrent use.
 type decoder struct {
 	ps       *C.ps_decoder_t
-	prior    []float32 // the model's initial cepstral mean
+	prior    []float32       // the model's initial cepstral mean
 	searches map[string]bool // grammar searches registered, by name
 	order    []string        // registration order, for eviction
 }

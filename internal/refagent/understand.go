@@ -2,9 +2,9 @@ package refagent
 
 import (
 	"context"
-	"slices"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,18 +35,18 @@ type expectation struct {
 type intent int
 
 const (
-	intentNone       intent = iota // nothing recognized
-	intentAnswer                   // gives the asked field's value
-	intentUnknown                  // "I don't have that"
-	intentCorrection               // changes a value given before
-	intentVolunteer                // offers a value unasked
-	intentYes                      // agrees (approval, "that's right")
-	intentNo                       // declines, or says there is nothing else
-	intentClose                    // says goodbye
-	intentRepeat                   // asks the agent to repeat or slow down
-	intentOther                    // said something the agent does not understand
-	intentAcknowledge              // only "okay": the caller did not take the question as one
-	intentUnplaced                 // a correction of something the agent cannot place
+	intentNone        intent = iota // nothing recognized
+	intentAnswer                    // gives the asked field's value
+	intentUnknown                   // "I don't have that"
+	intentCorrection                // changes a value given before
+	intentVolunteer                 // offers a value unasked
+	intentYes                       // agrees (approval, "that's right")
+	intentNo                        // declines, or says there is nothing else
+	intentClose                     // says goodbye
+	intentRepeat                    // asks the agent to repeat or slow down
+	intentOther                     // said something the agent does not understand
+	intentAcknowledge               // only "okay": the caller did not take the question as one
+	intentUnplaced                  // a correction of something the agent cannot place
 )
 
 // fieldValue is a value the caller gave for a field.
