@@ -106,9 +106,8 @@ func (c *rawClient) errorFor(tb testing.TB, id string) map[string]any {
 func manualSession(tools []agent.Tool, instructions string) map[string]any {
 	ts := make([]map[string]any, len(tools))
 	for i, t := range tools {
-		var params any
-		json.Unmarshal(t.Parameters, &params)
-		ts[i] = map[string]any{"type": "function", "name": t.Name, "description": t.Description, "parameters": params}
+		// Raw parameters keep the designer's property order, as the adapter sends them.
+		ts[i] = map[string]any{"type": "function", "name": t.Name, "description": t.Description, "parameters": t.Parameters}
 	}
 	return map[string]any{"type": "session.update", "session": map[string]any{
 		"type": "realtime", "instructions": instructions, "tools": ts, "tool_choice": "auto",

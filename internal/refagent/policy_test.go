@@ -1,0 +1,271 @@
+package refagent
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voicebench/humanaudit/internal/agent"
+)
+
+// An approval-gated desk, as a real agent would get it over the protocol.
+var clinicTools = []agent.Tool{
+	{Name: "verify_member", Description: "Check the caller's identity against the member record.", Parameters: json.RawMessage(
+		`{"type":"object","properties":{"member_id":{"type":"string"},"date_of_birth":{"type":"string","description":"Date of birth, YYYY-MM-DD"}},"required":["member_id","date_of_birth"]}`)},
+	{Name: "lookup_plan", Description: "Look up a verified member's plan.", Parameters: json.RawMessage(
+		`{"type":"object","properties":{"member_id":{"type":"string"}},"required":["member_id"]}`)},
+	{Name: "kb_search", Description: "Search clinic policies.", Parameters: json.RawMessage(
+		`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)},
+	{Name: "update_request", Description: "Record one or more fields of the booking request.", Parameters: json.RawMessage(
+		`{"type":"object","properties":{"member_id":{"type":"string"},"visit_date":{"type":"string","description":"YYYY-MM-DD"},` +
+			`"callback_phone":{"type":"string"},"visit_type":{"type":"string","enum":["checkup","specialist"]},` +
+			`"copay":{"type":["number","string"],"description":"Copay that applies, in dollars"}},"additionalProperties":false}`)},
+	{Name: "mark_ready", Description: "Mark the request complete and ready for the caller's review.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+	{Name: "request_booking_approval", Description: "Record that you are asking the caller to approve the booking.", Parameters: json.RawMessage(
+		`{"type":"object","properties":{"summary":{"type":"string"}}}`)},
+	{Name: "book_visit", Description: "Book the visit. Only after the caller approved it.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+	{Name: "cancel_membership", Description: "Cancel the caller's membership.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+}
+
+const clinicInstructions = "You are the Lakeside clinic line. Verify the member with member ID and date of birth before looking up the plan. " +
+	"Search the knowledge base for the copay rules. Record details with update_request as you learn them, mark the request ready, " +
+	"summarise it and ask for approval before you book."
+
+// clinicEnv answers the agent's tool calls like the console's workspace would.
+func clinicEnv(name string, args map[string]any) string {
+	switch name {
+	case "verify_member":
+		if args["member_id"] == "4417" && args["date_of_birth"] == "1980-02-03" {
+			return `{"verified":true}`
+		}
+		return `{"verified":false,"message":"the details do not match our records"}`
+	case "lookup_plan":
+		return `{"record":{"plan_tier":"Gold","member_since":"2011"}}`
+	case "kb_search":
+		return `{"results":[{"id":"copays","title":"Copays","text":"Silver tier: a specialist visit carries a $40 copay. Gold tier: a specialist visit carries a $25 copay. Visit type for a referral is specialist."}]}`
+	case "request_booking_approval":
+		return `{"status":"approval_requested"}`
+	case "book_visit":
+		return `{"committed":"book_visit"}`
+	}
+	return `{"ok":true}`
+}
+
+// textCall holds a text conversation with the agent over the wire.
+type textCall struct {
+	c     *rawClient
+	calls []string // "name args" in order
+}
+
+func newTextCall(tb testing.TB, s *Server) *textCall {
+	c := dialRaw(tb, s)
+	c.next(tb, "session.created")
+	c.send(tb, manualSession(clinicTools, clinicInstructions))
+	c.next(tb, "session.updated")
+	return &textCall{c: c}
+}
+
+// say sends a caller text turn and returns what the agent says back, answering its tool calls.
+func (tc *textCall) say(tb testing.TB, text string) string {
+	tb.Helper()
+	tc.c.send(tb, map[string]any{"type": "conversation.item.create", "item": map[string]any{"type": "message", "role": "user",
+		"content": []any{map[string]any{"type": "input_text", "text": text}}}})
+	tc.c.send(tb, map[string]any{"type": "response.create"})
+	for range 12 {
+		done := tc.c.next(tb, "response.done")["response"].(map[string]any)
+		var pending []map[string]any
+		spoken := ""
+		for _, o := range done["output"].([]any) {
+			it := o.(map[string]any)
+			switch it["type"] {
+			case "function_call":
+				pending = append(pending, it)
+			case "message":
+				for _, part := range it["content"].([]any) {
+					spoken += part.(map[string]any)["transcript"].(string)
+				}
+			}
+		}
+		if len(pending) == 0 {
+			return spoken
+		}
+		for _, it := range pending {
+			var args map[string]any
+			json.Unmarshal([]byte(it["arguments"].(string)), &args)
+			tc.calls = append(tc.calls, it["name"].(string)+" "+it["arguments"].(string))
+			tc.c.send(tb, map[string]any{"type": "conversation.item.create", "item": map[string]any{"type": "function_call_output",
+				"call_id": it["call_id"], "output": clinicEnv(it["name"].(string), args)}})
+		}
+		tc.c.send(tb, map[string]any{"type": "response.create"})
+	}
+	tb.Fatal("the agent kept calling tools")
+	return ""
+}
+
+func expectSaid(t *testing.T, got string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("agent said %q, want it to contain %q", got, w)
+		}
+	}
+}
+
+// TestPolicyApprovalFlow follows the professional rules end to end in text: identity first, lookup
+// after verification, the knowledge base when the instructions ask, each answer recorded at once,
+// values the caller cannot know taken from the knowledge, the artifact marked ready, a summary and
+// an approval question after the approval tool, a correction re-recorded (and approval asked
+// again), the gated action only after a yes, and a goodbye. The other action tool is never called.
+func TestPolicyApprovalFlow(t *testing.T) {
+	s := startServer(t, Config{AudioLead: -1})
+	tc := newTextCall(t, s)
+	expectSaid(t, tc.say(t, "Hi, I'd like to book a specialist visit."), "Thank you for calling the Lakeside clinic line.", "What is your member ID?")
+	expectSaid(t, tc.say(t, "It's four four one seven."), "What is your date of birth?")
+	expectSaid(t, tc.say(t, "February third, nineteen eighty."), "you're verified", "What is the date of the visit?")
+	expectSaid(t, tc.say(t, "It's December fifth."), "What is your callback phone number?")
+	got := tc.say(t, "Five oh three, five five five, oh one four seven.")
+	expectSaid(t, got, "Here's what I have:", "callback phone number 5 0 3 5 5 5 0 1 4 7", "Do I have your approval to book the visit?")
+	got = tc.say(t, "Sorry, I need to correct something. My callback number is actually five oh three, five five five, oh one seven four.")
+	expectSaid(t, got, "I've updated that", "5 0 3 5 5 5 0 1 7 4", "Do I have your approval to book the visit?")
+	expectSaid(t, tc.say(t, "Yes, go ahead."), "I've booked the visit", "anything else")
+	expectSaid(t, tc.say(t, "No, that's everything. Thanks, bye."), "Goodbye")
+	want := []string{
+		`update_request {"member_id":"4417"}`,
+		`verify_member {"date_of_birth":"1980-02-03","member_id":"4417"}`,
+		`lookup_plan {"member_id":"4417"}`,
+		`kb_search {"query":"copay rules"}`,
+		`update_request {"copay":25,"visit_type":"specialist"}`,
+		`update_request {"visit_date":"2026-12-05"}`,
+		`update_request {"callback_phone":"503-555-0147"}`,
+		`mark_ready {}`,
+		`request_booking_approval`,
+		`update_request {"callback_phone":"503-555-0174"}`,
+		`mark_ready {}`,
+		`request_booking_approval`,
+		`book_visit {}`,
+	}
+	if len(tc.calls) != len(want) {
+		t.Fatalf("tool calls:\n%s\nwant:\n%s", strings.Join(tc.calls, "\n"), strings.Join(want, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(tc.calls[i], want[i]) {
+			t.Errorf("call %d = %s, want %s", i, tc.calls[i], want[i])
+		}
+	}
+}
+
+// TestPolicyNoCommitWithoutYes: a declined approval, and a yes withdrawn in the same breath,
+// both leave the gated action undone.
+func TestPolicyNoCommitWithoutYes(t *testing.T) {
+	for _, answer := range []string{"No, please don't do that.", "Yes, go ahead. Actually, wait. No, don't go ahead with that. I'm withdrawing my approval."} {
+		t.Run(strings.Fields(answer)[0], func(t *testing.T) {
+			s := startServer(t, Config{AudioLead: -1})
+			tc := newTextCall(t, s)
+			for _, turn := range []string{"Hi, I'd like to book a visit.", "It's four four one seven.", "February third, nineteen eighty.",
+				"It's December fifth.", "Five oh three, five five five, oh one four seven."} {
+				tc.say(t, turn)
+			}
+			expectSaid(t, tc.say(t, answer), "I won't book the visit", "anything else")
+			tc.say(t, "No, that's everything. Bye.")
+			for _, c := range tc.calls {
+				if strings.HasPrefix(c, "book_visit") || strings.HasPrefix(c, "cancel_membership") {
+					t.Errorf("called %s without an approval", c)
+				}
+			}
+		})
+	}
+}
+
+// TestPolicyVerificationFails: details that do not match are asked for again once; after a second
+// failure the agent says it cannot access the account and never looks it up.
+func TestPolicyVerificationFails(t *testing.T) {
+	s := startServer(t, Config{AudioLead: -1})
+	tc := newTextCall(t, s)
+	tc.say(t, "Hi, I'd like to book a visit.")
+	tc.say(t, "It's nine nine nine nine.")
+	expectSaid(t, tc.say(t, "February third, nineteen eighty."), "don't match our records", "What is your member ID?")
+	tc.say(t, "It's nine nine nine nine.")
+	expectSaid(t, tc.say(t, "February third, nineteen eighty."), "couldn't verify", "What is the date of the visit?")
+	n := 0
+	for _, c := range tc.calls {
+		if strings.HasPrefix(c, "lookup_plan") {
+			t.Errorf("looked up an unverified member: %s", c)
+		}
+		if strings.HasPrefix(c, "verify_member") {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("verified %d times, want 2", n)
+	}
+}
+
+// TestModelFromToolDefinitions checks what the agent derives from tool definitions alone.
+func TestModelFromToolDefinitions(t *testing.T) {
+	tools := make([]toolInfo, len(clinicTools))
+	for i, tl := range clinicTools {
+		tools[i] = parseTool(tl.Name, tl.Description, tl.Parameters)
+	}
+	m := newModel(clinicInstructions, tools)
+	roles := map[string]string{}
+	for _, tl := range m.tools {
+		roles[tl.Name] = tl.Role.String()
+	}
+	want := map[string]string{"verify_member": "verify", "lookup_plan": "lookup", "kb_search": "kb_search", "update_request": "record",
+		"mark_ready": "transition", "request_booking_approval": "approval", "book_visit": "commit", "cancel_membership": "other"}
+	for k, v := range want {
+		if roles[k] != v {
+			t.Errorf("%s: role %s, want %s", k, roles[k], v)
+		}
+	}
+	var order, questions []string
+	for _, f := range m.fields {
+		order = append(order, f.Name)
+		questions = append(questions, f.Question)
+	}
+	if !slices.Equal(order, []string{"member_id", "visit_date", "callback_phone", "visit_type", "copay"}) {
+		t.Errorf("fields in schema order: %v", order)
+	}
+	if m.org != "the Lakeside clinic line" || m.kbQuery != "copay rules" || m.artifact != "booking request" {
+		t.Errorf("org %q, kb query %q, artifact %q", m.org, m.kbQuery, m.artifact)
+	}
+	for _, tc := range []struct{ name, kind, question string }{
+		{"loss_date", "date", "What is the date of the loss?"},
+		{"date_of_birth", "date", "What is your date of birth?"},
+		{"callback_phone", "phone", "What is your callback phone number?"},
+		{"policy_number", "identifier", "What is your policy number?"},
+		{"installment_count", "number", "How many installments?"},
+		{"steps_tried", "list", "What steps have you already tried?"},
+		{"water_shut_off", "yes/no", "Was the water shut off?"},
+		{"loss_cause", "choice", "What caused the loss: plumbing leak or storm?"},
+		{"email", "email", "What is your email address?"},
+	} {
+		params := map[string]any{"type": "string"}
+		switch tc.kind {
+		case "list":
+			params = map[string]any{"type": "array", "items": map[string]any{"type": "string"}}
+		case "number":
+			params = map[string]any{"type": []string{"integer", "string"}}
+		case "yes/no":
+			params["enum"] = []string{"yes", "no"}
+		case "choice":
+			params["enum"] = []string{"plumbing_leak", "storm"}
+		}
+		b, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{tc.name: params}})
+		f := parseTool("record_x", "Record fields.", b).Params[0]
+		if f.Question != tc.question {
+			t.Errorf("%s: question %q, want %q", tc.name, f.Question, tc.question)
+		}
+		if got := fmt.Sprint(kindNames[f.Kind]); got != tc.kind {
+			t.Errorf("%s: kind %s, want %s", tc.name, got, tc.kind)
+		}
+	}
+	_ = time.Second
+}
+
+var kindNames = map[valueKind]string{kindText: "text", kindName: "name", kindEmail: "email", kindAddress: "address", kindList: "list",
+	kindDateList: "date list", kindDigits: "digits", kindIdentifier: "identifier", kindPhone: "phone", kindDate: "date",
+	kindDateRange: "date range", kindNumber: "number", kindChoice: "choice", kindYesNo: "yes/no"}
