@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/task"
+	"github.com/voicebench/humanaudit/internal/tts"
 )
 
 // SampleRate is the rate of every bank WAV: the rate realtime voice agents take.
@@ -164,13 +164,14 @@ func Build(ctx context.Context, tasks []*task.Task, opts BuildOptions) (BuildRep
 	results := make([]Entry, len(jobs))
 	errs := make([]error, len(jobs))
 	next := make(chan int)
+	speaker := &tts.Flite{Binary: opts.Flite, Rate: SampleRate, MemoLimit: -1}
 	var wg sync.WaitGroup
 	for w := 0; w < opts.Workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i], errs[i] = renderVariant(ctx, opts, jobs[i].v, jobs[i].voice)
+				results[i], errs[i] = renderVariant(ctx, speaker, jobs[i].v, opts.Dir, jobs[i].voice)
 				bar.step(jobs[i].v.Task + " " + jobs[i].v.Plan)
 			}
 		}()
@@ -198,30 +199,13 @@ func Build(ctx context.Context, tasks []*task.Task, opts BuildOptions) (BuildRep
 }
 
 // renderVariant speaks one variant with Flite and stores it as the bank's WAV.
-func renderVariant(ctx context.Context, opts BuildOptions, v Variant, voice string) (Entry, error) {
-	tmp, err := os.MkdirTemp("", "bank-flite-")
-	if err != nil {
-		return Entry{}, err
-	}
-	defer os.RemoveAll(tmp)
-	raw := filepath.Join(tmp, "flite.wav")
-	cmd := exec.CommandContext(ctx, opts.Flite, "-voice", voice, "-t", v.Text, "-o", raw)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return Entry{}, fmt.Errorf("flite -voice %s: %w: %s", voice, err, strings.TrimSpace(string(out)))
-	}
-	w, err := media.ReadWAV(raw)
-	if err != nil {
-		return Entry{}, fmt.Errorf("read flite output: %w", err)
-	}
-	if w.Channels != 1 {
-		return Entry{}, fmt.Errorf("flite wrote %d channels, want mono", w.Channels)
-	}
-	pcm, err := resample(w.Samples, w.Rate, SampleRate)
+func renderVariant(ctx context.Context, speaker *tts.Flite, v Variant, dir, voice string) (Entry, error) {
+	pcm, err := speaker.Speak(ctx, voice, v.Text)
 	if err != nil {
 		return Entry{}, err
 	}
 	file := FileName(v)
-	path := filepath.Join(opts.Dir, file)
+	path := filepath.Join(dir, file)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return Entry{}, err
 	}
@@ -230,27 +214,6 @@ func renderVariant(ctx context.Context, opts BuildOptions, v Variant, voice stri
 	}
 	return Entry{Task: v.Task, Plan: v.Plan, Variant: v.Variant, Text: v.Text, File: file, Voice: voice, Source: SourceFlite,
 		DurationMS: int64(len(pcm)) * 1000 / SampleRate, SHA256: fileHash(path)}, nil
-}
-
-// resample converts a whole mono clip between rates with the media engine's polyphase resampler,
-// removing its fixed delay so the output starts where the input does.
-func resample(in []int16, from, to int) ([]int16, error) {
-	if from == to {
-		return append([]int16(nil), in...), nil
-	}
-	r, err := media.NewResampler(from, to)
-	if err != nil {
-		return nil, fmt.Errorf("resample %d Hz to %d Hz: %w", from, to, err)
-	}
-	delay := r.DelaySamples()
-	padded := make([]int16, len(in)+delay*from/to+2)
-	copy(padded, in)
-	out := r.Process(padded, nil)
-	want := int(int64(len(in)) * int64(to) / int64(from))
-	if len(out) < delay+want {
-		want = len(out) - delay
-	}
-	return out[delay : delay+want], nil
 }
 
 func writeWAVAtomic(path string, pcm []int16) error {

@@ -122,7 +122,7 @@ func TestResampleKeepsTimeAndPitch(t *testing.T) {
 	for i := 4000; i < len(in); i++ {
 		in[i] = int16(8000 * math.Sin(2*math.Pi*f*float64(i)/16000))
 	}
-	out, err := resample(in, 16000, 24000)
+	out, err := media.ResampleClip(in, 16000, 24000)
 	if err != nil {
 		t.Fatal(err)
 	}

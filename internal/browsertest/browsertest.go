@@ -4,9 +4,7 @@
 package browsertest
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/tts"
 )
 
 // Chromium is Debian's Chromium (scripts/deps.sh installs it).
@@ -175,23 +174,17 @@ func ComposeMic(t testing.TB, path string, total time.Duration, lines ...Line) {
 		t.Skip("flite not installed (scripts/deps.sh installs it)")
 	}
 	const rate = 48000
+	speaker := &tts.Flite{Rate: rate}
 	pcm := make([]int16, int(total.Seconds()*rate))
 	for _, l := range lines {
 		voice := l.Voice
 		if voice == "" {
 			voice = "slt"
 		}
-		out, err := exec.Command("flite", "-voice", voice, "-t", l.Text, "-o", "/dev/stdout").Output()
-		if err != nil {
-			t.Fatalf("flite: %v", err)
-		}
-		in := make([]int16, (len(out)-44)/2)
-		binary.Read(bytes.NewReader(out[44:]), binary.LittleEndian, in)
-		r, err := media.NewResampler(16000, rate)
+		speech, err := speaker.Speak(context.Background(), voice, l.Text)
 		if err != nil {
 			t.Fatal(err)
 		}
-		speech := r.Process(append(in, make([]int16, 1600)...), nil)
 		if start := int(l.At.Seconds() * rate); start < len(pcm) {
 			copy(pcm[start:], speech)
 		}

@@ -165,3 +165,24 @@ func clamp16(v float32) int16 {
 		return int16(v - 0.5)
 	}
 }
+
+// ResampleClip converts a whole mono clip between rates, removing the resampler's fixed delay so
+// the output starts where the input does and lasts as long.
+func ResampleClip(in []int16, from, to int) ([]int16, error) {
+	if from == to {
+		return append([]int16(nil), in...), nil
+	}
+	r, err := NewResampler(from, to)
+	if err != nil {
+		return nil, fmt.Errorf("resample %d Hz to %d Hz: %w", from, to, err)
+	}
+	delay := r.DelaySamples()
+	padded := make([]int16, len(in)+delay*from/to+2)
+	copy(padded, in)
+	out := r.Process(padded, nil)
+	want := int(int64(len(in)) * int64(to) / int64(from))
+	if len(out) < delay+want {
+		want = len(out) - delay
+	}
+	return out[delay : delay+want], nil
+}

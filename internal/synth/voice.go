@@ -1,12 +1,10 @@
 package synth
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/voicebench/humanaudit/internal/session"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
+	"github.com/voicebench/humanaudit/internal/tts"
 )
 
 // Sources recorded in caller.utterance events: where the caller's audio came from.
@@ -85,58 +84,14 @@ func (v *BankVoice) Speak(ctx context.Context, p trace.Plan) (string, string, []
 	return text, SourceRender, pcm, nil
 }
 
-// Flite renders speech with Debian's flite (CMU Flite, deterministic) at 16 kHz and resamples it
-// to 24 kHz, caching by (voice, text). Safe for concurrent use.
-type Flite struct {
-	mu    sync.Mutex
-	cache map[[2]string][]int16
-}
+// Flite renders speech with Debian's flite through the shared tts package, at 24 kHz, caching
+// recent sentences. An empty voice is slt. Safe for concurrent use.
+type Flite struct{ tts tts.Flite }
 
-// Render implements Renderer. An empty voice is Flite's slt.
+// Render implements Renderer.
 func (f *Flite) Render(ctx context.Context, voice, text string) ([]int16, error) {
 	if voice == "" {
 		voice = "slt"
 	}
-	k := [2]string{voice, text}
-	f.mu.Lock()
-	pcm, ok := f.cache[k]
-	f.mu.Unlock()
-	if ok {
-		return pcm, nil
-	}
-	dir, err := os.MkdirTemp("", "synth-flite-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	out := filepath.Join(dir, "say.wav")
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "flite", "-voice", voice, "-t", text, "-o", out)
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("flite -voice %s: %w: %s", voice, err, bytes.TrimSpace(stderr.Bytes()))
-	}
-	w, err := media.ReadWAV(out)
-	if err != nil {
-		return nil, fmt.Errorf("flite output: %w", err)
-	}
-	if w.Channels != 1 {
-		return nil, fmt.Errorf("flite output: %d channels, want mono", w.Channels)
-	}
-	pcm = w.Samples
-	if w.Rate != media.RecordRate {
-		r, err := media.NewResampler(w.Rate, media.RecordRate)
-		if err != nil {
-			return nil, fmt.Errorf("flite output: %w", err)
-		}
-		// A short tail of silence flushes the resampler's delay line, so the last syllable is kept.
-		pcm = r.Process(append(pcm, make([]int16, w.Rate/10)...), nil)
-	}
-	f.mu.Lock()
-	if f.cache == nil {
-		f.cache = map[[2]string][]int16{}
-	}
-	f.cache[k] = pcm
-	f.mu.Unlock()
-	return pcm, nil
+	return f.tts.Speak(ctx, voice, text)
 }
