@@ -168,13 +168,6 @@ func checkCall(t *testing.T, res session.Result) {
 	t.Logf("trace: %s", strings.Join(keys, " "))
 }
 
-// TestSyntheticCallITIncident: the prepare-only IT incident (no verification), a Flite caller
-// with the kal16 voice.
-func TestSyntheticCallITIncident(t *testing.T) {
-	s := startServer(t, Config{})
-	checkCall(t, syntheticCall(t, s, "it-vpn-incident", 4*time.Minute))
-}
-
 // TestSyntheticCallAutoGlass: verification, lookup, knowledge search, a correction, news the
 // caller volunteers, and an approval-gated submission.
 func TestSyntheticCallAutoGlass(t *testing.T) {

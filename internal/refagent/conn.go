@@ -53,6 +53,7 @@ type turn struct {
 	exp    expectation
 	m      *model
 	ear    *ear // the open-vocabulary stream of the turn, when one ran
+	at     time.Time
 	done   chan struct{}
 	h      heard
 }
@@ -675,7 +676,7 @@ func (c *conn) commitTurn(itemID string, pcm []int16, text string, e *ear) {
 	prev := c.lastItem
 	c.lastItem = itemID
 	c.items[itemID] = &item{role: "user", typ: "message"}
-	t := &turn{itemID: itemID, pcm: pcm, text: text, exp: c.pol.exp, m: c.mdl, ear: e, done: make(chan struct{})}
+	t := &turn{itemID: itemID, pcm: pcm, text: text, exp: c.pol.exp, m: c.mdl, ear: e, at: time.Now(), done: make(chan struct{})}
 	c.turns = append(c.turns, t)
 	c.wg.Add(1)
 	c.mu.Unlock()
@@ -733,7 +734,8 @@ func (c *conn) recognize(t *turn) {
 		return
 	}
 	c.log.Debug("caller turn recognized", slog.String("item", t.itemID), slog.String("transcript", t.h.transcript),
-		slog.Int("intent", int(t.h.intent)), slog.Int("asr_ms", t.h.asrMS))
+		slog.Int("intent", int(t.h.intent)), slog.Bool("streamed", streamed != nil),
+		slog.Int64("asr_ms", time.Since(t.at).Milliseconds())) // from the commit: what the caller waits for
 	c.em.Send(&wire.ServerEvent{Type: wire.InputTranscriptDone, ItemID: t.itemID, ContentIndex: wire.Int(0), Transcript: wire.Str(t.h.transcript)})
 }
 

@@ -86,11 +86,14 @@ func containsPhrase(text string, phrases []string) bool {
 }
 
 // listener turns caller audio into what the agent understood, with the recognizer and the
-// agent's model.
+// agent's model. Without a recognizer it understands text turns only.
 type listener struct {
 	rec *asr.Recognizer
 	now func() time.Time
 }
+
+// known reports whether a word can be used in a grammar.
+func (l *listener) known(w string) bool { return l.rec == nil || l.rec.Known(w) }
 
 // hear recognizes one caller turn (PCM16 24 kHz) against what was asked. The open-vocabulary
 // transcript (for the trace, corrections and unsolicited news) comes from the turn's stream when
@@ -101,7 +104,7 @@ func (l *listener) hear(ctx context.Context, m *model, exp expectation, pcm []in
 	var slot *asr.Slot
 	switch {
 	case exp.kind == expectField && exp.field != nil:
-		slot = exp.field.slot(l.rec.Known)
+		slot = exp.field.slot(l.known)
 	case exp.kind == expectApproval || exp.kind == expectAnythingElse:
 		slot = &asr.Slot{Kind: asr.KindYesNo}
 	}
@@ -282,8 +285,8 @@ func (l *listener) valueAfterPreamble(ctx context.Context, m *model, f *field, p
 	}
 	rest := lm.Words[cut+1:]
 	restText := joinWords(rest)
-	if slot := f.slot(l.rec.Known); slot != nil {
-		if len(pcm) > 0 && cut >= 0 {
+	if slot := f.slot(l.known); slot != nil {
+		if len(pcm) > 0 && cut >= 0 && l.rec != nil {
 			from := int(lm.Words[cut].End * 24000 / time.Second)
 			if from < len(pcm)-2400 {
 				ans, err := l.rec.RecognizeSlot(ctx, pcm[from:], 24000, *slot)
@@ -371,17 +374,22 @@ var leadFillers = map[string]bool{"it's": true, "it": true, "is": true, "um": tr
 
 var (
 	listSeparators = map[string]bool{"and": true, "then": true, "also": true, "plus": true}
-	determiners    = map[string]bool{"the": true, "a": true, "an": true, "my": true, "our": true, "their": true}
+	determiners    = map[string]bool{"the": true, "my": true, "our": true, "their": true}
 )
 
-// hasContent reports whether an item has a word besides fillers.
-func hasContent(ws []asr.Word) bool {
+// functionWords are prepositions that bind the next noun phrase to the one before.
+var functionWords = map[string]bool{"to": true, "of": true, "in": true, "on": true, "at": true, "for": true, "with": true,
+	"from": true, "into": true, "under": true, "below": true, "above": true, "by": true}
+
+// contentWords counts an item's words besides fillers and prepositions.
+func contentWords(ws []asr.Word) int {
+	n := 0
 	for _, w := range ws {
-		if !leadFillers[w.Text] && !listSeparators[w.Text] {
-			return true
+		if !leadFillers[w.Text] && !listSeparators[w.Text] && !functionWords[w.Text] {
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // freeValue reads a free-text (or choice) answer from recognized words.
@@ -471,8 +479,8 @@ func splitItems(ws []asr.Word) []string {
 		switch {
 		case i > 0 && len(cur) > 0 && w.Start-ws[i-1].End >= 120*time.Millisecond:
 			flush()
-		case determiners[w.Text] && hasContent(cur):
-			flush() // "… floor the kitchen ceiling": a determiner starts the next noun phrase
+		case determiners[w.Text] && contentWords(cur) >= 2 && !functionWords[ws[i-1].Text]:
+			flush() // "… bathroom floor the kitchen ceiling": a determiner starts the next noun phrase
 		}
 		cur = append(cur, w)
 	}

@@ -24,6 +24,10 @@ type voice struct {
 	memo map[string][]int16
 }
 
+// durationStretch speeds Flite's kal voice up a little (1 is its default pace, slower than a
+// service agent's).
+const durationStretch = "0.9"
+
 // maxVoiceMemo bounds the cache of synthesized sentences (agents repeat themselves).
 const maxVoiceMemo = 512
 
@@ -46,7 +50,8 @@ func (v *voice) speak(ctx context.Context, text string) ([]int16, error) {
 	if ok {
 		return pcm, nil
 	}
-	out, err := exec.CommandContext(ctx, "flite", "-voice", v.name, "-t", text, "-o", "/dev/stdout").Output()
+	out, err := exec.CommandContext(ctx, "flite", "-voice", v.name, "--setf", "duration_stretch="+durationStretch,
+		"-t", text, "-o", "/dev/stdout").Output()
 	if err != nil {
 		return nil, fmt.Errorf("flite: %w", err)
 	}

@@ -1,0 +1,110 @@
+package refagent
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voicebench/humanaudit/internal/asr"
+)
+
+// words builds recognized words from text; "|" marks a 300 ms pause before the next word.
+func words(text string) []asr.Word {
+	var out []asr.Word
+	t := time.Duration(0)
+	for _, w := range strings.Fields(text) {
+		if w == "|" {
+			t += 300 * time.Millisecond
+			continue
+		}
+		out = append(out, asr.Word{Text: w, Start: t, End: t + 250*time.Millisecond})
+		t += 260 * time.Millisecond
+	}
+	return out
+}
+
+func TestSplitItems(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"the upstairs bathroom floor the kitchen ceiling right below it and the kitchen cabinets",
+			[]string{"upstairs bathroom floor", "kitchen ceiling right below it", "kitchen cabinets"}},
+		{"v p n | outlook | sharepoint | and now teams too", []string{"VPN", "outlook", "sharepoint", "teams"}},
+		{"restarted the laptop then reinstalled the v p n client then switched to my phone hotspot",
+			[]string{"restarted the laptop", "reinstalled the VPN client", "switched to my phone hotspot"}},
+		{"email and text message", []string{"email", "text message"}},
+	} {
+		if got := splitItems(words(c.text)); !slices.Equal(got, c.want) {
+			t.Errorf("splitItems(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}
+
+func TestFreeValues(t *testing.T) {
+	l := &listener{now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
+	email := &field{Name: "email", Kind: kindEmail, Subject: "email address"}
+	name := &field{Name: "plumber_name", Kind: kindName, Subject: "name of the plumber"}
+	choice := &field{Name: "scope", Kind: kindChoice, Enum: []string{"single_user", "team", "site"}, Subject: "scope"}
+	yes := &field{Name: "water_shut_off", Kind: kindYesNo, Enum: []string{"yes", "no"}, Subject: "water shut off"}
+	for _, c := range []struct {
+		f    *field
+		text string
+		want any
+		ok   bool
+	}{
+		{email, "it's priya dot v at northwind dot example", "priya.v@northwind.example", true},
+		{email, "it's pre about the yep north without example", nil, false},
+		{name, "it's twin cities rooter", "Twin Cities Rooter", true},
+		{choice, "my whole team has the same problem", "team", true},
+		{choice, "just me", nil, false},
+		{yes, "yes i shut off the main valve right away", "yes", true},
+		{yes, "no i didn't", "no", true},
+	} {
+		v, ok := l.freeValue(c.f, words(c.text), c.text)
+		if ok != c.ok || (ok && v.value != c.want) {
+			t.Errorf("%s from %q = %v, %v; want %v, %v", c.f.Name, c.text, v.value, ok, c.want, c.ok)
+		}
+	}
+}
+
+// A turn is read against the question asked: an answer, "I don't have that", a bare "okay", a
+// correction of another field (with its value re-read after the preamble), news about another
+// field, and a correction the agent cannot place.
+func TestUnderstandText(t *testing.T) {
+	tools := make([]toolInfo, len(clinicTools))
+	for i, tl := range clinicTools {
+		tools[i] = parseTool(tl.Name, tl.Description, tl.Parameters)
+	}
+	m := newModel(clinicInstructions, tools)
+	l := &listener{now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
+	visit := m.fieldByName["visit_date"]
+	for _, c := range []struct {
+		text   string
+		intent intent
+		field  string
+		value  any
+	}{
+		{"it's december fifth", intentAnswer, "visit_date", "2026-12-05"},
+		{"sorry i don't have that", intentUnknown, "", nil},
+		{"okay", intentAcknowledge, "", nil},
+		{"sorry i need to correct something my callback number is actually five oh three five five five oh one seven four", intentCorrection, "callback_phone", "503-555-0174"},
+		{"oh and something came up the copay is forty dollars", intentVolunteer, "copay", 40.0},
+		{"sorry i need to correct something about the thing actually blue", intentUnplaced, "", nil},
+	} {
+		ws := words(c.text)
+		lm := asr.Result{Text: c.text, Words: ws}
+		slot := visit.slot(func(string) bool { return true })
+		ans := asr.Answer{Result: lm}
+		ans.Value, ans.OK = slot.Parse(c.text)
+		h := l.understand(t.Context(), m, expectation{kind: expectField, field: visit}, nil, lm, ans, true)
+		if h.intent != c.intent {
+			t.Errorf("%q: intent %d, want %d", c.text, h.intent, c.intent)
+			continue
+		}
+		if c.field != "" && (len(h.values) != 1 || h.values[0].field.Name != c.field || h.values[0].value != c.value) {
+			t.Errorf("%q: values %+v, want %s=%v", c.text, h.values, c.field, c.value)
+		}
+	}
+}
