@@ -144,14 +144,14 @@ func checkCall(t *testing.T, res session.Result) {
 	for _, e := range ev {
 		k := string(e.Type)
 		if e.Type == trace.CallerUtterance {
-			k += "/" + e.Source
+			k += "/" + map[bool]string{true: "provider", false: "caller"}[e.Source == "provider"]
 		}
 		if e.Type == trace.AgentAct && strings.HasPrefix(e.Act, "ask:") {
 			k = "agent.act/ask"
 		}
 		count[k]++
 	}
-	for _, want := range []string{"caller.utterance/flite", "caller.utterance/provider", "agent.transcript", "agent.act/ask",
+	for _, want := range []string{"caller.utterance/caller", "caller.utterance/provider", "agent.transcript", "agent.act/ask",
 		"tool.call", "artifact.update", "caller.speech_end", "agent.speech_start"} {
 		if count[want] == 0 {
 			t.Errorf("trace has no %s", want)

@@ -112,29 +112,28 @@ type conn struct {
 	respQ chan *response
 	lst   *listener
 
-	mu        sync.Mutex
-	set       settings
-	mdl       *model
-	pol       *policy
-	spoke     bool // assistant audio sent: the voice is frozen
-	buf       []int16
-	total     int64 // caller samples appended since the connection opened
-	vad       *media.Endpointer
-	vadItem   string
-	vadStart  int64 // sample where the current VAD turn starts
-	ear       *ear  // the stream of the turn being spoken
-	speaker   *asr.Speaker
-	lastItem  string
-	items     map[string]*item
-	calls     map[string]string // call id → tool name
-	answered  map[string]bool
-	turns     []*turn
-	consumed  int // turns fed to the policy
-	outputs   []toolOutput
-	outUsed   int
-	active    *response
-	pendAuto  bool // server VAD wants a response once the active one is done
-	heardWord int  // words heard since the last response (usage)
+	mu       sync.Mutex
+	set      settings
+	mdl      *model
+	pol      *policy
+	spoke    bool // assistant audio sent: the voice is frozen
+	buf      []int16
+	total    int64 // caller samples appended since the connection opened
+	vad      *media.Endpointer
+	vadItem  string
+	vadStart int64 // sample where the current VAD turn starts
+	ear      *ear  // the stream of the turn being spoken
+	speaker  *asr.Speaker
+	lastItem string
+	items    map[string]*item
+	calls    map[string]string // call id → tool name
+	answered map[string]bool
+	turns    []*turn
+	consumed int // turns fed to the policy
+	outputs  []toolOutput
+	outUsed  int
+	active   *response
+	pendAuto bool // server VAD wants a response once the active one is done
 }
 
 func newConn(s *Server, id int, ws *websocket.Conn, model string) *conn {
@@ -811,6 +810,21 @@ func (c *conn) itemCreate(ev *wire.ClientEvent) {
 		prev := c.lastItem
 		c.lastItem = id
 		c.items[id] = &item{role: it.Role, typ: "message"}
+		c.mu.Unlock()
+		out := *it
+		out.ID, out.Object, out.Status = id, "realtime.item", "completed"
+		c.em.Send(&wire.ServerEvent{Type: wire.ItemAdded, PreviousItemID: strPtr(prev), Item: &out})
+		c.em.Send(&wire.ServerEvent{Type: wire.ItemDone, PreviousItemID: strPtr(prev), Item: &out})
+	case "function_call":
+		// A call the client adds to the history (replaying a conversation): kept, never answered.
+		id := it.ID
+		if id == "" {
+			id = c.em.NewID("item")
+		}
+		c.mu.Lock()
+		prev := c.lastItem
+		c.lastItem = id
+		c.items[id] = &item{typ: it.Type}
 		c.mu.Unlock()
 		out := *it
 		out.ID, out.Object, out.Status = id, "realtime.item", "completed"

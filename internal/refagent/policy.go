@@ -75,6 +75,7 @@ type policy struct {
 	approvalAsks  int
 	committed     bool
 	commitTried   bool
+	lastField     *field
 	wrapped       bool // the closing question ("anything else?") was asked
 	closing       bool
 	ended         bool
@@ -181,6 +182,7 @@ func (p *policy) apply(vals []fieldValue, in intent) {
 	for _, v := range vals {
 		old, had := p.values[v.field.Name]
 		p.values[v.field.Name] = v
+		p.lastField = v.field
 		if had && string(jsonValue(old.value)) != string(jsonValue(v.value)) {
 			changed = append(changed, v.field.Subject)
 		}
@@ -470,6 +472,7 @@ func (p *policy) next() action {
 }
 
 func (p *policy) say(text string, exp expectation) action {
+	exp.last = p.lastField
 	p.exp = exp
 	p.last = text
 	return action{say: text}

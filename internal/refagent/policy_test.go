@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent"
 )
@@ -221,10 +220,9 @@ func TestModelFromToolDefinitions(t *testing.T) {
 			t.Errorf("%s: role %s, want %s", k, roles[k], v)
 		}
 	}
-	var order, questions []string
+	var order []string
 	for _, f := range m.fields {
 		order = append(order, f.Name)
-		questions = append(questions, f.Question)
 	}
 	if !slices.Equal(order, []string{"member_id", "visit_date", "callback_phone", "visit_type", "copay"}) {
 		t.Errorf("fields in schema order: %v", order)
@@ -263,7 +261,6 @@ func TestModelFromToolDefinitions(t *testing.T) {
 			t.Errorf("%s: kind %s, want %s", tc.name, got, tc.kind)
 		}
 	}
-	_ = time.Second
 }
 
 var kindNames = map[valueKind]string{kindText: "text", kindName: "name", kindEmail: "email", kindAddress: "address", kindList: "list",

@@ -16,6 +16,7 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/agent"
 	"github.com/voicebench/humanaudit/internal/agent/openai"
+	"github.com/voicebench/humanaudit/internal/agent/systems"
 )
 
 // rawClient speaks the wire protocol directly, to check what the adapter never sends.
@@ -132,8 +133,16 @@ func TestHandshake(t *testing.T) {
 		audio["output"].(map[string]any)["voice"] != "marin" || upd["tool_choice"] != "auto" {
 		t.Errorf("session.updated %v", upd)
 	}
-	// The adapter's handshake (voice clamped, tools checked against session.updated) succeeds too.
+	// The adapter's handshake (voice clamped, tools checked against session.updated) succeeds too,
+	// and so does dialling a systems-file entry of family "reference" at the server's URL.
 	dial(t, s, false)
+	sys := systems.System{Label: "reference-agent", Family: systems.FamilyReference}
+	a, err := systems.Dial(context.Background(), sys, systems.DialOptions{Endpoint: s.URL(),
+		Config: agent.Config{Instructions: testInstructions, Tools: testTools}})
+	if err != nil {
+		t.Fatalf("systems.Dial: %v", err)
+	}
+	a.Close()
 }
 
 // TestProtocolErrors: every malformed or untimely client event gets the error the real API sends,

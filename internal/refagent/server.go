@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -234,7 +233,8 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	c := newConn(s, s.nconn, ws, model)
 	s.conns[c] = struct{}{}
 	s.mu.Unlock()
-	c.log.Info("agent connection opened", slog.String("remote", strings.Split(r.RemoteAddr, ":")[0]), slog.String("model", model))
+	host, _, _ := net.SplitHostPort(r.RemoteAddr)
+	c.log.Info("agent connection opened", slog.String("remote", host), slog.String("model", model))
 	c.serve()
 	s.mu.Lock()
 	delete(s.conns, c)

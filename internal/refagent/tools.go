@@ -63,6 +63,7 @@ type field struct {
 	Enum        []string // schema enumeration, as written
 	JSONTypes   []string // the schema's types: the value is sent as a number when allowed
 	Question    string   // how the agent asks for it
+	Digits      int      // exact digit count of kindDigits, when the type fixes it (a ZIP code, last four)
 	Subject     string   // the field in words ("policy number"), for carriers and summaries
 	keywords    []string // distinctive words the caller uses when naming it
 }
@@ -152,6 +153,25 @@ func nameWords(name string) []string {
 	return strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '_' || r == '-' || r == ' ' || r == '.' })
 }
 
+// abbreviations are spelled out in questions (the caller hears them, and flite reads them).
+var abbreviations = map[string]string{"dob": "date of birth", "mrn": "medical record number", "last4": "last four digits",
+	"po": "P O", "rx": "prescription", "ref": "reference", "req": "requisition", "fsa": "F S A", "hsa": "H S A",
+	"temp": "temperature", "cert": "certification", "ssn": "social security number", "vin": "V I N", "ach": "A C H",
+	"id": "id", "qty": "quantity", "addr": "address", "num": "number", "no": "number", "zip": "ZIP code"}
+
+// spokenWords are a name's words with abbreviations spelled out ("patient_dob" → patient date of birth).
+func spokenWords(name string) []string {
+	var out []string
+	for _, w := range nameWords(name) {
+		if a, ok := abbreviations[w]; ok {
+			out = append(out, strings.Fields(a)...)
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
 var formatHint = regexp.MustCompile(`(?i)yyyy|mm-dd|dd/mm|iso ?8601|e\.164`)
 
 func newField(name string, p schemaProp) field {
@@ -175,11 +195,11 @@ func newField(name string, p schemaProp) field {
 		f.Kind = kindDateList
 	case isArray:
 		f.Kind = kindList
-	case strings.Contains(joined, " window ") || strings.Contains(joined, " range ") || strings.Contains(joined, " period ") ||
+	case !numeric && (strings.Contains(joined, " window ") || strings.Contains(joined, " range ")) ||
 		strings.Contains(desc, "start and end date"):
 		f.Kind = kindDateRange
 	case strings.Contains(joined, " date ") || strings.Contains(joined, " birth ") || strings.Contains(joined, " dob ") ||
-		strings.Contains(joined, " day ") || strings.Contains(desc, "yyyy-mm-dd"):
+		strings.Contains(desc, "yyyy-mm-dd"):
 		f.Kind = kindDate
 	case strings.Contains(joined, " phone ") || strings.Contains(joined, " callback ") || strings.Contains(joined, " mobile ") ||
 		strings.Contains(joined, " telephone ") || strings.Contains(joined, " fax "):
@@ -189,20 +209,28 @@ func newField(name string, p schemaProp) field {
 	case numeric || strings.Contains(joined, " amount ") || strings.Contains(joined, " count ") || strings.Contains(desc, "dollars"):
 		f.Kind = kindNumber
 	case strings.Contains(joined, " zip ") || strings.Contains(joined, " postcode ") || strings.Contains(joined, " pin ") ||
-		strings.Contains(joined, " last four ") || strings.Contains(joined, " ssn "):
+		strings.Contains(joined, " last4 ") || strings.Contains(joined, " last four ") || strings.Contains(joined, " ssn "):
 		f.Kind = kindDigits
+		switch {
+		case strings.Contains(joined, " zip "):
+			f.Digits = 5 // a US ZIP code
+		case strings.Contains(joined, " last4 ") || strings.Contains(joined, " last four "):
+			f.Digits = 4
+		}
 	case strings.Contains(joined, " number ") || strings.Contains(joined, " id ") || strings.Contains(joined, " code ") ||
 		strings.Contains(joined, " identifier ") || strings.Contains(joined, " reference "):
 		f.Kind = kindIdentifier
 	case strings.Contains(joined, " address ") || strings.Contains(joined, " location "):
 		f.Kind = kindAddress
-	case strings.Contains(joined, " name ") || strings.Contains(joined, " shop ") || strings.Contains(joined, " company "):
+	case strings.Contains(joined, " name ") || strings.Contains(joined, " shop ") || strings.Contains(joined, " company ") ||
+		strings.Contains(joined, " holder ") || strings.Contains(joined, " owner "):
 		f.Kind = kindName
 	default:
 		f.Kind = kindText
 	}
-	f.Subject = subjectOf(words, f)
-	f.Question = questionFor(words, f)
+	spoken := spokenWords(name)
+	f.Subject = subjectOf(spoken, f)
+	f.Question = questionFor(spoken, f)
 	f.keywords = keywordsOf(words)
 	return f
 }
@@ -220,16 +248,43 @@ var ownWords = map[string]bool{"email": true, "phone": true, "birth": true, "dob
 	"employee": true, "member": true, "customer": true, "callback": true, "zip": true, "caller": true, "insured": true,
 	"full": true, "first": false, "service": true, "mobile": true, "patient": true}
 
+// dateModifiers read before "date" ("effective date"); other words read after it ("date of the
+// loss").
+var dateModifiers = map[string]bool{"effective": true, "requested": true, "start": true, "end": true, "due": true,
+	"preferred": true, "expected": true, "estimated": true, "last": true, "first": true, "next": true, "current": true,
+	"new": true, "original": true, "target": true, "issue": true, "travel": true, "used": true, "delivered": true, "marked": true}
+
+// thirdParties are people a field can belong to other than the caller ("the patient's date of birth").
+var thirdParties = map[string]bool{"patient": true, "dependent": true, "tenant": true, "guest": true, "candidate": true,
+	"requester": true, "claimant": true, "manager": true}
+
+// personal are attributes of a person: "patient_dob" is the patient's, "dependent_children" is not.
+var personal = map[string]bool{"date": true, "birth": true, "phone": true, "address": true, "email": true, "id": true,
+	"age": true, "number": true, "employee": true}
+
 // subjectOf names the field in words: "date of the loss" for loss_date, "policy number".
 func subjectOf(words []string, f field) string {
 	n := len(words)
 	switch {
+	case n >= 2 && thirdParties[words[0]] && personal[words[1]]:
+		return "the " + words[0] + "'s " + subjectOf(words[1:], f)
+	case n >= 4 && strings.HasSuffix(strings.Join(words, " "), " last four digits"):
+		return "last four digits of the " + strings.Join(words[:n-3], " ")
 	case n >= 2 && words[n-1] == "date" && !has(words, "of"):
+		for _, w := range words[:n-1] {
+			if dateModifiers[w] {
+				return strings.Join(words, " ")
+			}
+		}
 		return "date of the " + strings.Join(words[:n-1], " ")
+	case n >= 1 && (f.Kind == kindDate) && !has(words, "date") && !has(words, "birth"):
+		return strings.Join(words, " ") + " date"
 	case n == 2 && words[1] == "name" && (words[0] == "caller" || words[0] == "insured" || words[0] == "customer" || words[0] == "full"):
 		return "full name"
 	case n >= 2 && words[n-1] == "name":
 		return "name of the " + strings.Join(words[:n-1], " ")
+	case n >= 2 && (words[n-1] == "holder" || words[n-1] == "owner"):
+		return "name of the " + strings.Join(words, " ")
 	case n >= 2 && words[n-1] == "id":
 		return strings.Join(words[:n-1], " ") + " ID"
 	case n >= 2 && words[n-1] == "cause":
@@ -247,8 +302,9 @@ func subjectOf(words []string, f field) string {
 }
 
 var (
-	thirdPerson = strings.NewReplacer(" the customer ", " you ", " the caller ", " you ", " the insured ", " you ",
-		" the customer's ", " your ", " the caller's ", " your ", " is unreachable", " are unreachable", " is away", " are away")
+	thirdPerson = strings.NewReplacer(" the customer is ", " you are ", " the caller is ", " you are ",
+		" the customer ", " you ", " the caller ", " you ", " the insured ", " you ",
+		" the customer's ", " your ", " the caller's ", " your ")
 	trailingClause = regexp.MustCompile(`(?i)(,?\s+(as given by|in dollars|in usd|as written|if any)\b.*)$`)
 )
 
@@ -260,6 +316,9 @@ func describe(d string) string {
 	return d
 }
 
+// units end (or start) names of counted quantities: "notice_period_weeks", "years_experience".
+var units = map[string]bool{"days": true, "weeks": true, "months": true, "years": true, "hours": true, "nights": true}
+
 // questionFor asks for a field in one short question.
 func questionFor(words []string, f field) string {
 	n := len(words)
@@ -268,19 +327,33 @@ func questionFor(words []string, f field) string {
 	for _, w := range words {
 		own = own || ownWords[w]
 	}
+	if n > 1 && thirdParties[words[0]] && personal[words[1]] {
+		own = false
+	}
 	article := "the"
-	if own && !strings.Contains(subj, " the ") {
+	if own && !strings.Contains(subj, " the ") && !strings.HasPrefix(subj, "the ") {
 		article = "your"
+	}
+	if strings.HasPrefix(subj, "the ") {
+		article, subj = "the", strings.TrimPrefix(subj, "the ")
+	}
+	be := "is"
+	if isPlural(subj) {
+		be = "are"
 	}
 	switch {
 	case f.Kind == kindYesNo:
-		return "Was the " + strings.Join(words, " ") + "?"
+		return yesNoQuestion(words)
 	case f.Kind == kindChoice && n >= 2 && words[n-1] == "cause":
 		return "What caused the " + strings.Join(words[:n-1], " ") + ": " + spokenChoices(f.Enum) + "?"
 	case f.Kind == kindChoice && has(words, "time") && (has(words, "contact") || has(words, "call") || has(words, "callback")):
 		return "What time of day is best to contact you: " + spokenChoices(f.Enum) + "?"
 	case f.Kind == kindChoice:
-		return "What is " + article + " " + subj + ": " + spokenChoices(f.Enum) + "?"
+		return "What " + be + " " + article + " " + subj + ": " + spokenChoices(f.Enum) + "?"
+	case f.Kind == kindNumber && n >= 2 && units[words[n-1]]:
+		return "How many " + words[n-1] + " is the " + strings.Join(words[:n-1], " ") + "?"
+	case f.Kind == kindNumber && n >= 2 && units[words[0]]:
+		return "How many " + words[0] + " of " + strings.Join(words[1:], " ") + "?"
 	case n >= 2 && words[n-1] == "count":
 		return "How many " + plural(strings.Join(words[:n-1], " ")) + "?"
 	case n >= 2 && words[n-1] == "description":
@@ -292,7 +365,77 @@ func questionFor(words []string, f field) string {
 	case f.Kind == kindList || f.Kind == kindDateList:
 		return "What are " + article + " " + subj + "?"
 	}
-	return "What is " + article + " " + subj + "?"
+	return "What " + be + " " + article + " " + subj + "?"
+}
+
+// yesNoQuestion asks a yes/no field: "Was the water shut off?", "Were there any unrecognized
+// charges?", "Can you lift 50?".
+func yesNoQuestion(words []string) string {
+	n := len(words)
+	rest := strings.Join(words[1:], " ")
+	switch words[0] {
+	case "can":
+		return "Can you " + rest + "?"
+	case "needs", "need":
+		return "Do you need " + rest + "?"
+	case "keep", "wants", "want":
+		return "Do you want to " + strings.TrimPrefix(strings.Join(words, " "), "wants ") + "?"
+	case "has", "have":
+		return "Do you have " + rest + "?"
+	case "is", "are":
+		return strings.ToUpper(words[0][:1]) + words[0][1:] + " " + rest + "?"
+	}
+	last := words[n-1]
+	all := strings.Join(words, " ")
+	participle := strings.HasSuffix(last, "ed") || last == "off" || last == "on" || last == "out" || last == "up" || last == "done"
+	switch {
+	case participle && n >= 2:
+		subject := strings.Join(words[:n-1], " ")
+		verb := "Was"
+		if isPlural(subject) {
+			verb = "Were"
+		}
+		if last == "off" || last == "on" || last == "out" || last == "up" {
+			verb, subject = "Was", strings.Join(words[:n-2], " ")
+			if isPlural(subject) {
+				verb = "Were"
+			}
+			return verb + " the " + subject + " " + words[n-2] + " " + last + "?"
+		}
+		return verb + " the " + subject + " " + last + "?"
+	case isPlural(all):
+		return "Were there any " + all + "?"
+	case last == "ok" || last == "okay":
+		return "Is " + strings.Join(words[:n-1], " ") + " okay for you?"
+	}
+	return "Is there " + article(all) + " " + all + "?"
+}
+
+func article(s string) string {
+	if s != "" && strings.ContainsRune("aeiou", rune(s[0])) {
+		return "an"
+	}
+	return "a"
+}
+
+// isPlural guesses whether a noun phrase is plural from the last word of its head ("due dates in
+// order" is plural, "deductible that applies" is not).
+func isPlural(s string) bool {
+	for _, cut := range []string{" that ", " which ", " when ", " in ", " of ", " for "} {
+		if i := strings.Index(s, cut); i > 0 {
+			s = s[:i]
+		}
+	}
+	w := strings.Fields(s)
+	if len(w) == 0 {
+		return false
+	}
+	last := w[len(w)-1]
+	if last == "digits" || last == "contents" || last == "dates" {
+		return true
+	}
+	return len(last) > 3 && strings.HasSuffix(last, "s") && !strings.HasSuffix(last, "ss") && !strings.HasSuffix(last, "us") &&
+		!strings.HasSuffix(last, "is")
 }
 
 func plural(s string) string {
@@ -366,7 +509,7 @@ func (f *field) slot(known func(string) bool) *asr.Slot {
 	}
 	switch f.Kind {
 	case kindDigits:
-		return &asr.Slot{Kind: asr.KindDigits, Subject: subject}
+		return &asr.Slot{Kind: asr.KindDigits, Digits: f.Digits, Subject: subject}
 	case kindIdentifier:
 		return &asr.Slot{Kind: asr.KindIdentifier, Subject: subject}
 	case kindPhone:
@@ -407,7 +550,8 @@ func classify(t toolInfo) role {
 	case strings.Contains(n, " kb ") || strings.Contains(n, " knowledge ") ||
 		(strings.Contains(n, " search ") && (strings.Contains(d, "polic") || strings.Contains(d, "guideline") || strings.Contains(d, "knowledge") || strings.Contains(d, "rules"))):
 		return roleKB
-	case strings.Contains(n, " approval ") || strings.Contains(d, "asking") && strings.Contains(d, "approve"):
+	case strings.Contains(n, " approval ") || strings.Contains(d, "asking") && strings.Contains(d, "approve") ||
+		strings.HasPrefix(n, " request ") && strings.Contains(d, "asking"):
 		return roleApproval
 	case strings.HasPrefix(n, " verify ") || strings.HasPrefix(n, " authenticate ") || strings.Contains(d, "identity") || strings.HasPrefix(d, "verify"):
 		return roleVerify
@@ -421,7 +565,7 @@ func classify(t toolInfo) role {
 	case (strings.HasPrefix(n, " lookup ") || strings.HasPrefix(n, " look ") || strings.HasPrefix(n, " get ") ||
 		strings.HasPrefix(n, " find ") || strings.HasPrefix(n, " check ")) && len(t.Params) > 0:
 		return roleLookup
-	case strings.Contains(d, "only after") && strings.Contains(d, "approv"):
+	case strings.Contains(d, "only after") || strings.Contains(d, "only with"):
 		return roleCommit
 	}
 	return roleOther
@@ -441,7 +585,7 @@ type model struct {
 }
 
 var (
-	youAre     = regexp.MustCompile(`(?i)^you are (?:the )?([^.:;]+)`)
+	youAre     = regexp.MustCompile(`(?i)^you are (the |a |an )?([^.:;,]+)`)
 	kbFor      = regexp.MustCompile(`(?i)(?:knowledge base|kb|polic(?:y|ies)|guidelines)\s+for\s+(?:the\s+|any\s+)?([a-z0-9 \-]+)`)
 	recordOfRE = regexp.MustCompile(`(?i)fields of (?:the |a |an )?([a-z \-]+?)\.?$`)
 )
@@ -463,7 +607,23 @@ func newModel(instructions string, tools []toolInfo) *model {
 		}
 	}
 	if g := youAre.FindStringSubmatch(strings.TrimSpace(instructions)); g != nil {
-		m.org = "the " + strings.TrimSpace(g[1])
+		org := strings.TrimSpace(g[2])
+		switch art := strings.ToLower(strings.TrimSpace(g[1])); art {
+		case "a", "an": // "a recruiting coordinator at Fernhill Labs doing …": the organisation
+			if i := strings.Index(org, " at "); i >= 0 {
+				org = org[i+4:]
+			} else if i := strings.Index(org, " for "); i >= 0 {
+				org = org[i+5:]
+			}
+		case "the":
+			org = "the " + org
+		}
+		for _, cut := range []string{" doing ", " screening ", " who ", " to ", " that "} {
+			if i := strings.Index(org, cut); i > 0 {
+				org = org[:i]
+			}
+		}
+		m.org = org
 	}
 	m.artifact = "request"
 	if rec := m.byRole[roleRecord]; len(rec) > 0 {

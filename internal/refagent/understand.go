@@ -29,6 +29,7 @@ const (
 type expectation struct {
 	kind  expectKind
 	field *field
+	last  *field // the field recorded last, which an unplaced correction is taken to be about
 }
 
 // intent is what a caller turn does.
@@ -67,7 +68,8 @@ type heard struct {
 // Marker phrases, matched on word boundaries in the open-vocabulary transcript.
 var (
 	unknownMarkers    = []string{"don't have", "do not have", "don't know", "do not know", "not sure", "no idea", "can't remember", "don't remember"}
-	correctionMarkers = []string{"correction", "to correct", "correct something", "correct that", "actually", "mistake", "wrong", "misread", "misspoke", "i meant"}
+	correctionMarkers = []string{"correction", "to correct", "correct something", "correct that", "actually", "mistake", "wrong", "misread",
+		"misspoke", "i meant", "oh wait", "wait sorry", "just checked", "double checked", "scratch that", "not what i said"}
 	volunteerMarkers  = []string{"came up", "by the way", "also", "oh and", "just got", "texted", "forgot to mention", "one more thing"}
 	closeMarkers      = []string{"bye", "goodbye", "that's everything", "that is everything", "that's all", "nothing else", "that's it"}
 	repeatMarkers     = []string{"slow down", "repeat", "say that again", "pardon", "come again"}
@@ -151,7 +153,8 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, pc
 
 	// A correction or unsolicited news about another field than the one asked.
 	if correction || volunteer {
-		for _, target := range l.targets(m, mentions, lm) {
+		targets := l.targets(m, mentions, exp.last, correction, lm)
+		for _, target := range targets {
 			if exp.kind == expectField && target == exp.field && !correction {
 				continue
 			}
@@ -203,6 +206,17 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, pc
 				return h
 			}
 		}
+		if slot := f.slot(l.known); typed && slot != nil && f.Kind != kindChoice && f.Kind != kindYesNo {
+			// The grammar could not take the whole reply ("starting January fourth, that's when
+			// the lease starts"): read the value from the open transcript instead.
+			if v, ok := slot.Parse(text); ok {
+				if fv, ok := l.fieldValue(f, v); ok {
+					h.values = []fieldValue{fv}
+					h.intent = intentAnswer
+					return h
+				}
+			}
+		}
 		if !typed {
 			if v, ok := l.freeValue(f, lm.Words, text); ok {
 				h.values = []fieldValue{v}
@@ -238,11 +252,15 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, pc
 }
 
 // targets lists the fields a correction or piece of news may be about, likeliest first: the ones
-// the caller names, then the only field whose type fits the value said (a date when a month is
-// named, an amount when dollars are said, a phone number for a long run of digits). The caller's
-// value must then read as that field's type.
-func (l *listener) targets(m *model, mentions []*field, lm asr.Result) []*field {
+// the caller names; for a correction, the field recorded last (a correction that names nothing is
+// most likely about the last answer); then the only field whose type fits the value said (a date
+// when a month is named, an amount when dollars are said, a phone number for a long run of
+// digits). The caller's value must then read as that field's type.
+func (l *listener) targets(m *model, mentions []*field, last *field, correction bool, lm asr.Result) []*field {
 	out := append([]*field(nil), mentions...)
+	if correction && last != nil && !slices.Contains(out, last) {
+		out = append(out, last)
+	}
 	text := " " + strings.ToLower(lm.Text) + " "
 	var want valueKind = -1
 	switch {
@@ -286,6 +304,9 @@ func (l *listener) valueAfterPreamble(ctx context.Context, m *model, f *field, p
 	rest := lm.Words[cut+1:]
 	restText := joinWords(rest)
 	if slot := f.slot(l.known); slot != nil {
+		if f.Kind != kindChoice && f.Kind != kindYesNo && !plausible(f.Kind, strings.Fields(restText)) {
+			return fieldValue{}, false // nothing of the field's type was said after the preamble
+		}
 		if len(pcm) > 0 && cut >= 0 && l.rec != nil {
 			from := int(lm.Words[cut].End * 24000 / time.Second)
 			if from < len(pcm)-2400 {
@@ -628,6 +649,7 @@ var (
 func plausible(k valueKind, words []string) bool {
 	for _, w := range words {
 		switch {
+		case k == kindChoice || k == kindYesNo:
 		case numberWords[w] || isOrdinalWord(w):
 			return true
 		case k == kindDate || k == kindDateRange:
@@ -666,7 +688,7 @@ func onlyAcknowledges(words []string) bool {
 		return false
 	}
 	for _, w := range words {
-		if w != "okay" && w != "ok" && w != "sure" && w != "alright" && w != "right" && w != "uh" && w != "um" {
+		if w != "okay" && w != "ok" && w != "sure" && w != "alright" && w != "all" && w != "right" && w != "uh" && w != "um" && w != "yes" && w != "yeah" {
 			return false
 		}
 	}
