@@ -70,9 +70,9 @@ var (
 	unknownMarkers    = []string{"don't have", "do not have", "don't know", "do not know", "not sure", "no idea", "can't remember", "don't remember"}
 	correctionMarkers = []string{"correction", "to correct", "correct something", "correct that", "actually", "mistake", "wrong", "misread",
 		"misspoke", "i meant", "oh wait", "wait sorry", "just checked", "double checked", "scratch that", "not what i said"}
-	volunteerMarkers  = []string{"came up", "by the way", "also", "oh and", "just got", "texted", "forgot to mention", "one more thing"}
-	closeMarkers      = []string{"bye", "goodbye", "that's everything", "that is everything", "that's all", "nothing else", "that's it"}
-	repeatMarkers     = []string{"slow down", "repeat", "say that again", "pardon", "come again"}
+	volunteerMarkers = []string{"came up", "by the way", "also", "oh and", "just got", "texted", "forgot to mention", "one more thing"}
+	closeMarkers     = []string{"bye", "goodbye", "that's everything", "that is everything", "that's all", "nothing else", "that's it"}
+	repeatMarkers    = []string{"slow down", "repeat", "say that again", "pardon", "come again"}
 	// cutMarkers end the preamble of a correction ("… is actually <value>").
 	cutMarkers = map[string]bool{"actually": true, "is": true, "it's": true, "now": true, "was": true, "be": true, "to": true}
 )
