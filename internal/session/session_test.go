@@ -221,3 +221,39 @@ func TestPostCallTranscriptionFillsMissingSide(t *testing.T) {
 		t.Errorf("transcript at %d ms, span starts %v", asr[0].T, first.Start)
 	}
 }
+
+// One media clock: an authored event anchored to media time fires at exactly its media time, even
+// when the agent never answers (the clock here is driven tick by tick, faster than real time).
+func TestMediaTimeEventFiresOnTimeWithASilentAgent(t *testing.T) {
+	if _, err := exec.LookPath("flite"); err != nil {
+		t.Skip("flite not installed")
+	}
+	tk := loadTask(t, "it-vpn-incident") // teams_down fires 30 s after the first caller audio
+	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{Replies: []agenttest.Reply{{Hang: true}, {Hang: true}, {Hang: true}}})
+	clock := media.NewManualClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	s, err := Start(context.Background(), Config{ID: "s4", Task: tk, Mode: Synthetic, Clock: clock,
+		Adapter: openai.New(openai.Options{URL: fake.URL(), Model: "m", Dialect: openai.GA}), Caller: &fliteVoice{t: tk},
+		RecordingPath: filepath.Join(t.TempDir(), "c.wav"), TimeLimit: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.AdvanceN(800) // 32 s of media time
+	time.Sleep(500 * time.Millisecond)
+	s.Stop(EndCancelled, "")
+	go clock.AdvanceN(10) // let the engine see its close
+	res := s.Result()
+	var anchor, issued int64 = -1, -1
+	for _, e := range res.Events {
+		switch {
+		case e.Type == trace.CallerAudioStart:
+			anchor = e.T
+		case e.Type == trace.CueIssued && e.CueID == "teams_down":
+			issued = e.T
+		case e.Type == trace.AgentTranscript:
+			t.Errorf("the agent was meant to stay silent: %q", e.Text)
+		}
+	}
+	if anchor < 0 || issued != anchor+30000 {
+		t.Fatalf("cue issued at %d ms, first caller audio at %d ms: want exactly 30000 ms later", issued, anchor)
+	}
+}
