@@ -227,6 +227,8 @@ func TestParse(t *testing.T) {
 		{Slot{Kind: KindDateRange}, "from december eighteenth to january second", "--12-18 to --01-02", true},
 		{Slot{Kind: KindNumber}, "it's six hundred twelve dollars and forty cents", "612.4", true},
 		{Slot{Kind: KindNumber}, "it's three", "3", true},
+		{Slot{Kind: KindNumber}, "their estimate was six hundred twelve dollars and forty cents", "612.4", true},
+		{Slot{Kind: KindNumber}, "about twelve hundred and fifty dollars i think", "1250", true},
 		{Slot{Kind: KindYesNo}, "no don't go ahead", "no", true},
 		{Slot{Kind: KindYesNo}, "yes go ahead", "yes", true},
 		{Slot{Kind: KindYesNo}, "sounds good", "yes", true},

@@ -36,6 +36,10 @@ func sanitize(s string) string {
 	return b.String()
 }
 
+// Vocabulary returns the grammar's words, sorted: a reply with words outside it was forced into
+// the grammar's nearest sentence.
+func (g *Grammar) Vocabulary() []string { return g.words() }
+
 // words returns the grammar's terminal words (for the dictionary check).
 func (g *Grammar) words() []string {
 	seen := map[string]bool{}

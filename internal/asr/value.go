@@ -114,7 +114,7 @@ func (s Slot) Parse(text string) (Value, bool) {
 		}
 		v.Text = id
 	case KindNumber:
-		n, ok := canon.Number(strings.Join(stripCarrier(words, s.Subject), " "))
+		n, ok := canon.Number(strings.Join(numberSpan(stripCarrier(words, s.Subject)), " "))
 		if !ok {
 			return v, false
 		}
@@ -369,4 +369,32 @@ func matchChoice(words []string, choices []string) (string, bool) {
 		}
 	}
 	return best, bestLen > 0
+}
+
+// amountWords may appear inside a spoken quantity.
+var amountWords = map[string]bool{"zero": true, "oh": true, "one": true, "two": true, "three": true, "four": true, "five": true,
+	"six": true, "seven": true, "eight": true, "nine": true, "ten": true, "eleven": true, "twelve": true, "thirteen": true,
+	"fourteen": true, "fifteen": true, "sixteen": true, "seventeen": true, "eighteen": true, "nineteen": true, "twenty": true,
+	"thirty": true, "forty": true, "fifty": true, "sixty": true, "seventy": true, "eighty": true, "ninety": true,
+	"hundred": true, "thousand": true, "point": true, "dollars": true, "dollar": true, "cents": true, "cent": true,
+	"and": true, "percent": true, "bucks": true, "a": true}
+
+// numberSpan returns the first run of words that can make up a spoken quantity ("their estimate
+// was six hundred twelve dollars and forty cents" → six … cents), so that words around it do not
+// spoil the reading.
+func numberSpan(words []string) []string {
+	start := -1
+	for i, w := range words {
+		num := amountWords[w] || isNumeral(strings.TrimPrefix(strings.ReplaceAll(w, ",", ""), "$"))
+		if num && start < 0 && w != "and" && w != "a" && w != "dollars" && w != "cents" {
+			start = i
+		}
+		if !num && start >= 0 {
+			return words[start:i]
+		}
+	}
+	if start < 0 {
+		return words
+	}
+	return words[start:]
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/voicebench/humanaudit/internal/agent/openai"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/session"
+	"github.com/voicebench/humanaudit/internal/synth"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/textcall"
 	"github.com/voicebench/humanaudit/internal/trace"
@@ -74,13 +75,35 @@ func loadTask(tb testing.TB, id string) *task.Task {
 }
 
 // syntheticCall runs one synthetic call of task id against a reference agent through the OpenAI
-// GA adapter, in real time, and returns its result.
+// GA adapter, in real time, and returns its result. The caller says template renderings of its
+// plans in its persona's Flite voice.
 func syntheticCall(tb testing.TB, s *Server, id string, limit time.Duration) session.Result {
 	tb.Helper()
 	tk := loadTask(tb, id)
+	return callWith(tb, s, tk, &fliteCaller{t: tk}, limit)
+}
+
+// bankCall runs a synthetic call of a task of the audit suite (tasks/) whose caller speaks the
+// frozen bank's utterances (synth.BankVoice; rendered with Flite in the persona's voice when the
+// bank's audio has not been built).
+func bankCall(tb testing.TB, s *Server, id string, limit time.Duration) session.Result {
+	tb.Helper()
+	tk, err := task.LoadFile(filepath.Join("..", "..", "tasks", id+".json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(tk.Bank) == 0 {
+		tb.Fatalf("task %s has no caller bank", id)
+	}
+	return callWith(tb, s, tk, &synth.BankVoice{Task: tk, Seed: 1, Render: &synth.Flite{}}, limit)
+}
+
+func callWith(tb testing.TB, s *Server, tk *task.Task, caller session.CallerVoice, limit time.Duration) session.Result {
+	tb.Helper()
+	id := tk.ID
 	adapter := openai.New(openai.Options{URL: s.URL(), Model: "reference", Dialect: openai.GA})
 	sess, err := session.Start(context.Background(), session.Config{ID: "ref-" + id, Task: tk, Mode: session.Synthetic, Seed: 1,
-		System: "reference", Adapter: adapter, Voice: "marin", Caller: &fliteCaller{t: tk},
+		System: "reference", Adapter: adapter, Voice: "marin", Caller: caller,
 		RecordingPath: filepath.Join(tb.TempDir(), "call.wav"), TimeLimit: limit})
 	if err != nil {
 		tb.Fatal(err)
@@ -169,13 +192,13 @@ func checkCall(t *testing.T, res session.Result) {
 }
 
 // TestSyntheticCallAutoGlass: verification, lookup, knowledge search, a correction, news the
-// caller volunteers, and an approval-gated submission.
+// caller volunteers, and an approval-gated submission, with the frozen bank's caller.
 func TestSyntheticCallAutoGlass(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a two-minute call in real time")
 	}
 	s := startServer(t, Config{})
-	checkCall(t, syntheticCall(t, s, "fnol-auto-glass", 4*time.Minute))
+	checkCall(t, bankCall(t, s, "fnol-auto-glass", 4*time.Minute))
 }
 
 // TestSyntheticCallHomeWaterLeak: a prepare-only claim with enumerations, a yes/no field, and a

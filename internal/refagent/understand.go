@@ -198,7 +198,20 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, pc
 				return h
 			}
 		}
-		if typed && ans.OK && plausible(f.Kind, words) {
+		if slot := f.slot(l.known); typed && slot != nil && f.Kind != kindIdentifier && forced(slot, words) {
+			// The reply had words the grammar does not know ("sure, I was born March
+			// fourteenth…"), so the grammar forced it into its nearest sentence: read the value
+			// from the open transcript when it holds one (not for spelled codes, which the open
+			// model hears poorly).
+			if v, ok := slot.Parse(text); ok {
+				if fv, ok := l.fieldValue(f, v); ok {
+					h.values = []fieldValue{fv}
+					h.intent = intentAnswer
+					return h
+				}
+			}
+		}
+		if typed && ans.OK && plausible(f.Kind, words) && sane(f, ans.Value) {
 			if v, ok := l.fieldValue(f, ans.Value); ok {
 				h.transcript = ans.Text
 				h.values = []fieldValue{v}
@@ -206,7 +219,7 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, pc
 				return h
 			}
 		}
-		if slot := f.slot(l.known); typed && slot != nil && f.Kind != kindChoice && f.Kind != kindYesNo {
+		if slot := f.slot(l.known); typed && slot != nil && f.Kind != kindChoice && f.Kind != kindYesNo && plausible(f.Kind, words) {
 			// The grammar could not take the whole reply ("starting January fourth, that's when
 			// the lease starts"): read the value from the open transcript instead.
 			if v, ok := slot.Parse(text); ok {
@@ -647,6 +660,16 @@ var (
 // typed answer is only believed when the open-vocabulary transcript of the same audio has
 // something of that type in it (a number word, a month, a spelled letter, a choice-sized reply).
 func plausible(k valueKind, words []string) bool {
+	if k == kindIdentifier {
+		// A spelled code: at least half of what was heard is digits and letters.
+		n := 0
+		for _, w := range words {
+			if numberWords[w] || len(w) == 1 {
+				n++
+			}
+		}
+		return len(words) > 0 && 2*n >= len(words)
+	}
 	for _, w := range words {
 		switch {
 		case k == kindChoice || k == kindYesNo:
@@ -656,8 +679,6 @@ func plausible(k valueKind, words []string) bool {
 			if monthRE.MatchString(" " + w + " ") {
 				return true
 			}
-		case k == kindIdentifier && len(w) == 1:
-			return true
 		}
 	}
 	if k == kindYesNo {
@@ -706,4 +727,32 @@ func containsPhraseAny(words []string, f *field) bool {
 		}
 	}
 	return false
+}
+
+// fillerWords never count against a grammar: hesitations and courtesy words.
+var fillerWords = map[string]bool{"um": true, "uh": true, "hmm": true, "so": true, "well": true, "yes": true, "okay": true,
+	"sure": true, "please": true, "thanks": true, "the": true, "a": true}
+
+// forced reports whether the open transcript has words outside the slot grammar's vocabulary: the
+// grammar then returned the nearest of its sentences, not what was said.
+func forced(s *asr.Slot, words []string) bool {
+	vocab := map[string]bool{}
+	for _, w := range s.Grammar().Vocabulary() {
+		vocab[w] = true
+	}
+	out := 0
+	for _, w := range words {
+		if !vocab[w] && !fillerWords[w] {
+			out++
+		}
+	}
+	return out > 0
+}
+
+// sane rejects grammar readings no caller gives: codes longer than sixteen characters.
+func sane(f *field, v asr.Value) bool {
+	if f.Kind == kindIdentifier || f.Kind == kindDigits {
+		return len(v.Text) <= 16
+	}
+	return true
 }

@@ -69,6 +69,42 @@ func TestFreeValues(t *testing.T) {
 	}
 }
 
+// A reply with words the grammar does not know is read from the open transcript; a grammar
+// reading of a spelled code is believed only when the open transcript is mostly symbols.
+func TestForcedGrammarReadings(t *testing.T) {
+	tools := make([]toolInfo, len(clinicTools))
+	for i, tl := range clinicTools {
+		tools[i] = parseTool(tl.Name, tl.Description, tl.Parameters)
+	}
+	m := newModel(clinicInstructions, tools)
+	l := &listener{now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
+	visit, member := m.fieldByName["visit_date"], m.fieldByName["member_id"]
+	for _, c := range []struct {
+		f       *field
+		heard   string // open transcript
+		grammar string // what the slot grammar returned
+		want    any    // nil: no value
+	}{
+		{visit, "sure i was hoping for march fourteenth if that works", "sure wednesday march ninth nineteen nineteen thank you", "2027-03-14"},
+		{visit, "march fourteenth", "march fourteenth", "2027-03-14"},
+		{member, "it's four four one seven", "it's four four one seven", "4417"},
+		{member, "quick thing the shop sent me a quote it's six hundred twelve dollars", "five n k two a i s h r p j", nil},
+	} {
+		slot := c.f.slot(func(string) bool { return true })
+		ans := asr.Answer{Result: asr.Result{Text: c.grammar}}
+		ans.Value, ans.OK = slot.Parse(c.grammar)
+		lm := asr.Result{Text: c.heard, Words: words(c.heard)}
+		h := l.understand(t.Context(), m, expectation{kind: expectField, field: c.f}, nil, lm, ans, true)
+		var got any
+		if len(h.values) == 1 {
+			got = h.values[0].value
+		}
+		if got != c.want {
+			t.Errorf("%s heard %q, grammar %q: value %v, want %v", c.f.Name, c.heard, c.grammar, got, c.want)
+		}
+	}
+}
+
 // A turn is read against the question asked: an answer, "I don't have that", a bare "okay", a
 // correction of another field (with its value re-read after the preamble), news about another
 // field, and a correction the agent cannot place.
