@@ -198,11 +198,13 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, pc
 				return h
 			}
 		}
+		wasForced := false
 		if slot := f.slot(l.known); typed && slot != nil && f.Kind != kindIdentifier && forced(slot, words) {
-			// The reply had words the grammar does not know ("sure, I was born March
-			// fourteenth…"), so the grammar forced it into its nearest sentence: read the value
-			// from the open transcript when it holds one (not for spelled codes, which the open
-			// model hears poorly).
+			// The reply had words the grammar does not know ("you can reach me at … that's my
+			// cell"), so the grammar forced it into its nearest sentence: read the value from the
+			// open transcript, and do not believe the grammar when that holds none (not for spelled
+			// codes, which the open model hears poorly).
+			wasForced = true
 			if v, ok := slot.Parse(text); ok {
 				if fv, ok := l.fieldValue(f, v); ok {
 					h.values = []fieldValue{fv}
@@ -211,7 +213,7 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, pc
 				}
 			}
 		}
-		if typed && ans.OK && plausible(f.Kind, words) && sane(f, ans.Value) {
+		if typed && !wasForced && ans.OK && plausible(f.Kind, words) && sane(f, ans.Value) {
 			if v, ok := l.fieldValue(f, ans.Value); ok {
 				h.transcript = ans.Text
 				h.values = []fieldValue{v}
@@ -733,8 +735,15 @@ func containsPhraseAny(words []string, f *field) bool {
 var fillerWords = map[string]bool{"um": true, "uh": true, "hmm": true, "so": true, "well": true, "yes": true, "okay": true,
 	"sure": true, "please": true, "thanks": true, "the": true, "a": true}
 
-// forced reports whether the open transcript has words outside the slot grammar's vocabulary: the
-// grammar then returned the nearest of its sentences, not what was said.
+// soundAlikes are what the open model often hears for dictated digits and letters ("five of
+// three" for "five oh three"): they do not show that a reply left the grammar.
+var soundAlikes = map[string]bool{"of": true, "for": true, "to": true, "too": true, "won": true, "ate": true, "line": true,
+	"fine": true, "tree": true, "free": true, "though": true, "the": true, "a": true, "and": true, "in": true, "or": true,
+	"bye": true, "by": true, "be": true, "see": true, "sea": true, "pee": true, "tea": true, "you": false}
+
+// forced reports whether the open transcript has at least two words that are neither in the slot
+// grammar's vocabulary nor sound-alikes of its digits: the grammar then returned the nearest of
+// its sentences, not what was said.
 func forced(s *asr.Slot, words []string) bool {
 	vocab := map[string]bool{}
 	for _, w := range s.Grammar().Vocabulary() {
@@ -742,11 +751,11 @@ func forced(s *asr.Slot, words []string) bool {
 	}
 	out := 0
 	for _, w := range words {
-		if !vocab[w] && !fillerWords[w] {
+		if !vocab[w] && !fillerWords[w] && !soundAlikes[w] && !numberWords[w] {
 			out++
 		}
 	}
-	return out > 0
+	return out >= 2
 }
 
 // sane rejects grammar readings no caller gives: codes longer than sixteen characters.

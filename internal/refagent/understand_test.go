@@ -78,7 +78,7 @@ func TestForcedGrammarReadings(t *testing.T) {
 	}
 	m := newModel(clinicInstructions, tools)
 	l := &listener{now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
-	visit, member := m.fieldByName["visit_date"], m.fieldByName["member_id"]
+	visit, member, phone := m.fieldByName["visit_date"], m.fieldByName["member_id"], m.fieldByName["callback_phone"]
 	for _, c := range []struct {
 		f       *field
 		heard   string // open transcript
@@ -88,6 +88,12 @@ func TestForcedGrammarReadings(t *testing.T) {
 		{visit, "sure i was hoping for march fourteenth if that works", "sure wednesday march ninth nineteen nineteen thank you", "2027-03-14"},
 		{visit, "march fourteenth", "march fourteenth", "2027-03-14"},
 		{member, "it's four four one seven", "it's four four one seven", "4417"},
+		{visit, "it's december fifth", "it's december fifth", "2026-12-05"},
+		{phone, "you can reach me at five oh three five five five oh one four seven that's my cell",
+			"yes three two eight five oh three five five five one please", "503-555-0147"},
+		{phone, "you can reach me at five oh three five five five one four seven that's my cell", // a digit lost: ask again
+			"yes three two eight five oh three five five five one please", nil},
+		{phone, "it's five of three five five five the line for seven", "it's five oh three five five five oh one four seven", "503-555-0147"},
 		{member, "quick thing the shop sent me a quote it's six hundred twelve dollars", "five n k two a i s h r p j", nil},
 	} {
 		slot := c.f.slot(func(string) bool { return true })
