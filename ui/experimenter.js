@@ -31,7 +31,9 @@ function renderLive(list) {
   $("live-count").textContent = list.length;
   const tb = $("live").querySelector("tbody");
   tb.replaceChildren(...list.map((l) => el("tr", {},
-    el("td", {}, el("a", { href: `/x/session/${l.session}` }, l.session)), el("td", {}, l.task), el("td", {}, `${l.system} (${l.alias})`),
+    el("td", {}, el("a", { href: `/x/session/${l.session}` }, l.session)),
+    el("td", {}, el("span", { class: "pill " + (l.participant_connected ? "ok" : "bad") }, l.participant_connected ? "connected" : "not connected")),
+    el("td", {}, l.task), el("td", {}, `${l.system} (${l.alias})`),
     el("td", {}, mmss(l.elapsed_ms)), el("td", {}, levelBar(l.caller_dbfs)), el("td", {}, levelBar(l.agent_dbfs)),
     el("td", {}, `${l.packets_lost}/${l.packets_received}`), el("td", {}, `${l.jitter_ms.toFixed(1)} ms`),
     el("td", {}, `${l.rtt_ms.toFixed(1)} ms`), el("td", {}, l.late_ticks), el("td", {}, l.cues))));

@@ -20,7 +20,7 @@ async function call(path, opts = {}) {
 }
 
 function show(step) {
-  for (const s of ["consent", "mic", "brief", "call", "done"]) $(`step-${s}`).hidden = s !== step;
+  for (const s of ["consent", "mic", "brief", "call", "done", "none"]) $(`step-${s}`).hidden = s !== step;
 }
 
 function fail(err) {
@@ -83,10 +83,11 @@ async function load() {
     const st = await call("/state");
     $("study-title").textContent = st.study || "Voice assistant study";
     document.title = st.study || document.title;
-    $("progress").textContent = st.total ? `Call ${Math.min(st.completed + 1, st.total)} of ${st.total}` : "";
+    $("progress").textContent = st.done ? "All calls done" : st.call && st.total ? `Call ${st.call.position} of ${st.total}` : "";
     if (!st.consented) return showConsent(st);
     if (!st.mic_checked) return showMic();
-    if (st.done || !st.call) return showDone(st);
+    if (st.done) return showDone(st);
+    if (!st.call) return show("none");
     return showBrief(st.call);
   } catch (e) { fail(e); }
 }

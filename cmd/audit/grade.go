@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/secrets"
@@ -12,7 +13,7 @@ import (
 )
 
 func init() {
-	register("grade", "grade a JSONL trace: --task ID_OR_FILE TRACE.jsonl [--judge-cache DIR]", runGrade)
+	register("grade", "grade a JSONL trace: [--task ID_OR_FILE] TRACE.jsonl [--judge-cache DIR]", runGrade)
 }
 
 // judgeFlags configure the semantic judge shared by commands that grade.
@@ -51,24 +52,39 @@ func (j judgeFlags) options() (grade.Options, error) {
 
 func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("grade", stderr)
-	taskRef := fs.String("task", "", "task id (looked up in --tasks) or task file")
+	taskRef := fs.String("task", "", "task id (looked up in --tasks) or task file; default: the task the trace names")
 	tasksDir := fs.String("tasks", "tasks", "task directory")
+	incomplete := fs.Bool("allow-incomplete", false, "grade a trace without session.end (a call cut short)")
 	jf := addJudgeFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	if *taskRef == "" || len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: audit grade --task ID_OR_FILE TRACE.jsonl [--judge-cache DIR]")
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "usage: audit grade [--task ID_OR_FILE] TRACE.jsonl [--judge-cache DIR]")
 		return errUsage
-	}
-	t, err := task.Find(*taskRef, *tasksDir)
-	if err != nil {
-		return fmt.Errorf("load task: %w", err)
 	}
 	events, err := trace.ReadFile(pos[0])
 	if err != nil {
 		return fmt.Errorf("read trace: %w", err)
+	}
+	named, version, err := traceTask(pos[0], events, *incomplete)
+	if err != nil {
+		return err
+	}
+	ref := *taskRef
+	if ref == "" {
+		ref = named
+	}
+	t, err := task.Find(ref, *tasksDir)
+	if err != nil {
+		return fmt.Errorf("load task: %w", err)
+	}
+	if named != t.ID {
+		return fmt.Errorf("%s is a trace of task %q, not %q", pos[0], named, t.ID)
+	}
+	if version != t.Version {
+		return fmt.Errorf("%s was recorded on %s version %d; %s has version %d (grade against the version it ran)", pos[0], t.ID, version, t.Path, t.Version)
 	}
 	opts, err := jf.options()
 	if err != nil {
@@ -84,4 +100,24 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	_, err = stdout.Write(b)
 	return err
+}
+
+// traceTask returns the task and version a trace's session.start names, checking that the trace
+// is a whole call.
+func traceTask(file string, events []trace.Event, allowIncomplete bool) (string, int, error) {
+	if len(events) == 0 || events[0].Type != trace.SessionStart {
+		return "", 0, fmt.Errorf("%s: not a call trace: the first event must be session.start", file)
+	}
+	meta := events[0].Meta
+	if meta["task"] == "" {
+		return "", 0, fmt.Errorf("%s: session.start names no task", file)
+	}
+	v, err := strconv.Atoi(meta["task_version"])
+	if err != nil {
+		return "", 0, fmt.Errorf("%s: session.start has task_version %q, want a number", file, meta["task_version"])
+	}
+	if !allowIncomplete && events[len(events)-1].Type != trace.SessionEnd {
+		return "", 0, fmt.Errorf("%s: the trace has no session.end (a call cut short); grade it anyway with --allow-incomplete", file)
+	}
+	return meta["task"], v, nil
 }

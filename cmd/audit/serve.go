@@ -132,6 +132,16 @@ func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, er
 	if err != nil {
 		return nil, err
 	}
+	// Studies may name systems this console cannot call (a systems file edited since): say so now,
+	// not when a participant presses Start call.
+	if known, err := st.db.Systems(ctx); err == nil {
+		for _, k := range known {
+			if _, err := sysFile.Lookup(k.Label); err != nil {
+				log.Warn("a stored study system is not in the systems file: its participants cannot call it",
+					slog.String("system", k.Label), slog.String("systems_file", *f.systems))
+			}
+		}
+	}
 	st.web, err = web.New(web.Config{Store: st.db, Console: st.console, RTC: st.rtc, DataDir: *f.data, BaseURL: *f.baseURL, Logger: log})
 	if err != nil {
 		return nil, err

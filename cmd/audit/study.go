@@ -178,31 +178,27 @@ func planRows(sessions []study.Session) []store.PlanRow {
 // registerPlanRefs stores the systems (with blind aliases) and the task specs a plan names, so
 // AddPlan's references resolve and sessions can be graded against the spec they ran.
 func registerPlanRefs(ctx context.Context, db *store.DB, sessions []study.Session, systemsFile, tasksDir string) error {
-	var sysFile *systems.File
-	if systemsFile != "" {
-		var err error
-		if sysFile, err = systems.Load(systemsFile); err != nil {
-			return err
-		}
+	// Every plan system must be one the console can dial: defined in the systems file, or the
+	// built-in reference agent. A study naming anything else would strand its participants.
+	if systemsFile == "" {
+		systemsFile = "systems.json"
+	}
+	sysFile, err := loadSystems(systemsFile)
+	if err != nil {
+		return err
 	}
 	labels, taskIDs := map[string]bool{}, map[string]bool{}
 	for _, s := range sessions {
 		labels[s.System], taskIDs[s.Task] = true, true
 	}
 	for _, l := range sortedSet(labels) {
-		sys := store.System{Label: l}
-		if _, err := db.System(ctx, l); err == nil && sysFile == nil {
-			continue // known already: keep its family, config and alias
+		s, err := sysFile.Lookup(l)
+		if err != nil {
+			return fmt.Errorf("plan system %q is not defined in %s (the console could not call it): add it there or pass --systems FILE; defined: %s",
+				l, systemsFile, strings.Join(systemLabelsOf(sysFile), ", "))
 		}
-		if sysFile != nil {
-			s, err := sysFile.Lookup(l)
-			if err != nil {
-				return fmt.Errorf("plan system %q: %w", l, err)
-			}
-			conf, _ := json.Marshal(map[string]any{"model": s.Model, "voice": s.Voice, "endpoint": s.Endpoint, "server_vad": s.ServerVAD})
-			sys.Family, sys.Config = string(s.Family), conf
-		}
-		if _, err := db.UpsertSystem(ctx, sys); err != nil {
+		conf, _ := json.Marshal(map[string]any{"model": s.Model, "voice": s.Voice, "endpoint": s.Endpoint, "server_vad": s.ServerVAD})
+		if _, err := db.UpsertSystem(ctx, store.System{Label: l, Family: string(s.Family), Config: conf}); err != nil {
 			return err
 		}
 	}
@@ -225,6 +221,14 @@ func registerPlanRefs(ctx context.Context, db *store.DB, sessions []study.Sessio
 		}
 	}
 	return nil
+}
+
+func systemLabelsOf(f *systems.File) []string {
+	var out []string
+	for _, s := range f.Systems {
+		out = append(out, s.Label)
+	}
+	return out
 }
 
 func sortedSet(m map[string]bool) []string {
@@ -288,6 +292,9 @@ func runStudyCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 			fmt.Fprintf(stderr, "%s: %s\n", *planFile, p)
 		}
 		return fmt.Errorf("%s breaks the study's constraints (%d problems); plan again with audit study plan", *planFile, len(problems))
+	}
+	if *consent == "" {
+		return fmt.Errorf("study create: --consent FILE is required: participants must agree to your approved consent text (the built-in text is only for audit demo)")
 	}
 	cfg := map[string]string{}
 	if *consent != "" {

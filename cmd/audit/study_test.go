@@ -152,12 +152,14 @@ func TestStudyLifecycle(t *testing.T) {
 	planCSV, moreCSV := filepath.Join(dir, "plan.csv"), filepath.Join(dir, "more.csv")
 	consent := filepath.Join(dir, "consent.txt")
 	os.WriteFile(consent, []byte("I agree to take part.\n"), 0o644)
+	sysFile := filepath.Join(dir, "systems.json")
+	os.WriteFile(sysFile, []byte(`{"systems":[{"label":"sys-x","family":"reference"},{"label":"sys-y","family":"reference"}]}`), 0o644)
 	// 2 systems × (6 tasks + 1 anchor) = 14 sessions, 2 each: 7 slots.
 	if _, stderr, err := runAudit(t, "study", "plan", "--systems", "sys-x,sys-y", "--anchor", "anchor", "--seed", "5", "--out", planCSV, "--tasks-dir", tasks); err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
 	stdout, stderr, err := runAudit(t, "study", "create", "--id", "pilot", "--plan", planCSV, "--consent", consent, "--participants", "3",
-		"--tasks-dir", tasks, "--base-url", "https://audit.example/", "--completion-code", "C0DE")
+		"--tasks-dir", tasks, "--systems", sysFile, "--base-url", "https://audit.example/", "--completion-code", "C0DE")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
@@ -168,7 +170,13 @@ func TestStudyLifecycle(t *testing.T) {
 	if !strings.Contains(stderr, "study pilot: 14 sessions in 7 participant slots") || !strings.Contains(stderr, `system sys-x is shown as "Agent`) {
 		t.Fatalf("create summary:\n%s", stderr)
 	}
-	if _, _, err := runAudit(t, "study", "create", "--id", "pilot", "--plan", planCSV, "--tasks-dir", tasks); err == nil || !strings.Contains(err.Error(), "exists already") {
+	if _, _, err := runAudit(t, "study", "create", "--id", "pilot", "--plan", planCSV, "--consent", consent, "--tasks-dir", tasks, "--systems", sysFile); err == nil || !strings.Contains(err.Error(), "exists already") {
+		t.Fatalf("second create: %v", err)
+	}
+	if _, _, err := runAudit(t, "study", "create", "--id", "pilot2", "--plan", planCSV, "--tasks-dir", tasks, "--systems", sysFile); err == nil || !strings.Contains(err.Error(), "--consent FILE is required") {
+		t.Fatalf("create without consent: %v", err)
+	}
+	if _, _, err := runAudit(t, "study", "create", "--id", "pilot3", "--plan", planCSV, "--consent", consent, "--tasks-dir", tasks); err == nil || !strings.Contains(err.Error(), `plan system "sys-x" is not defined`) {
 		t.Fatalf("second create: %v", err)
 	}
 
@@ -233,7 +241,7 @@ func TestStudyLifecycle(t *testing.T) {
 		"--out", moreCSV, "--tasks-dir", tasks); err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	stdout, stderr, err = runAudit(t, "study", "extend", "--study", "pilot", "--plan", moreCSV, "--participants", "2", "--tasks-dir", tasks)
+	stdout, stderr, err = runAudit(t, "study", "extend", "--study", "pilot", "--plan", moreCSV, "--participants", "2", "--tasks-dir", tasks, "--systems", sysFile)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
@@ -241,7 +249,7 @@ func TestStudyLifecycle(t *testing.T) {
 		t.Fatalf("extend:\n%s\n%s", stdout, stderr)
 	}
 	// Re-applying the first plan adds nothing and leaves finished work alone.
-	if _, stderr, err = runAudit(t, "study", "extend", "--study", "pilot", "--plan", planCSV, "--tasks-dir", tasks); err != nil || !strings.Contains(stderr, "added 0 sessions") {
+	if _, stderr, err = runAudit(t, "study", "extend", "--study", "pilot", "--plan", planCSV, "--tasks-dir", tasks, "--systems", sysFile); err != nil || !strings.Contains(stderr, "added 0 sessions") {
 		t.Fatalf("re-extend: %v\n%s", err, stderr)
 	}
 	after, _ := db.StatusRows(ctx, "pilot")

@@ -295,6 +295,9 @@ func SaveResult(ctx context.Context, st *store.DB, sessionID string, res session
 	}
 	errs = append(errs, st.EndSession(ctx, sessionID, res.Reason))
 	exclusion, note := res.Exclusion, ""
+	if exclusion != "" {
+		note = "session ended: " + res.Reason
+	}
 	if exclusion == "" && res.GradeErr != nil {
 		exclusion, note = session.ExclusionGraderError, res.GradeErr.Error()
 	}

@@ -43,6 +43,9 @@ const (
 	EndAgentUnresponsive = "agent_unresponsive"
 	EndCancelled         = "cancelled"
 	EndStorageError      = "storage_error"
+	// EndCallerDisconnected: the participant's browser was gone (tab closed, network lost) for
+	// longer than the console waits for a rejoin.
+	EndCallerDisconnected = "caller_disconnected"
 )
 
 // Exclusion reasons (the experimenter may add others when reviewing).

@@ -344,3 +344,41 @@ func TestReloadRejoinsAndLostAgentExcludes(t *testing.T) {
 		t.Errorf("review page exclusion: %q", s)
 	}
 }
+
+// A participant who closes the tab mid-call does not leave the agent session running: after the
+// grace period the call ends, excluded, and its cell returns to the pool.
+func TestAbandonedCallEnds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser call")
+	}
+	old := web.ParticipantGrace
+	web.ParticipantGrace = 3 * time.Second
+	t.Cleanup(func() { web.ParticipantGrace = old })
+	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{})
+	k := startKit(t, `{"systems":[{"label":"sys-wren","family":"reference","endpoint":"`+fake.URL()+`"}]}`)
+	p := k.participant(t, "gone", "sys-wren", "it-vpn-incident")
+	consentAndMic(t, k.base, p.Token)
+	mic := filepath.Join(t.TempDir(), "caller.wav")
+	browsertest.ComposeMic(t, mic, 10*time.Second, browsertest.Line{At: time.Second, Text: "Hello."})
+	b := browsertest.Start(t, mic)
+	b.Do(30*time.Second, chromedp.Navigate(k.base+"/p/"+p.Token), chromedp.WaitVisible("#step-brief"),
+		chromedp.Click("#brief-start"), chromedp.WaitVisible(`#call-status.live`))
+	sessions, _ := k.db.ListSessions(context.Background(), store.SessionFilter{StudyID: "gone"})
+	if len(sessions) != 1 {
+		t.Fatalf("sessions: %d", len(sessions))
+	}
+	l, ok := k.console.Live(sessions[0].ID)
+	if !ok {
+		t.Fatal("call not live")
+	}
+	b.Do(10*time.Second, chromedp.Navigate("about:blank")) // the tab leaves the call
+	select {
+	case <-l.Ended():
+	case <-time.After(60 * time.Second):
+		t.Fatal("the abandoned call is still running")
+	}
+	sess, _ := k.db.Session(context.Background(), sessions[0].ID)
+	if sess.EndReason != "caller_disconnected" || sess.Exclusion == nil || sess.Exclusion.Reason != "other" {
+		t.Errorf("abandoned call: reason %q exclusion %+v", sess.EndReason, sess.Exclusion)
+	}
+}

@@ -122,6 +122,7 @@ type liveView struct {
 	RTTMS       float64 `json:"rtt_ms"`
 	LateTicks   int64   `json:"late_ticks"`
 	Cues        int     `json:"cues"`
+	Connected   bool    `json:"participant_connected"`
 }
 
 func (s *Server) liveViews() []liveView {
@@ -131,9 +132,17 @@ func (s *Server) liveViews() []liveView {
 		out = append(out, liveView{Session: l.ID, Task: l.Task.ID, System: l.Assignment.System, Alias: l.Alias, Participant: l.ParticipantID,
 			ElapsedMS: st.MediaTime.Milliseconds(), CallerDBFS: st.CallerLevel, AgentDBFS: st.AgentLevel, Lost: st.CallerPacketsLost,
 			Received: st.CallerPacketsReceived, JitterMS: float64(st.CallerJitter.Microseconds()) / 1000,
-			RTTMS: float64(st.Link.RTT.Microseconds()) / 1000, LateTicks: st.LateTicks, Cues: len(l.Session.Card().Cues)})
+			RTTMS: float64(st.Link.RTT.Microseconds()) / 1000, LateTicks: st.LateTicks, Cues: len(l.Session.Card().Cues),
+			Connected: participantConnected(l.ID)})
 	}
 	return out
+}
+
+func participantConnected(sessionID string) bool {
+	livePeers.mu.Lock()
+	p := livePeers.cur[sessionID]
+	livePeers.mu.Unlock()
+	return p != nil && peerUp(p)
 }
 
 func (s *Server) overview(c *fiber.Ctx) error {

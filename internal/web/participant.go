@@ -15,6 +15,7 @@ import (
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/flow"
 	"github.com/voicebench/humanaudit/internal/rtc"
+	"github.com/voicebench/humanaudit/internal/session"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/study"
 )
@@ -36,8 +37,11 @@ func studyConfig(st store.Study) StudyConfig {
 	if c.Consent == "" {
 		c.Consent = DefaultConsent
 	}
-	if c.Title == "" {
+	if c.Title == "" && st.Name != st.ID {
 		c.Title = st.Name
+	}
+	if c.Title == "" {
+		c.Title = "Voice assistant study"
 	}
 	return c
 }
@@ -126,29 +130,35 @@ func (s *Server) participantState(c *fiber.Ctx) error {
 	}
 	sc := studyConfig(st)
 	out := participantStep{Study: sc.Title, Consent: sc.Consent, Consented: p.Consent != nil, MicChecked: p.MicCheck != nil}
+	var a store.Assignment
+	var claimErr error
+	if out.Consented && out.MicChecked {
+		// Claiming binds the participant's whole plan slot, so count the calls after it.
+		a, claimErr = study.NextAssignment(ctx, s.cfg.Store, p.ID)
+		if claimErr != nil && !errors.Is(claimErr, store.ErrNoAssignment) {
+			return claimErr
+		}
+	}
 	as, err := s.cfg.Store.ParticipantAssignments(ctx, p.ID)
 	if err != nil {
 		return err
 	}
-	for _, a := range as {
-		if a.Status == store.StatusDone || a.Status == store.StatusExcluded {
+	for _, x := range as {
+		if x.Status == store.StatusDone || x.Status == store.StatusExcluded {
 			out.Completed++
 		}
 	}
-	out.Total = len(as)
+	out.Total = max(len(as), study.StudyPlanConfig(st.Config).SessionsPerParticipant)
 	if !out.Consented || !out.MicChecked {
 		return c.JSON(out)
 	}
-	a, err := study.NextAssignment(ctx, s.cfg.Store, p.ID)
-	if errors.Is(err, store.ErrNoAssignment) {
+	if errors.Is(claimErr, store.ErrNoAssignment) {
+		// Done only after at least one call; a participant the plan has no room for is told so.
 		out.Done = out.Completed > 0
 		if out.Done {
 			out.Completion, out.ReturnURL = sc.CompletionCode, sc.CompletionURL
 		}
 		return c.JSON(out)
-	}
-	if err != nil {
-		return err
 	}
 	if out.Total < a.Position {
 		out.Total = a.Position
@@ -236,6 +246,7 @@ func (s *Server) participantStartCall(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	go s.watchParticipant(l)
 	return c.JSON(fiber.Map{"session": l.ID, "agent": l.Alias, "card": l.Session.Card()})
 }
 
@@ -316,6 +327,53 @@ func (s *Server) participantOffer(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, "application/sdp")
 	c.Set("Location", c.Path())
 	return c.Status(fiber.StatusCreated).SendString(answer)
+}
+
+// ParticipantGrace is how long a live call waits for its participant's browser to connect (or
+// reconnect after a reload or a network drop) before it ends: an abandoned tab must not keep a
+// billed agent session open.
+var ParticipantGrace = 60 * time.Second
+
+// watchParticipant ends a live call whose participant has had no connected peer for longer than
+// ParticipantGrace; the call is excluded and its cell returns to the pool.
+func (s *Server) watchParticipant(l *console.Live) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	lastSeen := time.Now()
+	for {
+		select {
+		case <-l.Ended():
+			return
+		case <-tick.C:
+		}
+		livePeers.mu.Lock()
+		peer := livePeers.cur[l.ID]
+		livePeers.mu.Unlock()
+		if peer != nil && peerUp(peer) {
+			lastSeen = time.Now()
+			continue
+		}
+		if time.Since(lastSeen) > ParticipantGrace {
+			s.log.Warn("participant gone: ending the call", slog.String("session", l.ID), slog.Duration("grace", ParticipantGrace))
+			l.Session.Stop(session.EndCallerDisconnected, session.ExclusionOther)
+			return
+		}
+	}
+}
+
+// peerUp reports whether a peer's connection is established and not finished.
+func peerUp(p *rtc.Peer) bool {
+	select {
+	case <-p.Done():
+		return false
+	default:
+	}
+	select {
+	case <-p.Connected():
+		return true
+	default:
+		return false
+	}
 }
 
 // onParticipantMessage handles the browser's DataChannel messages.

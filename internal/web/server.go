@@ -223,6 +223,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusBadRequest, "invalid request"
 	case errors.Is(err, rtc.ErrBadOffer):
 		return http.StatusBadRequest, err.Error()
+	case errors.Is(err, console.ErrUnknownSystem):
+		return http.StatusServiceUnavailable, "this call's agent is not configured on this console; please contact the researcher"
 	case errors.Is(err, console.ErrUnknownTask):
 		return http.StatusServiceUnavailable, "this call's task is not available on this console; please contact the researcher"
 	case errors.Is(err, console.ErrAgentUnavailable):
