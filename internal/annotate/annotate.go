@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/voicebench/humanaudit/internal/bank"
 	"github.com/voicebench/humanaudit/internal/flow"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
@@ -243,6 +244,11 @@ func Blind(t *task.Task, it BankItem) (Item, error) {
 	out.Payload = Payload{UserState: us, UserPlan: up, Transcript: strings.TrimSpace(it.Transcript)}
 	if leaks := Leaks(t, out.Payload); len(leaks) > 0 {
 		return Item{}, fmt.Errorf("%w: %s: %s", ErrLeak, where, strings.Join(leaks, "; "))
+	}
+	// The transcript is held to the frozen bank's own checks too: values said in words ("one
+	// hundred dollars"), protected values, facts the plan does not allow.
+	if reasons := bank.CheckVariant(t, plan, out.Payload.Transcript); len(reasons) > 0 {
+		return Item{}, fmt.Errorf("%w: %s: transcript: %s", ErrLeak, where, strings.Join(reasons, "; "))
 	}
 	return out, nil
 }

@@ -264,3 +264,26 @@ func TestTheBanksRatingSetBlindsCleanly(t *testing.T) {
 		t.Error("no item shows the cue of its event: the event items' role cards were dropped")
 	}
 }
+
+// The reviewer's tampered item: a gold value said in words and a protected value appended to an
+// opening. Neither may reach an annotator.
+func TestBlindRefusesSpokenGoldAndProtectedValues(t *testing.T) {
+	var tk *task.Task
+	for _, x := range loadSuite(t) {
+		if x.ID == "fnol-auto-glass" {
+			tk = x
+		}
+	}
+	if tk == nil {
+		t.Skip("fnol-auto-glass not in the suite")
+	}
+	p := flow.ReachablePlans(tk)[0]
+	good := bankItem(t, tk, p, 1, tk.Bank[p.ID][0])
+	for _, extra := range []string{" The deductible is one hundred dollars.", " My VIN is " + tk.Grader.ProtectedValues[0] + "."} {
+		bad := good
+		bad.Transcript += extra
+		if _, err := Blind(tk, bad); !errors.Is(err, ErrLeak) {
+			t.Errorf("transcript with %q: %v", extra, err)
+		}
+	}
+}

@@ -63,6 +63,9 @@ func HiddenValues(t *task.Task) []Hidden {
 			add(g, "gold-only value of field "+gf.Field)
 		}
 	}
+	for _, v := range t.Grader.ProtectedValues {
+		add(v, "protected value")
+	}
 	add(head(t.Agent.Instructions, 60), "agent instructions")
 	for _, d := range t.Agent.Knowledge {
 		add(head(d.Text, 60), "knowledge document "+d.ID)

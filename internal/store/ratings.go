@@ -83,12 +83,21 @@ func (db *DB) PutRatingItems(ctx context.Context, items []RatingItem) error {
 			if err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO rating_items (id, task_id, plan_id, variant, payload, created_at)
+			// An item annotators have rated is frozen: its content may not change under their
+			// ratings (a changed utterance is a new item with a new id).
+			tag, err := tx.Exec(ctx, `INSERT INTO rating_items (id, task_id, plan_id, variant, payload, created_at)
 				VALUES ($1, $2, $3, $4, $5, $6)
 				ON CONFLICT (id) DO UPDATE SET task_id = EXCLUDED.task_id, plan_id = EXCLUDED.plan_id,
-				  variant = EXCLUDED.variant, payload = EXCLUDED.payload`,
-				it.ID, it.TaskID, it.PlanID, it.Variant, []byte(payload), now); err != nil {
+				  variant = EXCLUDED.variant, payload = EXCLUDED.payload
+				WHERE (rating_items.task_id, rating_items.plan_id, rating_items.variant, rating_items.payload) =
+				      (EXCLUDED.task_id, EXCLUDED.plan_id, EXCLUDED.variant, EXCLUDED.payload)
+				   OR NOT EXISTS (SELECT 1 FROM ratings r WHERE r.item_id = rating_items.id)`,
+				it.ID, it.TaskID, it.PlanID, it.Variant, []byte(payload), now)
+			if err != nil {
 				return err
+			}
+			if tag.RowsAffected() == 0 {
+				return newError(ErrConflict, "rating item %s has ratings and its content differs: a rated item cannot change; give the changed item a new id", it.ID)
 			}
 		}
 		return nil
