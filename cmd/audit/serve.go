@@ -215,6 +215,7 @@ type studySpec struct {
 	Title          string `json:"title"`
 	CompletionCode string `json:"completion_code"`
 	CompletionURL  string `json:"completion_url"`
+	OpenEnrollment bool   `json:"open_enrollment"` // accept participants through /join/ID?PROLIFIC_PID=…
 }
 
 // ensureStudy creates the study of a --study file unless it exists, through audit study create.
@@ -227,7 +228,7 @@ func ensureStudy(ctx context.Context, st *stack, f stackFlags, path string, stdo
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&spec); err != nil {
-		return fmt.Errorf("--study %s: %w (fields: id, name, seed, plan, consent, participants, title, completion_code, completion_url)", path, err)
+		return fmt.Errorf("--study %s: %w (fields: id, name, seed, plan, consent, participants, title, completion_code, completion_url, open_enrollment)", path, err)
 	}
 	if spec.ID == "" || spec.Plan == "" {
 		return fmt.Errorf("--study %s: \"id\" and \"plan\" are required", path)
@@ -258,13 +259,17 @@ func ensureStudy(ctx context.Context, st *stack, f stackFlags, path string, stdo
 	if spec.Participants > 0 {
 		args = append(args, "--participants", strconv.Itoa(spec.Participants))
 	}
+	if spec.OpenEnrollment {
+		args = append(args, "--open-enrollment")
+		fmt.Fprintf(stdout, "study link for the recruiting platform: %s/join/%s?PROLIFIC_PID={{%%PROLIFIC_PID%%}}&STUDY_ID={{%%STUDY_ID%%}}&SESSION_ID={{%%SESSION_ID%%}}\n", st.web.URL(), spec.ID)
+	}
 	return runStudyCreate(ctx, args, stdout, stderr)
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", stderr)
 	f := addStackFlags(fs, ":8080")
-	studyFile := fs.String("study", "", "study file (JSON: id, name, seed, plan, consent, participants, title, completion_code, completion_url) to create on first start")
+	studyFile := fs.String("study", "", "study file (JSON: id, name, seed, plan, consent, participants, title, completion_code, completion_url, open_enrollment) to create on first start")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}

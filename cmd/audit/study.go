@@ -272,6 +272,7 @@ func runStudyCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 	title := fs.String("title", "", "study title shown to participants")
 	code := fs.String("completion-code", "", "completion code shown at the end (recruiting platform)")
 	returnURL := fs.String("completion-url", "", "link back to the recruiting platform at the end")
+	openEnrollment := fs.Bool("open-enrollment", false, "also accept participants through one study link, /join/ID?PROLIFIC_PID=… (recruiting platforms)")
 	participants := fs.Int("participants", -1, "participant links to issue (default: one per plan slot)")
 	systemsFile := fs.String("systems", "", "systems file giving each plan system's family and settings")
 	tasksDir := fs.String("tasks-dir", "tasks", "task directory (the plan's task specs are stored with the study)")
@@ -305,6 +306,9 @@ func runStudyCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 		if cfg["consent"] = strings.TrimSpace(string(b)); cfg["consent"] == "" {
 			return fmt.Errorf("--consent %s: the file is empty", *consent)
 		}
+	}
+	if *openEnrollment {
+		cfg["enrollment"] = "open"
 	}
 	for k, v := range map[string]string{"title": *title, "completion_code": *code, "completion_url": *returnURL} {
 		if v != "" {

@@ -166,3 +166,43 @@ func TestClearErrors(t *testing.T) {
 		}
 	})
 }
+
+// One study link for a recruiting platform: each PROLIFIC_PID is enrolled once and sent to its own
+// token link; studies without open enrollment have no such link.
+func TestJoinLink(t *testing.T) {
+	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{})
+	k := startKit(t, `{"systems":[{"label":"sys-owl","family":"reference","endpoint":"`+fake.URL()+`"}]}`)
+	ctx := context.Background()
+	k.participant(t, "closed", "sys-owl", "it-vpn-incident")
+	if _, err := k.db.CreateStudy(ctx, store.Study{ID: "open1", Name: "Open", Seed: 1, Config: json.RawMessage(`{"enrollment":"open"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	st, body := get(t, "GET", k.base+"/join/closed?PROLIFIC_PID=abc", "")
+	if st != 404 {
+		t.Errorf("join a closed study: %d %s", st, body)
+	}
+	st, body = get(t, "GET", k.base+"/join/open1", "")
+	if st != 400 || !strings.Contains(body, "PROLIFIC_PID") {
+		t.Errorf("join without a participant id: %d %s", st, body)
+	}
+	redirect := func(pid string) string {
+		req, _ := http.NewRequest("GET", k.base+"/join/open1?PROLIFIC_PID="+pid+"&STUDY_ID=st9&SESSION_ID=se9", nil)
+		res, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 303 || !strings.HasPrefix(res.Header.Get("Location"), "/p/") {
+			t.Fatalf("join %s: %d %s", pid, res.StatusCode, res.Header.Get("Location"))
+		}
+		return strings.SplitN(strings.TrimPrefix(res.Header.Get("Location"), "/p/"), "?", 2)[0]
+	}
+	a1, a2, b1 := redirect("pid-a"), redirect("pid-a"), redirect("pid-b")
+	if a1 != a2 || a1 == b1 {
+		t.Errorf("tokens: pid-a %s then %s, pid-b %s", a1, a2, b1)
+	}
+	p, err := k.db.ParticipantByToken(ctx, a1)
+	if err != nil || p.External.ProlificPID != "pid-a" || p.External.StudyID != "st9" {
+		t.Errorf("enrolled participant: %+v %v", p, err)
+	}
+}

@@ -26,6 +26,9 @@ type StudyConfig struct {
 	Consent        string `json:"consent,omitempty"`
 	CompletionCode string `json:"completion_code,omitempty"`
 	CompletionURL  string `json:"completion_url,omitempty"` // e.g. Prolific's return link
+	// Enrollment "open" accepts participants through one study link, /join/<study>?PROLIFIC_PID=…,
+	// as recruiting platforms hand out one URL to everyone.
+	Enrollment string `json:"enrollment,omitempty"`
 }
 
 // DefaultConsent is shown when a study sets no consent text.
@@ -55,6 +58,7 @@ type peers struct {
 var livePeers = &peers{cur: map[string]*rtc.Peer{}}
 
 func (s *Server) participantRoutes() {
+	s.app.Get("/join/:study", s.join)
 	s.app.Get("/p/:token", s.participantPage)
 	api := s.app.Group("/api/p/:token", s.participantAuth)
 	api.Get("/state", s.participantState)
@@ -97,6 +101,34 @@ func (s *Server) participantPage(c *fiber.Ctx) error {
 		}
 	}
 	return s.sendPage(c, "participant.html")
+}
+
+// join is a study's single recruiting link: it enrolls a recruiting platform's participant once
+// (by PROLIFIC_PID) and sends them on to their own token link. Only studies with open enrollment
+// have one; for any other id it is indistinguishable from an unknown study.
+func (s *Server) join(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	st, err := s.cfg.Store.Study(ctx, c.Params("study"))
+	if err != nil || studyConfig(st).Enrollment != "open" {
+		return store.ErrNotFound
+	}
+	pid := strings.TrimSpace(c.Query("PROLIFIC_PID"))
+	if pid == "" || len(pid) > 64 {
+		return s.page(c, fiber.StatusBadRequest, "This link is missing your participant id",
+			"<p>Open the study from your recruiting platform: the link must carry your PROLIFIC_PID.</p>")
+	}
+	ext := store.ExternalIDs{ProlificPID: pid, StudyID: c.Query("STUDY_ID"), SessionID: c.Query("SESSION_ID")}
+	p, err := s.cfg.Store.ParticipantByProlificPID(ctx, st.ID, pid)
+	if errors.Is(err, store.ErrNotFound) {
+		p, err = s.cfg.Store.CreateParticipant(ctx, store.NewParticipant{StudyID: st.ID, External: ext})
+		if errors.Is(err, store.ErrConflict) { // the same participant, enrolled by a parallel request
+			p, err = s.cfg.Store.ParticipantByProlificPID(ctx, st.ID, pid)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect("/p/"+p.Token+"?"+string(c.Request().URI().QueryString()), fiber.StatusSeeOther)
 }
 
 // participantStep is where the participant is in the flow.
