@@ -3,7 +3,9 @@
 // its duration. Recognition is open-vocabulary (the model's trigram language model) or, as in IVR
 // systems, constrained per question by a JSGF grammar built from what the asking side legitimately
 // knows: a value's type (digits, a date, a phone number, a code of letters and digits, yes or no)
-// or a list of allowed choices. It also transcribes the speech segments of a recorded channel.
+// or a list of allowed choices. A Channel streams one speaker's utterances while they are spoken;
+// Transcribe decodes the speech segments of a recorded channel after a call. Results depend only
+// on the audio given (a whole utterance, or a channel's utterances in order).
 package asr
 
 import (
@@ -28,8 +30,8 @@ type Config struct {
 	// ModelDir holds en-us/ (acoustic model), en-us.lm.bin and cmudict-en-us.dict. Default
 	// DefaultModelDir.
 	ModelDir string
-	// Decoders is how many utterances can be decoded at once; each decoder holds its own copy of
-	// the model (about 40 MB). Default 1.
+	// Decoders is how many whole utterances can be decoded at once; each decoder holds its own
+	// copy of the model (about 40 MB). Default 1.
 	Decoders int
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
@@ -63,6 +65,7 @@ type Word struct {
 type Recognizer struct {
 	log    *slog.Logger
 	pool   chan *decoder
+	dir    string
 	all    []*decoder
 	mu     sync.Mutex // guards closed and the decoders' teardown
 	closed bool
@@ -94,7 +97,7 @@ func New(cfg Config) (*Recognizer, error) {
 			return nil, fmt.Errorf("%w: %s/%s is missing (install pocketsphinx-en-us)", ErrModel, cfg.ModelDir, f)
 		}
 	}
-	r := &Recognizer{log: log, pool: make(chan *decoder, cfg.Decoders)}
+	r := &Recognizer{log: log, pool: make(chan *decoder, cfg.Decoders), dir: cfg.ModelDir}
 	start := time.Now()
 	for range cfg.Decoders {
 		d, err := newDecoder(cfg.ModelDir, decoderParams)

@@ -81,14 +81,17 @@ func TestOpenVocabularyWER(t *testing.T) {
 	perVoice := map[string][2]int{}
 	var audio, took time.Duration
 	for _, v := range callerVoices {
-		sp := &Speaker{} // one caller per voice, as in a call
+		ch, err := r.OpenChannel() // one caller per voice, as in a call
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, text := range freeText {
 			pcm := flite24k(t, v, text)
 			res := recognize(t, r, pcm, nil)
 			ref := normWords(text)
 			e := wordErrors(ref, normWords(res.Text))
 			errs += e
-			s, err := r.Stream(context.Background(), sp, 24000, nil)
+			s, err := ch.Stream(24000, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,6 +112,7 @@ func TestOpenVocabularyWER(t *testing.T) {
 				t.Logf("%-5s ref %q\n      hyp %q", v, text, res.Text)
 			}
 		}
+		ch.Close()
 	}
 	wer := float64(errs) / float64(words)
 	var per []string
@@ -376,27 +380,37 @@ func TestTranscribeWAV(t *testing.T) {
 	}
 }
 
-// Streaming an utterance in 40 ms frames gives (for these clear utterances) nearly the same
-// hypothesis as decoding it whole (live normalization cannot see the utterance's end), under the
-// language model and under a grammar, and exactly the same again for the same speaker history
-// whatever the decoder did in between. (A decoder's very first streamed utterance can still score
-// slightly differently; the loop's first pass absorbs that.)
-func TestStreamMatchesBatch(t *testing.T) {
+// Streaming a caller's utterances through a Channel in 40 ms frames gives (for these clear
+// utterances) nearly the same hypotheses as decoding them whole (live normalization cannot see an
+// utterance's end), and a second channel fed the same audio decodes it exactly the same way, with
+// whole-utterance decodes in between: a call's recognition depends only on its own audio.
+func TestChannelStreams(t *testing.T) {
 	needFlite(t)
 	r := mustRecognizer(t)
-	for _, c := range []struct {
+	utts := []struct {
 		text string
 		g    *Grammar
 	}{
 		{"yes I shut off the main valve right away", nil},
 		{"It's five oh three, five five five, oh one four seven.", Slot{Kind: KindPhone}.Grammar()},
-	} {
-		pcm := flite24k(t, "rms", c.text)
-		batch := recognize(t, r, pcm, c.g)
-		stream := func(sp *Speaker) Result {
-			s, err := r.Stream(context.Background(), sp, 24000, c.g)
+		{"hi I'm calling because I need to report a cracked windshield", nil},
+	}
+	run := func() []Result {
+		ch, err := r.OpenChannel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ch.Close()
+		var out []Result
+		for _, u := range utts {
+			pcm := flite24k(t, "rms", u.text)
+			recognize(t, r, flite24k(t, "slt", "something else entirely"), nil) // other work in between
+			s, err := ch.Stream(24000, u.g)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if _, err := ch.Stream(24000, nil); err == nil {
+				t.Error("a second utterance streamed while the first was open")
 			}
 			for off := 0; off < len(pcm); off += 960 {
 				if err := s.Write(pcm[off:min(off+960, len(pcm))]); err != nil {
@@ -410,30 +424,49 @@ func TestStreamMatchesBatch(t *testing.T) {
 			if _, err := s.Finish(); !errors.Is(err, ErrClosed) {
 				t.Errorf("second Finish: %v", err)
 			}
-			return res
+			batch := recognize(t, r, pcm, u.g)
+			if d := wordErrors(normWords(batch.Text), normWords(res.Text)); d > 1 {
+				t.Errorf("streamed %q, whole %q", res.Text, batch.Text)
+			}
+			out = append(out, res)
 		}
-		stream(&Speaker{})
-		first := stream(&Speaker{})
-		if d := wordErrors(normWords(batch.Text), normWords(first.Text)); d > 1 {
-			t.Errorf("streamed %q, whole %q", first.Text, batch.Text)
-		}
-		stream(nil) // another speaker's utterance in between
-		if again := stream(&Speaker{}); again.Text != first.Text || again.Score != first.Score {
-			t.Errorf("same speaker history decoded %q (%d), then %q (%d)", first.Text, first.Score, again.Text, again.Score)
+		return out
+	}
+	first, second := run(), run()
+	for i := range first {
+		if first[i].Text != second[i].Text || first[i].Score != second[i].Score {
+			t.Errorf("utterance %d: %q (%d), then %q (%d)", i, first[i].Text, first[i].Score, second[i].Text, second[i].Score)
 		}
 	}
-	// TryStream refuses when every decoder is busy, and an aborted stream frees its decoder.
-	held, err := r.Stream(context.Background(), nil, 16000, nil)
+	// An aborted utterance frees the channel; a closed channel refuses.
+	ch, err := r.OpenChannel()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, ok, err := r.TryStream(nil, 16000, nil); ok || err != nil || s != nil {
-		t.Errorf("TryStream with the only decoder busy: %v %v", ok, err)
-	}
-	held.Abort()
-	s, ok, err := r.TryStream(nil, 16000, nil)
-	if !ok || err != nil {
-		t.Fatalf("TryStream after Abort: %v %v", ok, err)
+	s, err := ch.Stream(16000, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
 	s.Abort()
+	if s, err = ch.Stream(16000, nil); err != nil {
+		t.Fatalf("Stream after Abort: %v", err)
+	}
+	s.Abort()
+	ch.Close()
+	if _, err := ch.Stream(16000, nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("Stream on a closed channel: %v", err)
+	}
+}
+
+// Whole-utterance decodes do not depend on what the decoder decoded before.
+func TestRecognizeIsHistoryFree(t *testing.T) {
+	needFlite(t)
+	r := mustRecognizer(t)
+	pcm := flite24k(t, "awb", "the upstairs bathroom floor the kitchen ceiling and the kitchen cabinets")
+	a := recognize(t, r, pcm, nil)
+	recognize(t, r, flite24k(t, "kal16", "It's zero x eight zero zero seven two E E seven."), Slot{Kind: KindIdentifier}.Grammar())
+	recognize(t, r, flite24k(t, "slt", "sorry I don't have that"), nil)
+	if b := recognize(t, r, pcm, nil); a.Text != b.Text || a.Score != b.Score {
+		t.Errorf("same audio decoded %q (%d), then %q (%d)", a.Text, a.Score, b.Text, b.Score)
+	}
 }

@@ -12,19 +12,14 @@ static cmd_ln_t *asr_config(int argc, char **argv) {
 
 static void asr_quiet(void) { err_set_logfp(NULL); }
 
-// The live cepstral-mean estimate that streamed utterances start from and update.
-static int asr_cmn_len(ps_decoder_t *ps) {
-	feat_t *f = ps_get_feat(ps);
-	return f && f->cmn_struct ? f->cmn_struct->veclen : 0;
-}
-static void asr_cmn_get(ps_decoder_t *ps, float *v) { cmn_live_get(ps_get_feat(ps)->cmn_struct, (mfcc_t *)v); }
-static void asr_cmn_set(ps_decoder_t *ps, float *v) { cmn_live_set(ps_get_feat(ps)->cmn_struct, (mfcc_t const *)v); }
+// sphinxbase switches the feature extractor to live (prior) normalization for good the first time
+// an utterance is fed in pieces; these read and restore the configured type.
+static int asr_cmn_type(ps_decoder_t *ps) { return (int)ps_get_feat(ps)->cmn; }
+static void asr_set_cmn_type(ps_decoder_t *ps, int t) { ps_get_feat(ps)->cmn = (cmn_type_t)t; }
 */
 import "C"
 
 import (
-	_ "embed"
-	"encoding/binary"
 	"fmt"
 	"strings"
 	"sync"
@@ -39,7 +34,7 @@ var quietOnce sync.Once
 // once, plus the grammar searches registered on it. Not safe for concurrent use.
 type decoder struct {
 	ps       *C.ps_decoder_t
-	prior    []float32       // the model's initial cepstral mean
+	cmnType  C.int           // the model's normalization type (batch for en-us)
 	searches map[string]bool // grammar searches registered, by name
 	order    []string        // registration order, for eviction
 }
@@ -80,54 +75,8 @@ func newDecoder(modelDir string, params map[string]string) (*decoder, error) {
 		return nil, fmt.Errorf("%w: cannot load the model from %s", ErrModel, modelDir)
 	}
 	d := &decoder{ps: ps, searches: map[string]bool{}}
-	d.prior = d.cmn()
-	// A decoder's first utterances of speech set up state that later ones reuse: decode a short
-	// utterance both ways now, so that the first real utterance is decoded like every other.
-	warm := warmupSignal()
-	for range 2 {
-		d.use(nil)
-		d.decode(warm)
-		if d.begin(nil) == nil {
-			for off := 0; off < len(warm); off += SampleRate / 25 { // 40 ms, as streams are fed
-				d.feed(warm[off:min(off+SampleRate/25, len(warm))], false)
-			}
-			d.end()
-		}
-	}
+	d.cmnType = C.asr_cmn_type(ps)
 	return d, nil
-}
-
-// settle decodes a moment of digital silence and restores the cepstral mean: the acoustic
-// scorer carries state from one utterance into the next (its best Gaussians of the last frame),
-// so every utterance is preceded by the same silence and starts from the same state. Results then
-// depend only on the utterance's own audio (and, for streams, the speaker's mean).
-func (d *decoder) settle(mean []float32) {
-	C.ps_start_stream(d.ps)
-	if C.ps_start_utt(d.ps) >= 0 {
-		silence := make([]int16, SampleRate/5)
-		C.ps_process_raw(d.ps, (*C.int16)(unsafe.Pointer(&silence[0])), C.size_t(len(silence)), 0, 0)
-		C.ps_end_utt(d.ps)
-	}
-	d.setCMN(mean)
-}
-
-// cmn returns the live cepstral mean.
-func (d *decoder) cmn() []float32 {
-	n := int(C.asr_cmn_len(d.ps))
-	if n == 0 {
-		return nil
-	}
-	v := make([]float32, n)
-	C.asr_cmn_get(d.ps, (*C.float)(unsafe.Pointer(&v[0])))
-	return v
-}
-
-// setCMN sets the live cepstral mean a streamed utterance starts from.
-func (d *decoder) setCMN(v []float32) {
-	if len(v) == 0 || len(v) != int(C.asr_cmn_len(d.ps)) {
-		return
-	}
-	C.asr_cmn_set(d.ps, (*C.float)(unsafe.Pointer(&v[0])))
 }
 
 func (d *decoder) close() {
@@ -198,7 +147,7 @@ func (d *decoder) unknownWords(g *Grammar) []string {
 // decode runs one whole utterance of 16 kHz PCM through the selected search. The cepstral mean
 // is computed over the utterance itself, so the result depends on nothing decoded before.
 func (d *decoder) decode(pcm []int16) (Result, error) {
-	if err := d.begin(nil); err != nil {
+	if err := d.begin(false); err != nil {
 		return Result{}, err
 	}
 	if err := d.feed(pcm, true); err != nil {
@@ -208,16 +157,17 @@ func (d *decoder) decode(pcm []int16) (Result, error) {
 	return d.end()
 }
 
-// begin starts an utterance on the selected search from a settled state (see settle) and a new
-// stream (which resets the front end's noise estimate), so that results depend on nothing the
-// decoder did before.
-func (d *decoder) begin(mean []float32) error {
-	if mean == nil {
-		mean = d.prior
-	}
-	d.settle(mean)
-	if C.ps_start_stream(d.ps) < 0 {
-		return fmt.Errorf("%w: start stream", ErrDecode)
+// begin starts an utterance on the selected search. A whole utterance (live false) starts a new
+// stream (which resets the front end's noise estimate) and is normalized over itself, as the model
+// was trained, so its result depends on nothing the decoder did before. A live utterance continues
+// the decoder's stream: its noise estimate and cepstral mean carry over from the utterances before
+// it, which is what a Channel is for.
+func (d *decoder) begin(live bool) error {
+	if !live {
+		C.asr_set_cmn_type(d.ps, d.cmnType)
+		if C.ps_start_stream(d.ps) < 0 {
+			return fmt.Errorf("%w: start stream", ErrDecode)
+		}
 	}
 	if C.ps_start_utt(d.ps) < 0 {
 		return fmt.Errorf("%w: start utterance", ErrDecode)
@@ -285,18 +235,4 @@ func baseWord(w string) string {
 		return w[:i]
 	}
 	return w
-}
-
-// warmupPCM is a short utterance of speech (Flite's slt voice saying "Yes, my number is five five
-// five, one two three four." at 16 kHz), decoded once by each new decoder.
-//
-//go:embed warmup.pcm
-var warmupPCM []byte
-
-func warmupSignal() []int16 {
-	out := make([]int16, len(warmupPCM)/2)
-	for i := range out {
-		out[i] = int16(binary.LittleEndian.Uint16(warmupPCM[2*i:]))
-	}
-	return out
 }

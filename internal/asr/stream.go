@@ -1,7 +1,6 @@
 package asr
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -9,92 +8,97 @@ import (
 	"github.com/voicebench/humanaudit/internal/media"
 )
 
-// Speaker is what streaming learns about one speaker's channel: the running cepstral mean that
-// live normalization starts each utterance from. Keeping one per caller (rather than per decoder)
-// makes a stream's result depend only on that caller's own audio, in order. The zero value starts
-// from the model's default. Not safe for concurrent use.
-type Speaker struct {
-	mean []float32
+// Channel is one speaker's audio channel (a caller in a call) with a decoder of its own, which
+// decodes that speaker's utterances in order while they are spoken. Live normalization (noise
+// and cepstral mean) carries over from one utterance to the next, as in a continuous recognizer,
+// and because the decoder hears nothing else, the results depend only on the channel's own audio:
+// the same call decodes the same way every time. One utterance streams at a time.
+type Channel struct {
+	r      *Recognizer
+	mu     sync.Mutex
+	d      *decoder
+	busy   bool
+	closed bool
 }
 
-// Stream decodes one utterance while its audio arrives, so that the hypothesis is ready moments
-// after the speaker stops rather than a fraction of the utterance's length later. Normalization is
-// live (it cannot see the end of the utterance), so results can differ slightly from Recognize.
-// It holds one decoder from Stream until Finish or Abort. Its methods are not safe for concurrent
-// use.
-type Stream struct {
-	r       *Recognizer
-	speaker *Speaker
-	d       *decoder
-	grammar string
-	rs      *media.Resampler
-	skip    int // resampler delay still to drop, in 16 kHz samples
-	busy    time.Duration
-	err     error
-	once    sync.Once
-	out     []int16
-}
-
-// Stream starts decoding an utterance of speaker sp (nil: no history) in PCM16 at rate Hz with
-// grammar g (nil: open vocabulary), waiting for a free decoder at most until ctx is done.
-func (r *Recognizer) Stream(ctx context.Context, sp *Speaker, rate int, g *Grammar) (*Stream, error) {
-	d, err := r.acquire(ctx)
+// OpenChannel loads a decoder for one speaker's channel (a fraction of a second and about 40 MB);
+// Close frees it.
+func (r *Recognizer) OpenChannel() (*Channel, error) {
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	d, err := newDecoder(r.dir, decoderParams)
 	if err != nil {
 		return nil, err
 	}
-	return r.startStream(d, sp, rate, g)
+	return &Channel{r: r, d: d}, nil
 }
 
-// TryStream starts a stream if a decoder is free now; ok is false when every decoder is busy
-// (decode the whole utterance with Recognize later instead).
-func (r *Recognizer) TryStream(sp *Speaker, rate int, g *Grammar) (s *Stream, ok bool, err error) {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		return nil, false, ErrClosed
+// Close frees the channel's decoder (after the utterance in progress, if any, is abandoned).
+func (c *Channel) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
 	}
-	r.busy.Add(1)
-	r.mu.Unlock()
-	select {
-	case d := <-r.pool:
-		s, err := r.startStream(d, sp, rate, g)
-		return s, err == nil, err
-	default:
-		r.busy.Done()
-		return nil, false, nil
-	}
+	c.closed = true
+	c.d.close()
+	return nil
 }
 
-func (r *Recognizer) startStream(d *decoder, sp *Speaker, rate int, g *Grammar) (*Stream, error) {
-	if sp == nil {
-		sp = &Speaker{}
+// Stream starts the channel's next utterance, in PCM16 at rate Hz, with grammar g (nil: open
+// vocabulary). It fails while another utterance of the channel is streaming.
+func (c *Channel) Stream(rate int, g *Grammar) (*Stream, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		return nil, ErrClosed
+	case c.busy:
+		return nil, fmt.Errorf("%w: the channel's previous utterance is still streaming", ErrDecode)
 	}
-	s := &Stream{r: r, d: d, speaker: sp}
+	s := &Stream{c: c}
 	if rate != SampleRate {
 		rs, err := media.NewResampler(rate, SampleRate)
 		if err != nil {
-			r.release(d)
 			return nil, fmt.Errorf("%w: %d Hz: %v", ErrBadAudio, rate, err)
 		}
 		s.rs, s.skip = rs, rs.DelaySamples()
 	}
-	if err := d.use(g); err != nil {
-		r.release(d)
+	if err := c.d.use(g); err != nil {
 		return nil, err
 	}
 	if g != nil {
 		s.grammar = g.Name
 	}
-	if err := d.begin(sp.mean); err != nil {
-		r.release(d)
+	if err := c.d.begin(true); err != nil {
 		return nil, err
 	}
+	c.busy = true
 	return s, nil
+}
+
+// Stream decodes one utterance of a Channel while its audio arrives, so that the hypothesis is
+// ready moments after the speaker stops rather than a fraction of the utterance's length later.
+// Normalization is live (it cannot see the end of the utterance), so results can differ slightly
+// from Recognize. Its methods are not safe for concurrent use.
+type Stream struct {
+	c       *Channel
+	grammar string
+	rs      *media.Resampler
+	skip    int // resampler delay still to drop, in 16 kHz samples
+	busy    time.Duration
+	err     error
+	done    bool
+	out     []int16
 }
 
 // Write decodes more audio of the utterance.
 func (s *Stream) Write(pcm []int16) error {
-	if s.d == nil {
+	if s.done {
 		return ErrClosed
 	}
 	if s.err != nil {
@@ -110,47 +114,53 @@ func (s *Stream) Write(pcm []int16) error {
 			in, s.skip = in[n:], s.skip-n
 		}
 	}
-	s.err = s.d.feed(in, false)
+	s.c.mu.Lock()
+	if s.c.closed {
+		s.err = ErrClosed
+	} else {
+		s.err = s.c.d.feed(in, false)
+	}
+	s.c.mu.Unlock()
 	s.busy += time.Since(start)
 	return s.err
 }
 
 // Finish ends the utterance and returns its hypothesis; Result.Elapsed is the total decoding
-// time. The decoder is released.
+// time.
 func (s *Stream) Finish() (Result, error) {
-	if s.d == nil {
+	if s.done {
 		return Result{}, ErrClosed
 	}
 	if s.rs != nil && s.err == nil {
 		s.Write(make([]int16, 960)) // push the resampler's delay out
 	}
+	s.done = true
 	start := time.Now()
-	var res Result
-	err := s.err
-	if err == nil {
-		res, err = s.d.end()
-		s.speaker.mean = s.d.cmn()
-	} else {
-		s.d.end()
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	s.c.busy = false
+	if s.c.closed {
+		return Result{}, ErrClosed
+	}
+	res, err := s.c.d.end()
+	if s.err != nil {
+		err = s.err
 	}
 	res.Elapsed = s.busy + time.Since(start)
 	res.Grammar = s.grammar
-	s.release()
 	return res, err
 }
 
-// Abort ends the utterance without a result and releases the decoder.
+// Abort ends the utterance without a result.
 func (s *Stream) Abort() {
-	if s.d == nil {
+	if s.done {
 		return
 	}
-	s.d.end()
-	s.release()
-}
-
-func (s *Stream) release() {
-	s.once.Do(func() {
-		s.r.release(s.d)
-		s.d = nil
-	})
+	s.done = true
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	s.c.busy = false
+	if !s.c.closed {
+		s.c.d.end()
+	}
 }

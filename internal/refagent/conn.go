@@ -121,9 +121,10 @@ type conn struct {
 	total    int64 // caller samples appended since the connection opened
 	vad      *media.Endpointer
 	vadItem  string
-	vadStart int64 // sample where the current VAD turn starts
-	ear      *ear  // the stream of the turn being spoken
-	speaker  *asr.Speaker
+	vadStart int64        // sample where the current VAD turn starts
+	ear      *ear         // the stream of the turn being spoken
+	lastEar  *ear         // the previous turn's stream (the channel streams one turn at a time)
+	channel  *asr.Channel // the caller's channel: a decoder of its own; nil: turns are decoded whole
 	lastItem string
 	items    map[string]*item
 	calls    map[string]string // call id → tool name
@@ -142,7 +143,7 @@ func newConn(s *Server, id int, ws *websocket.Conn, model string) *conn {
 		log:   s.log.With(slog.Int("conn", id)),
 		respQ: make(chan *response, 4),
 		lst:   &listener{rec: s.rec, now: s.cfg.Now},
-		items: map[string]*item{}, calls: map[string]string{}, answered: map[string]bool{}, speaker: &asr.Speaker{},
+		items: map[string]*item{}, calls: map[string]string{}, answered: map[string]bool{},
 		set: settings{voice: "marin", serverVAD: true, silenceMS: 500, prefixMS: 300, createResponse: true,
 			interruptResponse: true, toolChoice: json.RawMessage(`"auto"`)},
 	}
@@ -174,6 +175,15 @@ func (c *conn) drop() {
 }
 
 func (c *conn) serve() {
+	// The caller's channel gets a decoder of its own, so that streaming recognition of this call
+	// depends on nothing but its own audio. Loading it takes a fraction of a second, before the
+	// session starts.
+	if ch, err := c.s.rec.OpenChannel(); err != nil {
+		c.log.Warn("no streaming recognition for this call; turns are decoded when committed", slog.Any("err", err))
+	} else {
+		c.channel = ch
+		defer ch.Close()
+	}
 	c.wg.Add(1)
 	go c.respond()
 	c.em.Send(&wire.ServerEvent{Type: wire.SessionCreated, Session: c.sessionJSON()})
@@ -618,15 +628,22 @@ func (c *conn) commit(ev *wire.ClientEvent) {
 	c.commitTurn(item, pcm, "", ear)
 }
 
-// openEarLocked starts streaming the turn being spoken through the open-vocabulary model, if a
-// decoder is free (otherwise the turn is decoded whole when committed).
+// openEarLocked starts streaming the turn being spoken through the open-vocabulary model on the
+// caller's channel (without a channel the turn is decoded whole when committed).
 func (c *conn) openEarLocked() {
-	s, ok, err := c.s.rec.TryStream(c.speaker, wire.SampleRate, nil)
-	if err != nil || !ok {
+	if c.channel == nil {
+		return
+	}
+	if c.lastEar != nil {
+		<-c.lastEar.done // the channel streams one turn at a time; the last one is nearly done
+	}
+	s, err := c.channel.Stream(wire.SampleRate, nil)
+	if err != nil {
+		c.log.Warn("cannot stream the turn", slog.Any("err", err))
 		return
 	}
 	e := &ear{stream: s, ch: make(chan []int16, earQueue), done: make(chan struct{})}
-	c.ear = e
+	c.ear, c.lastEar = e, e
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()

@@ -41,7 +41,7 @@ func needTools(tb testing.TB) {
 
 func sharedRecognizer(tb testing.TB) *asr.Recognizer {
 	tb.Helper()
-	recOnce.Do(func() { rec, recErr = asr.New(asr.Config{Decoders: 3}) })
+	recOnce.Do(func() { rec, recErr = asr.New(asr.Config{Decoders: 2}) })
 	if recErr != nil {
 		tb.Fatalf("recognizer: %v", recErr)
 	}

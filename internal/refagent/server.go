@@ -29,9 +29,9 @@ const Path = "/v1/realtime"
 type Config struct {
 	// Logger receives connection diagnostics; nil discards them.
 	Logger *slog.Logger
-	// Recognizer is shared speech recognition (the console's, for instance); nil loads one with
-	// three decoders (a call streams one turn through one while another decodes the last turn's
-	// grammar), closed with the server.
+	// Recognizer is shared speech recognition (the console's, for instance); nil loads one with two
+	// decoders for whole turns, closed with the server. Each call also opens a channel of its own
+	// (asr.Channel, about 40 MB) to recognize the caller's turns while they are spoken.
 	Recognizer *asr.Recognizer
 	// Voice is the Flite voice (default DefaultVoice).
 	Voice string
@@ -88,7 +88,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: log, voice: v, rec: cfg.Recognizer, conns: map[*conn]struct{}{}}
 	if s.rec == nil {
-		if s.rec, err = asr.New(asr.Config{Decoders: 3, Logger: log}); err != nil {
+		if s.rec, err = asr.New(asr.Config{Decoders: 2, Logger: log}); err != nil {
 			return nil, fmt.Errorf("reference agent: %w", err)
 		}
 		s.ownRec = true
