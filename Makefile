@@ -12,8 +12,9 @@ deps:
 build:
 	$(GO) build -o bin/audit ./cmd/audit
 
+# DEMO_ARGS passes flags to audit demo, e.g. make demo DEMO_ARGS="--addr 0.0.0.0:8080"
 demo: deps build
-	bin/audit demo
+	bin/audit demo $(DEMO_ARGS)
 
 test: deps
 	$(GO) test -count=1 $(PKGS)

@@ -213,6 +213,7 @@ function showDone(st) {
 }
 
 let pc = null, elapsedTimer = null, ending = false;
+document.addEventListener("click", () => { const a = $("agent-audio"); if (a.srcObject && a.paused) a.play().catch(() => {}); });
 
 async function startCall() {
   ending = false;
@@ -236,7 +237,10 @@ async function startCall() {
     if (msg.type === "ended" || msg.ended) finishCall(sid);
   };
   dc.onopen = () => renderCues(started.card.cues || [], []);
-  pc.ontrack = (e) => { $("agent-audio").srcObject = e.streams[0] || new MediaStream([e.track]); $("agent-audio").play().catch(() => {}); };
+  pc.ontrack = (e) => {
+    $("agent-audio").srcObject = e.streams[0] || new MediaStream([e.track]);
+    $("agent-audio").play().catch(() => fail(new Error("The browser blocked the agent's audio: click anywhere on the page to hear it.")));
+  };
   pc.onconnectionstatechange = () => {
     const s = pc.connectionState;
     $("call-status").textContent = s === "connected" ? "connected" : s;
@@ -250,7 +254,7 @@ async function startCall() {
   await pc.setRemoteDescription({ type: "answer", sdp: await res.text() });
   const t0 = Date.now() - (started.card.elapsed_ms || 0);
   clearInterval(elapsedTimer);
-  elapsedTimer = setInterval(() => setElapsed(Date.now() - t0), 500);
+  elapsedTimer = setInterval(() => { setElapsed(Date.now() - t0); showAgentLevel(); }, 250);
   $("call-mute").onclick = () => {
     const tr = stream.getAudioTracks()[0];
     tr.enabled = !tr.enabled;
@@ -261,6 +265,17 @@ async function startCall() {
     try { await call(`/call/${sid}/hangup`, { method: "POST" }); } catch (e) { /* ended already */ }
     finishCall(sid);
   };
+}
+
+// showAgentLevel lights "speaking" while the agent's audio arrives (from the receiver's stats, so
+// the agent's voice keeps playing through the peer connection, where echo cancellation covers it).
+async function showAgentLevel() {
+  if (!pc) return;
+  try {
+    let level = 0;
+    (await pc.getStats()).forEach((r) => { if (r.type === "inbound-rtp" && r.kind === "audio") level = r.audioLevel || 0; });
+    $("agent-speaking").hidden = level < 0.02;
+  } catch (e) { /* stats unavailable: no indicator */ }
 }
 
 function setElapsed(ms) {

@@ -145,7 +145,8 @@ function renderArtifact() {
 async function load() {
   $("sid").textContent = sid;
   const d = await getJSON(`/api/x/sessions/${sid}`);
-  events = d.events || [];
+  // In media-time order (a speech onset is recorded after it is detected); seq breaks ties.
+  events = (d.events || []).slice().sort((a, b) => a.t_ms - b.t_ms || a.seq - b.seq);
   const s = d.session;
   durationMS = Math.max(1, ...events.map((e) => e.t_ms));
   $("summary").replaceChildren(el("h2", {}, d.task ? d.task.title : s.TaskID),
@@ -178,6 +179,7 @@ $("wave").onclick = (ev) => {
   $("audio").play().catch(() => {});
 };
 $("ex-submit").onclick = async () => {
+  if (!confirm(`Exclude this session (${$("ex-reason").value})? Its cell returns to the pool and another participant will run it.`)) return;
   try {
     await getJSON(`/api/x/sessions/${sid}/exclude`, { method: "POST", headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ reason: $("ex-reason").value, note: $("ex-note").value }) });

@@ -66,7 +66,9 @@ func exitCode(err error, stderr io.Writer) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, errUsage), errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, flag.ErrHelp):
+		return 0 // -h asked for the flags: not an error
+	case errors.Is(err, errUsage):
 		return 2
 	case errors.As(err, &ee):
 		return ee.code
@@ -86,20 +88,38 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if len(args) > 0 && args[0] != "help" && args[0] != "-h" && args[0] != "--help" {
+		if group := strings.Join(args[:1], " "); hasGroup(group) {
+			fmt.Fprintf(stderr, "audit %s: name a subcommand\n\n", group)
+			printUsage(stderr, group+" ")
+			return errUsage
+		}
 		fmt.Fprintf(stderr, "audit: unknown command %q\n\n", strings.Join(args, " "))
-		printUsage(stderr)
+		printUsage(stderr, "")
 		return errUsage
 	}
-	printUsage(stdout)
+	printUsage(stdout, "")
 	return nil
 }
 
-func printUsage(w io.Writer) {
-	fmt.Fprintln(w, "usage: audit <command> [flags] [args]")
+// hasGroup reports whether commands exist under a group name ("study" for "study plan").
+func hasGroup(group string) bool {
+	for p := range commands {
+		if strings.HasPrefix(p, group+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// printUsage lists the commands whose path starts with prefix (all for "").
+func printUsage(w io.Writer, prefix string) {
+	fmt.Fprintln(w, "usage: audit <command> [flags] [args]   (audit <command> -h for its flags)")
 	fmt.Fprintln(w)
 	paths := make([]string, 0, len(commands))
 	for p := range commands {
-		paths = append(paths, p)
+		if strings.HasPrefix(p, prefix) {
+			paths = append(paths, p)
+		}
 	}
 	sort.Strings(paths)
 	for _, p := range paths {

@@ -23,7 +23,7 @@ import (
 
 func init() {
 	register("study plan", "plan a counterbalanced study: plan.csv and a balance report (--tasks --systems --anchor --sessions-per-participant --seed --out)", runStudyPlan)
-	register("study create", "store a study from plan.csv and print participant links (--id --plan [--consent FILE] [--participants N])", runStudyCreate)
+	register("study create", "store a study from plan.csv and print participant links (--id --plan --consent FILE [--participants N] [--open-enrollment])", runStudyCreate)
 	register("study status", "show a study's progress (--study ID [--csv status.csv])", runStudyStatus)
 	register("study export", "write a study's plan.csv and status.csv for the recruiting platform (--study ID --plan FILE --status FILE)", runStudyExport)
 	register("study extend", "add plan rows and/or participants to a running study without touching finished work (--study ID [--plan FILE] [--participants N])", runStudyExtend)

@@ -57,8 +57,8 @@ func Markdown(t *task.Task) []byte {
 	p("- If you are asked something that is not on this card, say you don't know. Do not make anything up.\n\n")
 
 	p("## During the call\n\n")
-	p("- The card stays on screen beside the call. Private **cues** appear in the cue panel, with a short chime, when something changes for you: news arrives, you notice a mistake, or you change your mind.\n")
-	p("- Act on a cue as soon as it naturally fits the conversation; if it says to interrupt, interrupt. Tap the cue once you have acted on it.\n")
+	p("- The card stays on screen during the call. Private **cues** appear above it in a highlighted box when something changes for you: news arrives, you notice a mistake, or you change your mind. Earlier cues stay listed.\n")
+	p("- Act on a cue as soon as it naturally fits the conversation; if it says to interrupt, interrupt. Just say it: the console notices when you speak.\n")
 	p("- A fact that a cue gives you or changes is marked **%s**; from then on, only its new value is right.\n", flow.HintNew)
 	p("- If the agent asks for your OK before submitting or changing anything, answer as your cues and constraints tell you.\n")
 	p("- Talk as yourself in this role. Do not read this card aloud, and do not mention that this is a study.\n")

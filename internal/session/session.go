@@ -138,6 +138,8 @@ type Session struct {
 
 	cardMu sync.Mutex
 	card   flow.RoleCard
+	anchor atomic.Int64 // media ms of the first caller audio, -1 before it (read by Card)
+	shown  map[string]bool
 
 	result Result
 
@@ -196,6 +198,8 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		stop:    make(chan struct{}),
 	}
 	s.synth.nextTurn = -1
+	s.anchor.Store(-1)
+	s.shown = map[string]bool{}
 	s.trace = trace.NewLog(s, cfg.Sinks...)
 	ws, err := workspace.New(cfg.Task, s.emit)
 	if err != nil {
@@ -286,11 +290,15 @@ func (s *Session) UpdateLinkQuality(q media.LinkQuality) { s.call.UpdateLinkQual
 // Stats returns the media engine's health snapshot.
 func (s *Session) Stats() media.Stats { return s.call.Stats() }
 
-// Card returns the participant's current role card.
+// Card returns the participant's current role card, its elapsed time as of now.
 func (s *Session) Card() flow.RoleCard {
 	s.cardMu.Lock()
-	defer s.cardMu.Unlock()
-	return s.card
+	card := s.card
+	s.cardMu.Unlock()
+	if a := s.anchor.Load(); a >= 0 {
+		card.ElapsedMS = max(0, s.call.MediaTime().Milliseconds()-a)
+	}
+	return card
 }
 
 // CueShown records the browser's acknowledgement that it rendered a cue.
@@ -427,6 +435,9 @@ func (s *Session) emit(e trace.Event) trace.Event {
 		}
 		return e
 	}
+	if stored.Type == trace.CallerAudioStart && s.anchor.Load() < 0 {
+		s.anchor.Store(stored.T)
+	}
 	s.resolveCues(stored)
 	s.record(s.eng.Observe(stored))
 	return stored
@@ -464,14 +475,18 @@ func (s *Session) setCard(newCues []string) {
 }
 
 func (s *Session) markCueShown(cueID string) {
+	if s.shown[cueID] {
+		return // the browser acknowledges each cue once; repeats (reloads) change nothing
+	}
 	for _, c := range s.cues {
 		if c.firing.CueID == cueID {
+			s.shown[cueID] = true
 			s.emit(trace.Event{Type: trace.CueShown, Actor: trace.ActorCaller, CueID: cueID, EventID: c.firing.Event.ID,
 				RefMS: c.issued.Milliseconds()})
 			return
 		}
 	}
-	s.log.Warn("cue.shown for an unknown cue", slog.String("cue", cueID))
+	s.log.Debug("cue.shown for an unknown cue", slog.String("cue", cueID))
 }
 
 // onTick runs every 40 ms of media time: media-time triggers and the synthetic caller's turns.

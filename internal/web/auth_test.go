@@ -206,3 +206,22 @@ func TestJoinLink(t *testing.T) {
 		t.Errorf("enrolled participant: %+v %v", p, err)
 	}
 }
+
+func TestPasswordGuessingIsSlowed(t *testing.T) {
+	k := startKit(t, `{"systems":[{"label":"sys-owl","family":"reference"}]}`)
+	if _, err := k.db.CreateExperimenter(context.Background(), "mallory-target", "a long enough passphrase"); err != nil {
+		t.Fatal(err)
+	}
+	try := func(pw string) int {
+		st, _ := get(t, "POST", k.base+"/x/login", "name=mallory-target&password="+pw, "Content-Type", "application/x-www-form-urlencoded")
+		return st
+	}
+	for i := 0; i < 5; i++ {
+		if st := try("wrong"); st != 401 {
+			t.Fatalf("attempt %d: %d", i, st)
+		}
+	}
+	if st := try("a long enough passphrase"); st != 429 {
+		t.Errorf("after five wrong passwords even the right one is refused for a while: got %d, want 429", st)
+	}
+}

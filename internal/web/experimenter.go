@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -83,9 +84,55 @@ func (s *Server) loginPage(c *fiber.Ctx) error {
 const loginForm = `<form method="post" action="/x/login"><p><label>Name<br><input name="name" autocomplete="username" required></label></p>` +
 	`<p><label>Password<br><input name="password" type="password" autocomplete="current-password" required></label></p><button>Sign in</button></form>`
 
+// loginLimit slows password guessing: after loginMaxFailures wrong passwords for a name or from an
+// address within loginWindow, sign-in is refused until the window passes.
+const (
+	loginMaxFailures = 5
+	loginWindow      = 10 * time.Minute
+)
+
+type loginLimiter struct {
+	mu       sync.Mutex
+	failures map[string][]time.Time
+}
+
+var logins = &loginLimiter{failures: map[string][]time.Time{}}
+
+func (l *loginLimiter) blocked(now time.Time, keys ...string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, k := range keys {
+		recent := l.failures[k][:0]
+		for _, t := range l.failures[k] {
+			if now.Sub(t) < loginWindow {
+				recent = append(recent, t)
+			}
+		}
+		l.failures[k] = recent
+		if len(recent) >= loginMaxFailures {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *loginLimiter) fail(now time.Time, keys ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, k := range keys {
+		l.failures[k] = append(l.failures[k], now)
+	}
+}
+
 func (s *Server) login(c *fiber.Ctx) error {
+	now := s.cfg.Now()
+	keys := []string{"name:" + c.FormValue("name"), "ip:" + c.IP()}
+	if logins.blocked(now, keys...) {
+		return s.page(c, fiber.StatusTooManyRequests, "Too many attempts", "<p>Too many wrong passwords. Try again in ten minutes.</p>")
+	}
 	x, err := s.cfg.Store.CheckExperimenterPassword(c.UserContext(), c.FormValue("name"), c.FormValue("password"))
 	if err != nil {
+		logins.fail(now, keys...)
 		return s.page(c, fiber.StatusUnauthorized, "Experimenter sign-in", `<p class="error">Name or password is wrong.</p>`+loginForm)
 	}
 	tok, err := s.cfg.Store.IssueExperimenterToken(c.UserContext(), x.ID, "web login", 12*time.Hour)
