@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -89,6 +90,17 @@ func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, er
 		}
 	}()
 
+	// Bind the port first: a busy port is reported at once, not after the database and the speech
+	// models have started.
+	ln, err := net.Listen("tcp", *f.addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w (is another console running? choose another --addr)", *f.addr, err)
+	}
+	defer func() {
+		if !ok {
+			ln.Close()
+		}
+	}()
 	tasks, probs := task.LoadAll(*f.tasks)
 	if len(probs) > 0 {
 		return nil, fmt.Errorf("%d problem(s) in %s, first: %s (run audit tasks validate)", len(probs), *f.tasks, probs[0])
@@ -146,9 +158,7 @@ func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, er
 	if err != nil {
 		return nil, err
 	}
-	if err := st.web.Listen(*f.addr); err != nil {
-		return nil, err
-	}
+	st.web.UseListener(ln)
 	go func() { st.serveCh <- st.web.Serve() }()
 	ok = true
 	return st, nil

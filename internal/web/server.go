@@ -103,6 +103,10 @@ func (s *Server) Listen(addr string) error {
 	return nil
 }
 
+// UseListener serves on a listener bound elsewhere (bind early so a busy port is reported before
+// slow start-up work).
+func (s *Server) UseListener(ln net.Listener) { s.ln = ln }
+
 // Addr returns the bound address.
 func (s *Server) Addr() string {
 	if s.ln == nil {
