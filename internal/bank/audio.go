@@ -367,13 +367,27 @@ func rms(s []int16) float64 {
 
 // progressBar draws "[#####.....] 120/1406 task plan" on one terminal line.
 type progressBar struct {
+	tty   bool
 	mu    sync.Mutex
 	w     io.Writer
 	total int
 	n     int
 }
 
-func newProgressBar(w io.Writer, total int) *progressBar { return &progressBar{w: w, total: total} }
+func newProgressBar(w io.Writer, total int) *progressBar {
+	return &progressBar{w: w, total: total, tty: isTerminal(w)}
+}
+
+// isTerminal reports whether w is a character device: a bar redrawn with \r suits a terminal, a
+// log file gets a line per tenth instead.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
 
 func (p *progressBar) step(label string) {
 	if p.w == nil {
@@ -390,11 +404,17 @@ func (p *progressBar) step(label string) {
 	if len(label) > 48 {
 		label = label[:48]
 	}
+	if !p.tty {
+		if p.total > 0 && (p.n*10/p.total != (p.n-1)*10/p.total || p.n == p.total) {
+			fmt.Fprintf(p.w, "[%s%s] %d/%d %s\n", strings.Repeat("#", filled), strings.Repeat(".", width-filled), p.n, p.total, label)
+		}
+		return
+	}
 	fmt.Fprintf(p.w, "\r[%s%s] %d/%d %-48s", strings.Repeat("#", filled), strings.Repeat(".", width-filled), p.n, p.total, label)
 }
 
 func (p *progressBar) done() {
-	if p.w == nil || p.total == 0 {
+	if p.w == nil || p.total == 0 || !p.tty {
 		return
 	}
 	fmt.Fprintln(p.w)
