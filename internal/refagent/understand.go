@@ -741,7 +741,7 @@ var soundAlikes = map[string]bool{"of": true, "for": true, "to": true, "too": tr
 	"fine": true, "tree": true, "free": true, "though": true, "the": true, "a": true, "and": true, "in": true, "or": true,
 	"bye": true, "by": true, "be": true, "see": true, "sea": true, "pee": true, "tea": true, "you": false}
 
-// forced reports whether at least two words, and at least a quarter, of the open transcript
+// forced reports whether at least two words, and at least a fifth, of the open transcript
 // are neither in the slot grammar's vocabulary nor sound-alikes of its digits: the grammar then
 // returned the nearest of its sentences, not what was said. (A word or two the open model misheard
 // in a plain answer, "share" for "sure", does not count.)
@@ -756,7 +756,7 @@ func forced(s *asr.Slot, words []string) bool {
 			out++
 		}
 	}
-	return out >= 2 && 4*out >= len(words)
+	return out >= 2 && 5*out >= len(words)
 }
 
 // sane rejects grammar readings no caller gives: codes longer than sixteen characters.

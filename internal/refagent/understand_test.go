@@ -95,6 +95,7 @@ func TestForcedGrammarReadings(t *testing.T) {
 			"yes three two eight five oh three five five five one please", nil},
 		{phone, "it's five of three five five five the line for seven", "it's five oh three five five five oh one four seven", "503-555-0147"},
 		{phone, "share it's kind of three five five five the line for seven", "it's five oh three five five five oh one four seven", "503-555-0147"},
+		{m.fieldByName["copay"], "their estimate was six hundred twelve dollars and forty cents", "yes ten and six cents thank you", 612.4},
 		{member, "quick thing the shop sent me a quote it's six hundred twelve dollars", "five n k two a i s h r p j", nil},
 	} {
 		slot := c.f.slot(func(string) bool { return true })
