@@ -50,7 +50,7 @@ func Classify(t *task.Task, text string) []Act {
 	question := strings.Contains(text, "?") || firstIndex(norm, requestCues) >= 0
 	if question {
 		for _, f := range t.User.Facts {
-			if p := firstIndex(norm, lower(f.AskedAs)); p >= 0 {
+			if p := firstIndex(norm, askPhrases(f)); p >= 0 {
 				acts = append(acts, Act{Kind: "ask", Fact: f.ID, pos: p})
 			}
 		}
@@ -65,6 +65,17 @@ func Classify(t *task.Task, text string) []Act {
 }
 
 var speechPunctuation = strings.NewReplacer("’", "'", ",", " ", ".", " ", "!", " ", ";", " ", ":", " ", "?", " ")
+
+// askPhrases are the phrases that ask for a fact: its asked_as phrases, and the name of the field
+// it answers ("employee_id" is asked as "employee id"), which is how agents reading the tool
+// schema tend to ask.
+func askPhrases(f task.Fact) []string {
+	out := lower(f.AskedAs)
+	if name := normalise(strings.ReplaceAll(f.Field, "_", " ")); len(name) >= 4 {
+		out = append(out, name)
+	}
+	return out
+}
 
 func normalise(s string) string {
 	s = strings.ToLower(speechPunctuation.Replace(s))

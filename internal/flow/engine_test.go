@@ -255,3 +255,15 @@ func TestReachablePlans(t *testing.T) {
 		}
 	}
 }
+
+// An agent that asks by the schema's field name ("the scope") is understood too.
+func TestClassifyByFieldName(t *testing.T) {
+	tk := loadTask(t, "it-vpn-incident")
+	var got []string
+	for _, a := range Classify(tk, "Thanks. What is the scope: single user, team, or site?") {
+		got = append(got, a.String())
+	}
+	if !slices.Equal(got, []string{"ask:scope"}) {
+		t.Errorf("acts %v, want ask:scope", got)
+	}
+}
