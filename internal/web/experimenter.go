@@ -96,8 +96,6 @@ type loginLimiter struct {
 	failures map[string][]time.Time
 }
 
-var logins = &loginLimiter{failures: map[string][]time.Time{}}
-
 func (l *loginLimiter) blocked(now time.Time, keys ...string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -127,12 +125,12 @@ func (l *loginLimiter) fail(now time.Time, keys ...string) {
 func (s *Server) login(c *fiber.Ctx) error {
 	now := s.cfg.Now()
 	keys := []string{"name:" + c.FormValue("name"), "ip:" + c.IP()}
-	if logins.blocked(now, keys...) {
+	if s.logins.blocked(now, keys...) {
 		return s.page(c, fiber.StatusTooManyRequests, "Too many attempts", "<p>Too many wrong passwords. Try again in ten minutes.</p>")
 	}
 	x, err := s.cfg.Store.CheckExperimenterPassword(c.UserContext(), c.FormValue("name"), c.FormValue("password"))
 	if err != nil {
-		logins.fail(now, keys...)
+		s.logins.fail(now, keys...)
 		return s.page(c, fiber.StatusUnauthorized, "Experimenter sign-in", `<p class="error">Name or password is wrong.</p>`+loginForm)
 	}
 	tok, err := s.cfg.Store.IssueExperimenterToken(c.UserContext(), x.ID, "web login", 12*time.Hour)
@@ -180,15 +178,13 @@ func (s *Server) liveViews() []liveView {
 			ElapsedMS: st.MediaTime.Milliseconds(), CallerDBFS: st.CallerLevel, AgentDBFS: st.AgentLevel, Lost: st.CallerPacketsLost,
 			Received: st.CallerPacketsReceived, JitterMS: float64(st.CallerJitter.Microseconds()) / 1000,
 			RTTMS: float64(st.Link.RTT.Microseconds()) / 1000, LateTicks: st.LateTicks, Cues: len(l.Session.Card().Cues),
-			Connected: participantConnected(l.ID)})
+			Connected: s.participantConnected(l.ID)})
 	}
 	return out
 }
 
-func participantConnected(sessionID string) bool {
-	livePeers.mu.Lock()
-	p := livePeers.cur[sessionID]
-	livePeers.mu.Unlock()
+func (s *Server) participantConnected(sessionID string) bool {
+	p := s.peers.current(sessionID)
 	return p != nil && peerUp(p)
 }
 

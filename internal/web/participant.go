@@ -55,7 +55,12 @@ type peers struct {
 	cur map[string]*rtc.Peer
 }
 
-var livePeers = &peers{cur: map[string]*rtc.Peer{}}
+// current returns the session's current peer, or nil.
+func (ps *peers) current(sessionID string) *rtc.Peer {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.cur[sessionID]
+}
 
 func (s *Server) participantRoutes() {
 	s.app.Get("/join/:study", s.join)
@@ -333,10 +338,10 @@ func (s *Server) participantOffer(c *fiber.Ctx) error {
 		peer.Close()
 		return err
 	}
-	livePeers.mu.Lock()
-	old := livePeers.cur[l.ID]
-	livePeers.cur[l.ID] = peer
-	livePeers.mu.Unlock()
+	s.peers.mu.Lock()
+	old := s.peers.cur[l.ID]
+	s.peers.cur[l.ID] = peer
+	s.peers.mu.Unlock()
 	if old != nil {
 		old.Close()
 	}
@@ -349,12 +354,12 @@ func (s *Server) participantOffer(c *fiber.Ctx) error {
 			time.Sleep(500 * time.Millisecond)
 			peer.Close()
 		}
-		livePeers.mu.Lock()
-		if livePeers.cur[l.ID] == peer {
-			delete(livePeers.cur, l.ID)
+		s.peers.mu.Lock()
+		if s.peers.cur[l.ID] == peer {
+			delete(s.peers.cur, l.ID)
 			l.SetSender(nil)
 		}
-		livePeers.mu.Unlock()
+		s.peers.mu.Unlock()
 	}()
 	c.Set(fiber.HeaderContentType, "application/sdp")
 	c.Set("Location", c.Path())
@@ -378,9 +383,7 @@ func (s *Server) watchParticipant(l *console.Live) {
 			return
 		case <-tick.C:
 		}
-		livePeers.mu.Lock()
-		peer := livePeers.cur[l.ID]
-		livePeers.mu.Unlock()
+		peer := s.peers.current(l.ID)
 		if peer != nil && peerUp(peer) {
 			lastSeen = time.Now()
 			continue

@@ -45,6 +45,9 @@ type Server struct {
 	app *fiber.App
 	ln  net.Listener
 
+	peers  *peers        // each live session's current participant peer
+	logins *loginLimiter // failed sign-ins, to slow password guessing
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -67,7 +70,7 @@ func New(cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log}
+	s := &Server{cfg: cfg, log: log, peers: &peers{cur: map[string]*rtc.Peer{}}, logins: &loginLimiter{failures: map[string][]time.Time{}}}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "humanaudit",
 		DisableStartupMessage: true,
