@@ -17,7 +17,8 @@ func init() {
 	register("experimenter link", "issue a sign-in link for an experimenter", runExperimenterLink)
 }
 
-func openDB(ctx context.Context, data string, stderr io.Writer) (*store.DB, error) {
+// openDB opens the console database: DATABASE_URL, else the private cluster under data.
+func openDB(ctx context.Context, data string) (*store.DB, error) {
 	return store.Open(ctx, store.Config{URL: os.Getenv("DATABASE_URL"), DataDir: data})
 }
 
@@ -37,7 +38,7 @@ func runExperimenterAdd(ctx context.Context, args []string, stdout, stderr io.Wr
 		return fmt.Errorf("read password from stdin: %w", err)
 	}
 	pw = strings.TrimRight(pw, "\r\n")
-	db, err := openDB(ctx, *data, stderr)
+	db, err := openDB(ctx, *data)
 	if err != nil {
 		return err
 	}
@@ -63,7 +64,7 @@ func runExperimenterLink(ctx context.Context, args []string, stdout, stderr io.W
 		fmt.Fprintln(stderr, "usage: audit experimenter link NAME [--ttl 12h] [--base-url URL]")
 		return errUsage
 	}
-	db, err := openDB(ctx, *data, stderr)
+	db, err := openDB(ctx, *data)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"log/slog"
 	"strings"
 	"sync"
@@ -277,7 +278,7 @@ func (s *Server) participantStartCall(c *fiber.Ctx) error {
 			return c.JSON(fiber.Map{"session": l.ID, "agent": l.Alias, "card": l.Session.Card(), "rejoined": true})
 		}
 	}
-	meta := map[string]string{"participant": p.External.ProlificPID, "assignment_position": itoa(a.Position),
+	meta := map[string]string{"participant": p.External.ProlificPID, "assignment_position": strconv.Itoa(a.Position),
 		"user_agent": truncate(c.Get(fiber.HeaderUserAgent), 200)}
 	l, err := s.cfg.Console.StartHuman(ctx, p, a, meta)
 	if err != nil {
@@ -441,11 +442,6 @@ func (s *Server) participantHangUp(c *fiber.Ctx) error {
 	case <-time.After(20 * time.Second):
 	}
 	return c.JSON(fiber.Map{"ended": true})
-}
-
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
 }
 
 func truncate(s string, n int) string {
