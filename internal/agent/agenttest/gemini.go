@@ -30,13 +30,9 @@ type GeminiFake struct {
 	srv    *httptest.Server
 	up     websocket.Upgrader
 
-	mu         sync.Mutex
+	traffic
 	next       int
 	transcript int
-	received   []Received
-	sent       []string
-	violations []string
-	handshakes []Handshake
 	setups     []map[string]any
 	closes     []string
 	conns      map[*geminiConn]bool
@@ -48,7 +44,7 @@ type GeminiFake struct {
 // NewGeminiFake starts a fake on loopback; it is closed when tb ends.
 func NewGeminiFake(tb testing.TB, s Script) *GeminiFake {
 	tb.Helper()
-	f := &GeminiFake{script: s, conns: map[*geminiConn]bool{}}
+	f := &GeminiFake{script: s, conns: map[*geminiConn]bool{}, traffic: traffic{audioType: "realtimeInput.audio"}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serveHTTP))
 	tb.Cleanup(f.Close)
 	return f
@@ -82,50 +78,6 @@ func (f *GeminiFake) DropAll() {
 	}
 }
 
-// Received returns the client messages received so far. Type is the top-level field, with the
-// realtimeInput member appended (realtimeInput.audio, realtimeInput.activityStart, …).
-func (f *GeminiFake) Received() []Received {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Received(nil), f.received...)
-}
-
-// Types returns the received types with runs of audio chunks collapsed.
-func (f *GeminiFake) Types() []string {
-	var out []string
-	for _, r := range f.Received() {
-		if r.Type == "realtimeInput.audio" && len(out) > 0 && out[len(out)-1] == r.Type {
-			continue
-		}
-		out = append(out, r.Type)
-	}
-	return out
-}
-
-// Count returns how many messages of type typ were received.
-func (f *GeminiFake) Count(typ string) int {
-	n := 0
-	for _, r := range f.Received() {
-		if r.Type == typ {
-			n++
-		}
-	}
-	return n
-}
-
-// Find returns the received messages of type typ decoded (keys in camelCase).
-func (f *GeminiFake) Find(typ string) []map[string]any {
-	var out []map[string]any
-	for _, r := range f.Received() {
-		if r.Type == typ {
-			var m map[string]any
-			json.Unmarshal(r.Raw, &m)
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // Setups returns the setup objects received (keys in camelCase).
 func (f *GeminiFake) Setups() []map[string]any {
 	f.mu.Lock()
@@ -133,39 +85,11 @@ func (f *GeminiFake) Setups() []map[string]any {
 	return append([]map[string]any(nil), f.setups...)
 }
 
-// Sent returns the names of the server messages sent (see gemini's raw types), in order.
-func (f *GeminiFake) Sent() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.sent...)
-}
-
 // Closes returns the close frames the fake sent ("1007 reason").
 func (f *GeminiFake) Closes() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.closes...)
-}
-
-// Violations lists misuse the real API answers by stalling (e.g. activityEnd without
-// activityStart) rather than with an error.
-func (f *GeminiFake) Violations() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.violations...)
-}
-
-// Handshakes returns the upgrade requests seen.
-func (f *GeminiFake) Handshakes() []Handshake {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Handshake(nil), f.handshakes...)
-}
-
-func (f *GeminiFake) violation(format string, args ...any) {
-	f.mu.Lock()
-	f.violations = append(f.violations, fmt.Sprintf(format, args...))
-	f.mu.Unlock()
 }
 
 func (f *GeminiFake) nextReply() Reply {

@@ -48,14 +48,10 @@ type OpenAIFake struct {
 	srv    *httptest.Server
 	up     websocket.Upgrader
 
-	mu         sync.Mutex
+	traffic
 	next       int // next reply
 	transcript int // next caller transcript
-	received   []Received
-	handshakes []Handshake
 	errorsSent []wire.ErrorDetail
-	sent       []string
-	violations []string
 	conns      map[*openaiConn]bool
 	nconn      int
 	wg         sync.WaitGroup
@@ -65,7 +61,7 @@ type OpenAIFake struct {
 // NewOpenAIFake starts a fake for provider p on loopback; it is closed when tb ends.
 func NewOpenAIFake(tb testing.TB, p Provider, s Script) *OpenAIFake {
 	tb.Helper()
-	f := &OpenAIFake{p: p, script: s, conns: map[*openaiConn]bool{}}
+	f := &OpenAIFake{p: p, script: s, conns: map[*openaiConn]bool{}, traffic: traffic{audioType: wire.InputAudioAppend}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serveHTTP))
 	tb.Cleanup(f.Close)
 	return f
@@ -101,56 +97,6 @@ func (f *OpenAIFake) DropAll() {
 	}
 }
 
-// Received returns the client messages received so far.
-func (f *OpenAIFake) Received() []Received {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Received(nil), f.received...)
-}
-
-// Types returns the types of the client messages received, with runs of audio appends collapsed.
-func (f *OpenAIFake) Types() []string {
-	var out []string
-	for _, r := range f.Received() {
-		if r.Type == wire.InputAudioAppend && len(out) > 0 && out[len(out)-1] == r.Type {
-			continue
-		}
-		out = append(out, r.Type)
-	}
-	return out
-}
-
-// Count returns how many client messages of type typ were received.
-func (f *OpenAIFake) Count(typ string) int {
-	n := 0
-	for _, r := range f.Received() {
-		if r.Type == typ {
-			n++
-		}
-	}
-	return n
-}
-
-// Find returns the received messages of type typ, decoded into maps.
-func (f *OpenAIFake) Find(typ string) []map[string]any {
-	var out []map[string]any
-	for _, r := range f.Received() {
-		if r.Type == typ {
-			var m map[string]any
-			json.Unmarshal(r.Raw, &m)
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// Handshakes returns the upgrade requests seen.
-func (f *OpenAIFake) Handshakes() []Handshake {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Handshake(nil), f.handshakes...)
-}
-
 // ErrorsSent returns the error events the fake sent, in order.
 func (f *OpenAIFake) ErrorsSent() []wire.ErrorDetail {
 	f.mu.Lock()
@@ -165,27 +111,6 @@ func (f *OpenAIFake) ErrorCodes() []string {
 		out = append(out, e.Code)
 	}
 	return out
-}
-
-// Sent returns the types of the server events written (or being written) so far, in order.
-func (f *OpenAIFake) Sent() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.sent...)
-}
-
-// Violations lists protocol misuse the real provider would not report as an error but that
-// breaks a call (e.g. response.create before every output of a tool batch).
-func (f *OpenAIFake) Violations() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.violations...)
-}
-
-func (f *OpenAIFake) violation(format string, args ...any) {
-	f.mu.Lock()
-	f.violations = append(f.violations, fmt.Sprintf(format, args...))
-	f.mu.Unlock()
 }
 
 func (f *OpenAIFake) nextReply() Reply {

@@ -1,0 +1,91 @@
+package agenttest
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+)
+
+// traffic is what a fake server saw and did, shared by the fakes of every family: the client
+// messages received, the upgrade requests, the server messages sent and the protocol misuse
+// noticed. Its mutex also guards the embedding fake's own state.
+type traffic struct {
+	mu         sync.Mutex
+	received   []Received
+	handshakes []Handshake
+	sent       []string
+	violations []string
+	audioType  string // the received type whose runs Types collapses
+}
+
+// Received returns the client messages received so far.
+func (t *traffic) Received() []Received {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]Received(nil), t.received...)
+}
+
+// Types returns the types of the client messages received, with runs of audio collapsed.
+func (t *traffic) Types() []string {
+	var out []string
+	for _, r := range t.Received() {
+		if r.Type == t.audioType && len(out) > 0 && out[len(out)-1] == r.Type {
+			continue
+		}
+		out = append(out, r.Type)
+	}
+	return out
+}
+
+// Count returns how many client messages of type typ were received.
+func (t *traffic) Count(typ string) int {
+	n := 0
+	for _, r := range t.Received() {
+		if r.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// Find returns the received messages of type typ, decoded into maps.
+func (t *traffic) Find(typ string) []map[string]any {
+	var out []map[string]any
+	for _, r := range t.Received() {
+		if r.Type == typ {
+			var m map[string]any
+			json.Unmarshal(r.Raw, &m)
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Handshakes returns the upgrade requests seen.
+func (t *traffic) Handshakes() []Handshake {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]Handshake(nil), t.handshakes...)
+}
+
+// Sent returns the types of the server messages written (or being written) so far, in order.
+func (t *traffic) Sent() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]string(nil), t.sent...)
+}
+
+// Violations lists misuse the real provider answers by stalling rather than with an error (an
+// OpenAI response.create before every output of a tool batch, a Gemini activityEnd without
+// activityStart).
+func (t *traffic) Violations() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]string(nil), t.violations...)
+}
+
+func (t *traffic) violation(format string, args ...any) {
+	t.mu.Lock()
+	t.violations = append(t.violations, fmt.Sprintf(format, args...))
+	t.mu.Unlock()
+}
