@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -165,7 +164,7 @@ func TestDemoEndToEnd(t *testing.T) {
 	}{{"caller", 0, firstCallerSpeech}, {"agent", 1, firstAgentSpeech}} {
 		pcm := w.Channel(c.channel)
 		at := int(c.onsetMS * 24)
-		before, after := rmsDB(pcm[max(0, at-24*400):max(0, at-24*100)]), rmsDB(pcm[at:min(len(pcm), at+24*300)])
+		before, after := media.RMSDBFS(pcm[max(0, at-24*400):max(0, at-24*100)]), media.RMSDBFS(pcm[at:min(len(pcm), at+24*300)])
 		if !(after > before+15) {
 			t.Errorf("%s channel around its first speech onset at %d ms: %.1f dBFS before, %.1f after", c.name, c.onsetMS, before, after)
 		}
@@ -197,19 +196,4 @@ func TestDemoEndToEnd(t *testing.T) {
 	if t.Failed() {
 		os.WriteFile(filepath.Join(shots, "logs.txt"), logs.Bytes(), 0o644)
 	}
-}
-
-func rmsDB(pcm []int16) float64 {
-	if len(pcm) == 0 {
-		return -120
-	}
-	var sum float64
-	for _, v := range pcm {
-		sum += float64(v) * float64(v)
-	}
-	r := math.Sqrt(sum / float64(len(pcm)))
-	if r == 0 {
-		return -120
-	}
-	return 20 * math.Log10(r/32768)
 }

@@ -81,12 +81,6 @@ func New(t *task.Task) *Engine {
 	return e
 }
 
-// Task returns the engine's task.
-func (e *Engine) Task() *task.Task { return e.t }
-
-// Anchor returns the media time of the first caller audio, or -1.
-func (e *Engine) Anchor() int64 { return e.anchor }
-
 // Observe updates the engine with one trace event and returns the authored events that fire
 // because of it (including delayed ones now due).
 func (e *Engine) Observe(ev trace.Event) []Firing {
@@ -415,9 +409,6 @@ func (e *Engine) Closed() bool { return e.closed }
 
 // Firings returns every firing so far.
 func (e *Engine) Firings() []Firing { return append([]Firing(nil), e.firings...) }
-
-// Known returns the version of a fact the caller knows now (0 when unknown).
-func (e *Engine) Known(fact string) int { return e.known[fact] }
 
 func sortedKeys(m map[string]bool) []string {
 	ks := make([]string, 0, len(m))

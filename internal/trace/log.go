@@ -27,7 +27,6 @@ type Log struct {
 	sinks  []Sink
 	events []Event
 	sealed bool
-	subs   []chan<- Event
 }
 
 // NewLog returns an empty log stamping events from clock and writing them to sinks.
@@ -63,20 +62,7 @@ func (l *Log) Append(ctx context.Context, e Event) (Event, error) {
 		}
 	}
 	l.events = append(l.events, e)
-	for _, ch := range l.subs {
-		select {
-		case ch <- e:
-		default: // a slow observer (a dashboard) never stalls the session
-		}
-	}
 	return e, nil
-}
-
-// Subscribe delivers every later event to ch without blocking; events are dropped for a full ch.
-func (l *Log) Subscribe(ch chan<- Event) {
-	l.mu.Lock()
-	l.subs = append(l.subs, ch)
-	l.mu.Unlock()
 }
 
 // Seal forbids further appends.
