@@ -28,6 +28,9 @@ type Options struct {
 	// Workers is the number of goroutines computing bootstrap intervals (default GOMAXPROCS). The
 	// result does not depend on it.
 	Workers int
+	// SkipBCa leaves the BCa bounds undefined: for simulations that decide on the percentile
+	// interval only and need not pay for the jackknife.
+	SkipBCa bool
 }
 
 // PlanningOptions describe a planned study for planning mode.
@@ -386,6 +389,9 @@ func (b *builder) runJobs() error {
 				return
 			}
 			bs.Expand()
+			if b.opts.SkipBCa {
+				bs.SkipBCa()
+			}
 			for i := k; i < len(b.jobs); i += w {
 				j := b.jobs[i]
 				iv, err := j.run(bs)

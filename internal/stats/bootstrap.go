@@ -43,6 +43,7 @@ type ClusterBootstrap struct {
 	level     float64
 	seed      uint64
 	expand    bool
+	skipBCa   bool
 
 	pcg   rand.PCG
 	idx   []int
@@ -82,6 +83,13 @@ func NewClusterBootstrap(resamples int, level float64, seed uint64) (*ClusterBoo
 // percentile interval of a mean matches the t interval. It returns bs.
 func (bs *ClusterBootstrap) Expand() *ClusterBootstrap {
 	bs.expand = true
+	return bs
+}
+
+// SkipBCa leaves the BCa bounds of every interval NaN, saving the jackknife and two selections
+// when only the percentile interval is wanted. It returns bs.
+func (bs *ClusterBootstrap) SkipBCa() *ClusterBootstrap {
+	bs.skipBCa = true
 	return bs
 }
 
@@ -176,7 +184,9 @@ func (bs *ClusterBootstrap) Interval(clusters int, stat func(idx []int) float64)
 	vals := bs.stats[:valid]
 	out.Low = quantileSelect(vals, out.Tail)
 	out.High = quantileSelect(vals, 1-out.Tail)
-	bs.bca(&out, vals, stat)
+	if !bs.skipBCa {
+		bs.bca(&out, vals, stat)
+	}
 	return out, nil
 }
 
