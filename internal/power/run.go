@@ -76,6 +76,7 @@ func (s *Simulator) Run(opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	res.Analyses = opts.Studies
 
 	searches := len(rows) * len(opts.Metrics)
 	x := 0
@@ -123,9 +124,11 @@ func (s *Simulator) Run(opts Options) (*Result, error) {
 			phase := fmt.Sprintf("rows searched for the delta detected with %.0f%% power", 100*opts.Target)
 			label := fmt.Sprintf("%s %s", row, m)
 			progress(phase, label, col, searches)
-			if err := s.search(&r, st, opts, row, m, sign, level); err != nil {
+			n, err := s.search(&r, st, opts, row, m, sign, level)
+			if err != nil {
 				return nil, err
 			}
+			res.Analyses += n
 			progress(phase, label, col+1, searches)
 			res.Rows = append(res.Rows, r)
 		}
@@ -158,14 +161,13 @@ func (s *Simulator) plannedSessions(row string) int {
 	return 0
 }
 
-// search finds the row's detectable delta at the target power by bisection on |delta|.
-func (s *Simulator) search(r *Row, st []threshold, opts Options, row string, m report.Metric, sign, level float64) error {
+// search finds the row's detectable delta at the target power by bisection on |delta|, and
+// returns the number of studies it analysed.
+func (s *Simulator) search(r *Row, st []threshold, opts Options, row string, m report.Metric, sign, level float64) (analyses int, err error) {
 	k, _ := kindOf(m)
 	reach := math.Inf(1)
-	var systems []int
 	for j, sys := range s.systems {
 		if row == report.AllSystems || sys == row {
-			systems = append(systems, j)
 			reach = math.Min(reach, s.cal[j].reach(s.model, k, sign))
 		}
 	}
@@ -183,6 +185,7 @@ func (s *Simulator) search(r *Row, st []threshold, opts Options, row string, m r
 				unknown = append(unknown, i)
 			}
 		}
+		analyses += len(unknown)
 		hits := make([]bool, len(unknown))
 		err := s.parallel(opts.Workers, len(unknown), func(w *worker, x int) error {
 			ds, err := w.analyse(opts.Seed, unknown[x], sign*d, []string{row}, []report.Metric{m}, opts.Resamples, level)
@@ -213,7 +216,7 @@ func (s *Simulator) search(r *Row, st []threshold, opts Options, row string, m r
 	lo, hi := 0.0, math.NaN()
 	c, err := powerAt(guess)
 	if err != nil {
-		return err
+		return analyses, err
 	}
 	const step = 1.15
 	if c >= need {
@@ -221,7 +224,7 @@ func (s *Simulator) search(r *Row, st []threshold, opts Options, row string, m r
 		for d := guess / step; ; d /= step {
 			c, err := powerAt(d)
 			if err != nil {
-				return err
+				return analyses, err
 			}
 			if c < need {
 				lo = d
@@ -240,7 +243,7 @@ func (s *Simulator) search(r *Row, st []threshold, opts Options, row string, m r
 			}
 			c, err := powerAt(d)
 			if err != nil {
-				return err
+				return analyses, err
 			}
 			if c >= need {
 				hi = d
@@ -255,13 +258,13 @@ func (s *Simulator) search(r *Row, st []threshold, opts Options, row string, m r
 	if math.IsNaN(hi) {
 		r.Detectable, r.DetectableLow, r.DetectableHigh = math.NaN(), lo, math.NaN()
 		r.Note = fmt.Sprintf("%.0f%% power is not reached within the deltas the rates allow (up to %.3f)", 100*opts.Target, reach)
-		return nil
+		return analyses, nil
 	}
 	for hi-lo > math.Max(1e-4, 0.002*hi) {
 		mid := (lo + hi) / 2
 		c, err := powerAt(mid)
 		if err != nil {
-			return err
+			return analyses, err
 		}
 		if c >= need {
 			hi = mid
@@ -270,7 +273,7 @@ func (s *Simulator) search(r *Row, st []threshold, opts Options, row string, m r
 		}
 	}
 	r.Detectable, r.DetectableLow, r.DetectableHigh = (lo+hi)/2, lo, hi
-	return nil
+	return analyses, nil
 }
 
 // parallel runs f for items 0..n−1 on up to workers goroutines, each with its own worker, and

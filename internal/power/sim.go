@@ -112,6 +112,9 @@ type Result struct {
 	Participants, Sessions int
 	Seed                   uint64
 	Rows                   []Row
+	// Analyses counts the simulated studies analysed (a study analysed again at another delta
+	// counts again): Studies for the power, then what the searches needed.
+	Analyses int
 }
 
 type metricKind int
