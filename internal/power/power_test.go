@@ -235,3 +235,19 @@ func TestProgressLines(t *testing.T) {
 		t.Errorf("%d progress lines for 100 studies, want one per tenth:\n%s", n, s)
 	}
 }
+
+// On a terminal the display redraws one line per phase in place and ends each with a newline.
+func TestProgressBarOnATerminal(t *testing.T) {
+	var out bytes.Buffer
+	bar := &Bar{w: &out, tty: true}
+	for i := 0; i <= 4; i++ {
+		bar.Update(Progress{Phase: "studies", Done: i, Total: 4})
+	}
+	bar.Update(Progress{Phase: "rows", Label: "sys-a ws", Done: 1, Total: 2})
+	bar.Done()
+	s := out.String()
+	if strings.Count(s, "\r") != 6 || strings.Count(s, "\n") != 2 || !strings.Contains(s, "[##############################] 4/4 studies") ||
+		!strings.Contains(s, "1/2 rows: sys-a ws") {
+		t.Errorf("terminal progress %q", s)
+	}
+}

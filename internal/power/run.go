@@ -56,6 +56,7 @@ func (s *Simulator) Run(opts Options) (*Result, error) {
 	progress(phase, "", 0, opts.Studies)
 	var done atomic.Int64
 	var progressMu sync.Mutex
+	shown := 0 // the last count shown: workers finish out of order, the display never goes back
 	err := s.parallel(opts.Workers, opts.Studies, func(w *worker, i int) error {
 		ds, err := w.analyse(opts.Seed, i, opts.Delta, rows, opts.Metrics, opts.Resamples, level)
 		if err != nil {
@@ -68,7 +69,10 @@ func (s *Simulator) Run(opts Options) (*Result, error) {
 		n := int(done.Add(1))
 		if opts.Progress != nil && (n%10 == 0 || n == opts.Studies) {
 			progressMu.Lock()
-			progress(phase, "", n, opts.Studies)
+			if n > shown {
+				shown = n
+				progress(phase, "", n, opts.Studies)
+			}
 			progressMu.Unlock()
 		}
 		return nil

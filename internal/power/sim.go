@@ -142,7 +142,8 @@ type Simulator struct {
 	tasks   []string // sorted
 	cal     []calibrated
 	slots   []string // participants, sorted
-	// humans[j] are the plan sessions of system j, in plan order, with their participant index.
+	// humans[j] are the plan sessions of system j with their participant index, by task and repeat
+	// (the order of the session layout below; draws follow it).
 	humans [][]planned
 	// A study's sessions are laid out in the report's canonical order (mode, system, task,
 	// repeat or seed, id), so that its sort finds them sorted: every system's human sessions,
