@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: every benchmark of the project, each with a run length that suits it, reporting the
 # figures that matter through b.ReportMetric (traces/s, ms of added latency, sessions, events/s,
-# seconds per report, the reference agent's response latency).
+# seconds per report, the reference agent's response latency, seconds per power simulation).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
@@ -15,6 +15,8 @@ echo "# grading, statistics, planning, adapters, codecs"
 bench 2s ./internal/grade ./internal/stats ./internal/study ./internal/agent/openai ./internal/agent/gemini ./internal/media
 echo "# media path over loopback WebRTC (latency per frame, CPU per session-second, sessions with no late tick)"
 bench 1x ./internal/rtc
+echo "# power of the 150-session plan: 2,000 simulated studies analysed with the report's intervals (load: $(cut -d' ' -f1-3 /proc/loadavg))"
+bench 1x ./internal/power
 echo "# event log durability, speech recognition, reference agent latency, full report"
 bench 10x ./internal/store
 bench 3x ./internal/asr

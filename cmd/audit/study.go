@@ -22,7 +22,7 @@ import (
 )
 
 func init() {
-	register("study plan", "plan a counterbalanced study: plan.csv and a balance report (--tasks --systems --anchor --sessions-per-participant --seed --out)", runStudyPlan)
+	register("study plan", "plan a counterbalanced study: plan.csv and a balance report (--tasks --systems --anchor --sessions-per-participant --seed --out [--power --delta D [--pilot STUDY | --rates FILE]])", runStudyPlan)
 	register("study create", "store a study from plan.csv and print participant links (--id --plan --consent FILE [--participants N] [--open-enrollment])", runStudyCreate)
 	register("study status", "show a study's progress (--study ID [--csv status.csv])", runStudyStatus)
 	register("study export", "write a study's plan.csv and status.csv for the recruiting platform (--study ID --plan FILE --status FILE)", runStudyExport)
@@ -42,6 +42,7 @@ func runStudyPlan(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	report := fs.String("report", "", "write the balance report to this file instead of standard error")
 	tasksDir := fs.String("tasks-dir", "tasks", "task directory")
 	prefix := fs.String("slot-prefix", "P", "participant slot label prefix (use another for an extension plan)")
+	pf := addPowerFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -96,11 +97,23 @@ func runStudyPlan(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	rw := stderr
 	if *report != "" {
-		if err := writeFileOr(*report, stdout, plan.WriteReport); err != nil {
+		if err := writeFileOr(*report, stdout, func(w io.Writer) error {
+			if err := plan.WriteReport(w); err != nil {
+				return err
+			}
+			if *pf.on {
+				return pf.runPower(ctx, plan, picked, w, stderr)
+			}
+			return nil
+		}); err != nil {
 			return err
 		}
 	} else if err := plan.WriteReport(rw); err != nil {
 		return err
+	} else if *pf.on {
+		if err := pf.runPower(ctx, plan, picked, rw, stderr); err != nil {
+			return err
+		}
 	}
 	if *out != "-" {
 		fmt.Fprintf(stderr, "wrote %s: %d sessions for %d participants\n", *out, len(plan.Sessions), len(plan.Participants))

@@ -28,6 +28,9 @@ type Options struct {
 	// Workers is the number of goroutines computing bootstrap intervals (default GOMAXPROCS). The
 	// result does not depend on it.
 	Workers int
+	// SkipBCa leaves the BCa bounds undefined: for simulations that decide on the percentile
+	// interval only and need not pay for the jackknife.
+	SkipBCa bool
 }
 
 // PlanningOptions describe a planned study for planning mode.
@@ -70,6 +73,53 @@ type job struct {
 // Build computes the report of in. It is deterministic: the same input (in any session order) and
 // options give the same report.
 func Build(in Input, opts Options) (*Report, error) {
+	b, err := newBuilder(in, opts)
+	if err != nil {
+		return nil, err
+	}
+	b.rep = &Report{Study: in.Study, Seed: b.opts.Seed, Resamples: b.opts.Resamples, Level: b.opts.Level, IntervalMethod: IntervalExpandedPercentile}
+	b.counts()
+	b.systems()
+	b.deltas(b.deltaSystems(), Metrics)
+	b.participants()
+	b.anchor()
+	b.annotators()
+	b.slices()
+	b.fieldMisses()
+	b.exclusions()
+	if err := b.planning(); err != nil {
+		return nil, err
+	}
+	if err := b.runJobs(); err != nil {
+		return nil, err
+	}
+	b.finishParticipants()
+	b.notes()
+	return b.rep, nil
+}
+
+// BuildDeltas computes only the report's human-minus-synthetic deltas, with the code and options
+// of Build: for each system listed (AllSystems for the pooled row; nil for every system and the
+// pooled row, as in the report) and each metric, in that order. It is for simulations that
+// analyse many studies the way the report would.
+func BuildDeltas(in Input, opts Options, systems []string, metrics []Metric) ([]Delta, error) {
+	b, err := newBuilder(in, opts)
+	if err != nil {
+		return nil, err
+	}
+	b.rep = &Report{}
+	if systems == nil {
+		systems = b.deltaSystems()
+	}
+	b.deltas(systems, metrics)
+	if err := b.runJobs(); err != nil {
+		return nil, err
+	}
+	return b.rep.Deltas, nil
+}
+
+// newBuilder checks the options and indexes the input.
+func newBuilder(in Input, opts Options) (*builder, error) {
 	if opts.Resamples == 0 {
 		opts.Resamples = DefaultResamples
 	}
@@ -89,23 +139,7 @@ func Build(in Input, opts Options) (*Report, error) {
 	if err := b.index(); err != nil {
 		return nil, err
 	}
-	b.rep = &Report{Study: in.Study, Seed: opts.Seed, Resamples: opts.Resamples, Level: opts.Level}
-	b.counts()
-	b.systems()
-	b.deltas()
-	b.anchor()
-	b.annotators()
-	b.slices()
-	b.fieldMisses()
-	b.exclusions()
-	if err := b.planning(); err != nil {
-		return nil, err
-	}
-	if err := b.runJobs(); err != nil {
-		return nil, err
-	}
-	b.notes()
-	return b.rep, nil
+	return b, nil
 }
 
 // index checks the input, sorts it canonically and groups the included sessions.
@@ -304,7 +338,9 @@ func (b *builder) count(ss []*Session, m Metric) Proportion {
 func fixed(dst *Interval) func() *Interval { return func() *Interval { return dst } }
 
 // undefined is the interval of a statistic with no data.
-func undefined() Interval { return Interval{Estimate: NaN(), Low: NaN(), High: NaN()} }
+func undefined() Interval {
+	return Interval{Estimate: NaN(), Low: NaN(), High: NaN(), BCaLow: NaN(), BCaHigh: NaN()}
+}
 
 // mean schedules a bootstrap interval of the mean of per-task values.
 func (b *builder) mean(values []float64, dst *Interval) {
@@ -352,6 +388,10 @@ func (b *builder) runJobs() error {
 				errs[k] = err
 				return
 			}
+			bs.Expand()
+			if b.opts.SkipBCa {
+				bs.SkipBCa()
+			}
 			for i := k; i < len(b.jobs); i += w {
 				j := b.jobs[i]
 				iv, err := j.run(bs)
@@ -359,7 +399,8 @@ func (b *builder) runJobs() error {
 					errs[k] = err
 					return
 				}
-				*j.dst() = Interval{Estimate: Num(iv.Estimate), Low: Num(iv.Low), High: Num(iv.High), Clusters: iv.Clusters, Undefined: iv.Undefined}
+				*j.dst() = Interval{Estimate: Num(iv.Estimate), Low: Num(iv.Low), High: Num(iv.High), BCaLow: Num(iv.BCaLow), BCaHigh: Num(iv.BCaHigh),
+					Clusters: iv.Clusters, Undefined: iv.Undefined}
 			}
 		}()
 	}
@@ -562,7 +603,9 @@ func (b *builder) pooledPairs(m Metric, only map[string]bool) (h, s []float64) {
 	return h, s
 }
 
-func (b *builder) deltas() {
+// deltaSystems lists the rows of the delta table: every system, then the pooled row when there
+// are several.
+func (b *builder) deltaSystems() []string {
 	systems := make([]string, 0, len(b.in.Systems)+1)
 	for _, s := range b.in.Systems {
 		systems = append(systems, s.Label)
@@ -570,9 +613,13 @@ func (b *builder) deltas() {
 	if len(systems) > 1 {
 		systems = append(systems, AllSystems)
 	}
-	b.rep.Deltas = make([]Delta, 0, len(systems)*len(Metrics))
+	return systems
+}
+
+func (b *builder) deltas(systems []string, metrics []Metric) {
+	b.rep.Deltas = make([]Delta, 0, len(systems)*len(metrics))
 	for _, sys := range systems {
-		for _, m := range Metrics {
+		for _, m := range metrics {
 			var h, s []float64
 			if sys == AllSystems {
 				h, s = b.pooledPairs(m, nil)

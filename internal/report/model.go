@@ -7,7 +7,9 @@ type Report struct {
 	Seed      uint64    `json:"bootstrap_seed"`
 	Resamples int       `json:"bootstrap_resamples"`
 	Level     float64   `json:"confidence_level"`
-	Graders   []string  `json:"grader_versions"`
+	// IntervalMethod names the bootstrap interval every Low/High is (IntervalExpandedPercentile).
+	IntervalMethod string   `json:"interval_method"`
+	Graders        []string `json:"grader_versions"`
 
 	Counts     []ModeCount      `json:"counts"`
 	Systems    []SystemResult   `json:"systems"`
@@ -17,9 +19,17 @@ type Report struct {
 	Slices     []SliceRow       `json:"slices"`
 	FieldMiss  []FieldMiss      `json:"field_misses"`
 	Exclusions ExclusionResult  `json:"exclusions"`
-	Planning   *PlanningResult  `json:"planning,omitempty"`
-	Notes      []string         `json:"notes"`
+	// Participants is the share of variance due to participants and the delta's sensitivity to
+	// resampling them; nil without human sessions.
+	Participants *ParticipantResult `json:"participants,omitempty"`
+	Planning     *PlanningResult    `json:"planning,omitempty"`
+	Notes        []string           `json:"notes"`
 }
+
+// IntervalExpandedPercentile is the report's interval: the percentile interval of the task-level
+// bootstrap read at the tail level widened for the number of tasks (Hesterberg 2015), which
+// covers its nominal level with 24 tasks where the plain percentile interval does not.
+const IntervalExpandedPercentile = "expanded percentile"
 
 // ModeCount says how many sessions of a mode the study has and how many count.
 type ModeCount struct {
@@ -40,12 +50,16 @@ type Proportion struct {
 	High      Num `json:"high"`
 }
 
-// Interval is a task-level bootstrap percentile interval.
+// Interval is a cluster (task-level unless said otherwise) bootstrap interval: Low and High are
+// the expanded percentile bounds the report uses, BCaLow and BCaHigh the bias-corrected and
+// accelerated bounds from the same resamples, expanded alike.
 type Interval struct {
 	Estimate  Num `json:"estimate"`
 	Low       Num `json:"low"`
 	High      Num `json:"high"`
-	Clusters  int `json:"clusters"`  // tasks resampled
+	BCaLow    Num `json:"bca_low"`
+	BCaHigh   Num `json:"bca_high"`
+	Clusters  int `json:"clusters"`  // tasks (or participants, items) resampled
 	Undefined int `json:"undefined"` // resamples where the statistic was undefined
 }
 
@@ -288,27 +302,74 @@ type ExcludedSession struct {
 	Passed  bool   `json:"passed"`
 }
 
+// ParticipantResult says how much of the human sessions' variation lies with who made the call.
+type ParticipantResult struct {
+	Participants int `json:"participants"`
+	Sessions     int `json:"sessions"`
+	// ICC is, per metric, the intra-class correlation of the human sessions' residuals (a
+	// session's outcome minus its system and task's synthetic mean) within participants.
+	ICC []ICCRow `json:"icc"`
+	// Sensitivity sets beside each delta's task-level interval one from resampling participants.
+	Sensitivity []SensitivityRow `json:"delta_sensitivity"`
+}
+
+// ICCRow is the share of one metric's residual variance that lies between participants.
+type ICCRow struct {
+	Metric       Metric `json:"metric"`
+	Participants int    `json:"participants"`
+	Sessions     int    `json:"sessions"`
+	// ICC is the one-way ANOVA estimate with a participant-level bootstrap interval (Clusters
+	// counts participants). It can fall below 0 by chance when participants do not differ.
+	ICC     Interval `json:"icc"`
+	Between Num      `json:"between_participant_variance"`
+	Within  Num      `json:"within_participant_variance"`
+	// MeanSessions is the mean number of sessions per participant (n0 is what the estimator uses).
+	MeanSessions Num    `json:"sessions_per_participant"`
+	Note         string `json:"note,omitempty"`
+}
+
+// SensitivityRow is one delta with two bootstraps: over tasks (the report's interval) and over
+// participants (each resample draws participants with their human sessions; the synthetic task
+// means stay fixed).
+type SensitivityRow struct {
+	System           string   `json:"system"`
+	Metric           Metric   `json:"metric"`
+	Participants     int      `json:"participants"`
+	TaskLevel        Interval `json:"task_level"`
+	ParticipantLevel Interval `json:"participant_level"`
+}
+
 // PlanningResult is the minimum detectable human-minus-synthetic delta at the planned size.
 type PlanningResult struct {
-	Participants           int           `json:"participants"`
-	SessionsPerParticipant int           `json:"sessions_per_participant"`
-	Alpha                  float64       `json:"alpha"`
-	Power                  float64       `json:"power"`
-	Rows                   []PlanningRow `json:"rows"`
+	Participants           int     `json:"participants"`
+	SessionsPerParticipant int     `json:"sessions_per_participant"`
+	Alpha                  float64 `json:"alpha"`
+	Power                  float64 `json:"power"`
+	// SessionsPerSystem is ⌊participants × sessions per participant ÷ systems⌋: rounded down,
+	// Leftover sessions are not counted.
+	SessionsPerSystem int           `json:"sessions_per_system"`
+	Leftover          int           `json:"leftover_sessions"`
+	Rows              []PlanningRow `json:"rows"`
 }
 
 // PlanningRow is the minimum detectable delta for one system (or all) and metric.
 type PlanningRow struct {
 	System string `json:"system"`
 	Metric Metric `json:"metric"`
-	// HumanSessions is the planned number of human sessions of the system (the paired units).
+	// HumanSessions is the planned number of human sessions of the system (all systems' for the
+	// pooled row), laid out over Tasks tasks as the planner does: every task once, anchor tasks
+	// first for any second run.
 	HumanSessions int `json:"human_sessions"`
-	// WithinVariance is the synthetic within-task variance of one session's outcome; Seeds the mean
-	// synthetic sessions per task; DiffVariance = WithinVariance·(1 + 1/Seeds), the variance of one
-	// human session's difference from its task's synthetic mean if humans and the caller agree.
-	WithinVariance Num    `json:"within_task_variance"`
-	Seeds          Num    `json:"synthetic_sessions_per_task"`
-	DiffVariance   Num    `json:"difference_variance"`
-	MDD            Num    `json:"min_detectable_delta"`
-	Note           string `json:"note,omitempty"`
+	Tasks         int `json:"tasks"`
+	// WithinVariance is the synthetic caller's pooled within-task variance of one session's
+	// outcome; Seeds the mean synthetic sessions per task (each task's own count is used).
+	WithinVariance Num `json:"within_task_variance"`
+	Seeds          Num `json:"synthetic_sessions_per_task"`
+	// DeltaVariance is Var(Δ) = Σ_t w_t²·s²·(1/n_t + 1/k_t) with each task's planned human sessions
+	// n_t and synthetic runs k_t, if humans vary within a task as the synthetic caller does.
+	DeltaVariance Num `json:"delta_variance"`
+	// DF is the t quantiles' degrees of freedom: tasks − 1.
+	DF   int    `json:"degrees_of_freedom"`
+	MDD  Num    `json:"min_detectable_delta"`
+	Note string `json:"note,omitempty"`
 }

@@ -3,11 +3,13 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/voicebench/humanaudit/internal/stats"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
 
@@ -195,27 +197,38 @@ func TestQuantileAndNum(t *testing.T) {
 }
 
 // Planning: with the synthetic within-task variance known by construction, the minimum detectable
-// delta is (1.960 + 0.842)·√(s²(1+1/k)/n).
+// delta is (t_.975 + t_.8)·√Var(Δ) on tasks − 1 degrees of freedom, where Var(Δ) sums each task's
+// planned human sessions and synthetic runs: s²·(1/n_t + 1/k_t)/T² per task.
 func TestPlanningMinimumDetectableDelta(t *testing.T) {
 	in := Input{Study: StudyInfo{ID: "p"}, Systems: []SystemInfo{{Label: "a"}, {Label: "b"}, {Label: "c"}}, SessionsPerParticipant: 6,
-		Tasks: []TaskInfo{{ID: "t1"}, {ID: "t2"}}}
-	// Each (system, task) has outcomes 1,1,0,0: variance 1/3 within every task.
+		Tasks: []TaskInfo{{ID: "t1", Anchor: true}, {ID: "t2"}, {ID: "t3"}, {ID: "t4"}}}
+	// Systems a and b: outcomes 1,1,0,0 on t1–t3 and 1,1,0 on t4: variance 1/3 within every task,
+	// k = 4, 4, 4, 3.
 	n := 0
 	for _, sys := range []string{"a", "b"} {
-		for _, tk := range []string{"t1", "t2"} {
-			for i, ws := range []int{1, 1, 0, 0} {
+		for _, tk := range []string{"t1", "t2", "t3", "t4"} {
+			outcomes := []int{1, 1, 0, 0}
+			if tk == "t4" {
+				outcomes = outcomes[:3]
+			}
+			for i, ws := range outcomes {
 				n++
-				in.Sessions = append(in.Sessions, gradedSession(t, string(rune('a'+n)), sys, tk, Synthetic, int64(i+1), ws))
+				in.Sessions = append(in.Sessions, gradedSession(t, fmt.Sprintf("s%03d", n), sys, tk, Synthetic, int64(i+1), ws))
 			}
 		}
 	}
-	// System c always succeeds: no variance, no answer from the normal approximation.
+	// System c always succeeds on t1: no variance, no answer from the approximation.
 	for i := range 3 {
-		in.Sessions = append(in.Sessions, gradedSession(t, "c"+string(rune('0'+i)), "c", "t1", Synthetic, int64(i+1), 1))
+		in.Sessions = append(in.Sessions, gradedSession(t, fmt.Sprintf("c%d", i), "c", "t1", Synthetic, int64(i+1), 1))
 	}
-	r, err := Build(in, Options{Resamples: 100, Planning: &PlanningOptions{Participants: 10}})
+	// 3 participants × 6 sessions = 18: 6 per system, laid out t1..t4 once, then t1 (the anchor)
+	// and t2 again.
+	r, err := Build(in, Options{Resamples: 100, Planning: &PlanningOptions{Participants: 3}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if r.Planning.SessionsPerSystem != 6 || r.Planning.Leftover != 0 {
+		t.Errorf("planning %+v: want 6 sessions per system", r.Planning)
 	}
 	rows := map[string]PlanningRow{}
 	for _, x := range r.Planning.Rows {
@@ -223,14 +236,34 @@ func TestPlanningMinimumDetectableDelta(t *testing.T) {
 			rows[x.System] = x
 		}
 	}
+	s2 := 1.0 / 3
+	nt := []float64{2, 2, 1, 1}
+	kt := []float64{4, 4, 4, 3}
+	var v, vPooled float64
+	for i := range nt {
+		v += s2 * (1/nt[i] + 1/kt[i]) / 16
+		w := 1.0 / 8 // t2–t4: systems a and b
+		if i == 0 {
+			w = 1.0 / 12 // t1: a, b and c (whose variance is 0)
+		}
+		vPooled += 2 * w * w * s2 * (1/nt[i] + 1/kt[i])
+	}
+	z := stats.StudentTQuantile(0.975, 3) + stats.StudentTQuantile(0.8, 3)
 	row := rows["a"]
-	z := 1.959963984540054 + 0.8416212335729143
-	want := z * math.Sqrt((1.0/3)*(1+1.0/4)/20) // 10 participants × 6 sessions / 3 systems
-	if row.HumanSessions != 20 || math.Abs(float64(row.MDD)-want) > 1e-9 || math.Abs(float64(row.WithinVariance)-1.0/3) > 1e-12 {
-		t.Errorf("planning row %+v, want MDD %v over 20 sessions", row, want)
+	if row.HumanSessions != 6 || row.Tasks != 4 || row.DF != 3 || math.Abs(float64(row.DeltaVariance)-v) > 1e-12 ||
+		math.Abs(float64(row.MDD)-z*math.Sqrt(v)) > 1e-9 || math.Abs(float64(row.WithinVariance)-s2) > 1e-12 {
+		t.Errorf("planning row %+v, want Var(Δ) %v and MDD %v over 4 tasks", row, v, z*math.Sqrt(v))
+	}
+	if p := rows[AllSystems]; math.Abs(float64(p.DeltaVariance)-vPooled) > 1e-12 || p.HumanSessions != 18 {
+		t.Errorf("pooled row %+v, want Var(Δ) %v", p, vPooled)
 	}
 	if c := rows["c"]; !c.MDD.IsNaN() || !strings.Contains(c.Note, "undefined") {
 		t.Errorf("constant outcomes: %+v, want an undefined MDD", c)
+	}
+	// 4 participants × 6 = 24 sessions: 8 per system, nothing left over; 5 × 5 = 25 leaves one.
+	r, _ = Build(in, Options{Resamples: 100, Planning: &PlanningOptions{Participants: 5, SessionsPerParticipant: 5}})
+	if r.Planning.SessionsPerSystem != 8 || r.Planning.Leftover != 1 {
+		t.Errorf("25 sessions over 3 systems: %d per system, %d left over; want 8 and 1", r.Planning.SessionsPerSystem, r.Planning.Leftover)
 	}
 	if _, err := Build(Input{Study: in.Study, Systems: in.Systems, Tasks: in.Tasks, Sessions: in.Sessions},
 		Options{Resamples: 100, Planning: &PlanningOptions{Participants: 10}}); err == nil {

@@ -133,9 +133,9 @@ func csvTables(r *Report) ([]File, error) {
 		}
 	}
 
-	t = table("deltas.csv", cat([]string{"system", "metric", "human", "synthetic"}, ivHead("delta"))...)
+	t = table("deltas.csv", cat([]string{"system", "metric", "human", "synthetic"}, ivHead("delta"), []string{"delta_bca_low", "delta_bca_high"})...)
 	for _, d := range r.Deltas {
-		t.add(cat([]string{d.System, string(d.Metric), d.Human.csv(), d.Synthetic.csv()}, ivCells(d.Diff))...)
+		t.add(cat([]string{d.System, string(d.Metric), d.Human.csv(), d.Synthetic.csv()}, ivCells(d.Diff), []string{d.Diff.BCaLow.csv(), d.Diff.BCaHigh.csv()})...)
 	}
 
 	t = table("tradeoff.csv", "system", "mode", "ttr_median_s", "ws", "pareto_front")
@@ -194,12 +194,27 @@ func csvTables(r *Report) ([]File, error) {
 		t.add(s.Session, string(s.Mode), s.System, s.Task, s.Reason, s.Note, s.By, strconv.FormatBool(s.Graded), strconv.FormatBool(s.Passed))
 	}
 
+	if p := r.Participants; p != nil {
+		t = table("icc.csv", cat([]string{"metric", "participants", "sessions", "sessions_per_participant"}, ivHead("icc"),
+			[]string{"between_participant_variance", "within_participant_variance", "note"})...)
+		for _, x := range p.ICC {
+			t.add(cat([]string{string(x.Metric), itoa(x.Participants), itoa(x.Sessions), x.MeanSessions.csv()}, ivCells(x.ICC),
+				[]string{x.Between.csv(), x.Within.csv(), x.Note})...)
+		}
+		t = table("delta_sensitivity.csv", cat([]string{"system", "metric"}, ivHead("task_level"), []string{"participants"}, ivHead("participant_level"))...)
+		for _, x := range p.Sensitivity {
+			t.add(cat([]string{x.System, string(x.Metric)}, ivCells(x.TaskLevel), []string{itoa(x.Participants)}, ivCells(x.ParticipantLevel))...)
+		}
+	}
+
 	if p := r.Planning; p != nil {
-		t = table("planning.csv", "system", "metric", "participants", "sessions_per_participant", "human_sessions", "alpha", "power",
-			"within_task_variance", "synthetic_sessions_per_task", "difference_variance", "min_detectable_delta", "note")
+		t = table("planning.csv", "system", "metric", "participants", "sessions_per_participant", "sessions_per_system", "leftover_sessions",
+			"human_sessions", "tasks", "alpha", "power", "within_task_variance", "synthetic_sessions_per_task", "delta_variance",
+			"degrees_of_freedom", "min_detectable_delta", "note")
 		for _, row := range p.Rows {
-			t.add(row.System, string(row.Metric), itoa(p.Participants), itoa(p.SessionsPerParticipant), itoa(row.HumanSessions),
-				Num(p.Alpha).csv(), Num(p.Power).csv(), row.WithinVariance.csv(), row.Seeds.csv(), row.DiffVariance.csv(), row.MDD.csv(), row.Note)
+			t.add(row.System, string(row.Metric), itoa(p.Participants), itoa(p.SessionsPerParticipant), itoa(p.SessionsPerSystem), itoa(p.Leftover),
+				itoa(row.HumanSessions), itoa(row.Tasks), Num(p.Alpha).csv(), Num(p.Power).csv(), row.WithinVariance.csv(), row.Seeds.csv(),
+				row.DeltaVariance.csv(), itoa(row.DF), row.MDD.csv(), row.Note)
 		}
 	}
 
