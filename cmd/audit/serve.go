@@ -19,6 +19,7 @@ import (
 	"github.com/voicebench/humanaudit/internal/agent/systems"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/grade"
+	"github.com/voicebench/humanaudit/internal/redact"
 	"github.com/voicebench/humanaudit/internal/rtc"
 	"github.com/voicebench/humanaudit/internal/secrets"
 	"github.com/voicebench/humanaudit/internal/store"
@@ -37,6 +38,7 @@ type stackFlags struct {
 	loopback                                     *bool
 	timeLimit                                    *time.Duration
 	verbose                                      *bool
+	sec                                          securityFlags
 }
 
 func addStackFlags(fs *flag.FlagSet, defaultAddr string) stackFlags {
@@ -52,6 +54,7 @@ func addStackFlags(fs *flag.FlagSet, defaultAddr string) stackFlags {
 		loopback:  fs.Bool("loopback-only", false, "limit WebRTC to the loopback interface (same-machine use and tests)"),
 		timeLimit: fs.Duration("time-limit", 15*time.Minute, "longest call"),
 		verbose:   fs.Bool("v", false, "log debug messages"),
+		sec:       addSecurityFlags(fs),
 	}
 }
 
@@ -67,6 +70,7 @@ type stack struct {
 	tasks   []*task.Task
 	systems *systems.File
 	serveCh chan error
+	tls     *tlsSource
 }
 
 // referenceAgentLabel is the system label of the in-process reference agent.
@@ -81,7 +85,7 @@ func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, er
 	if *f.verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(redact.NewHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}), nil))
 	st := &stack{log: log, serveCh: make(chan error, 1)}
 	ok := false
 	defer func() {
@@ -154,12 +158,21 @@ func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, er
 			}
 		}
 	}
-	st.web, err = web.New(web.Config{Store: st.db, Console: st.console, RTC: st.rtc, DataDir: *f.data, BaseURL: *f.baseURL, Logger: log})
+	sec, tlsSrc, err := f.sec.security(*f.data)
+	if err != nil {
+		return nil, err
+	}
+	st.web, err = web.New(web.Config{Store: st.db, Console: st.console, RTC: st.rtc, DataDir: *f.data, BaseURL: *f.baseURL, Logger: log, Security: sec})
 	if err != nil {
 		return nil, err
 	}
 	st.web.UseListener(ln)
 	go func() { st.serveCh <- st.web.Serve() }()
+	// ACME's tls-alpn-01 challenge is answered by the serving listener: get the certificate now.
+	st.tls = tlsSrc
+	if err := tlsSrc.start(ctx, *f.sec.acmeHTTP, log); err != nil {
+		return nil, err
+	}
 	ok = true
 	return st, nil
 }
@@ -189,6 +202,7 @@ func (st *stack) Close() error {
 	if st.web != nil {
 		errs = append(errs, st.web.Close())
 	}
+	errs = append(errs, st.tls.close())
 	if st.console != nil {
 		errs = append(errs, st.console.Close())
 	}

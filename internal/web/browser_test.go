@@ -336,7 +336,7 @@ func TestReloadRejoinsAndLostAgentExcludes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, _ := k.db.IssueExperimenterToken(context.Background(), x.ID, "test", time.Hour)
+	tok, _ := k.db.IssueSignInLink(context.Background(), x.ID, "test", time.Hour)
 	b.Do(30*time.Second, chromedp.Navigate(k.base+"/x/login?token="+tok), chromedp.WaitVisible("#sessions"),
 		chromedp.Navigate(k.base+"/x/session/"+sid), chromedp.WaitVisible("#events tbody tr"), chromedp.Sleep(2*time.Second))
 	b.Shot(browsertest.ArtifactsDir(t), "review")
