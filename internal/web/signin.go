@@ -101,7 +101,9 @@ func (s *Server) experimenterAuth(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-func experimenterOf(c *fiber.Ctx) store.Experimenter { return c.Locals("experimenter").(store.Experimenter) }
+func experimenterOf(c *fiber.Ctx) store.Experimenter {
+	return c.Locals("experimenter").(store.Experimenter)
+}
 
 // csrfToken is the session's CSRF token: derived from the session id, which a cross-site page can
 // neither read (HttpOnly cookie) nor guess, so it needs no storage of its own.
