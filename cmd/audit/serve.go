@@ -74,7 +74,7 @@ type stack struct {
 }
 
 // referenceAgentLabel is the system label of the in-process reference agent.
-const referenceAgentLabel = "reference-agent"
+const referenceAgentLabel = systems.ReferenceAgentLabel
 
 // startReferenceAgent starts the offline reference agent in-process and returns its ws:// URL; it
 // is set by refagent.go so that this file does not depend on it.
@@ -182,18 +182,12 @@ func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, er
 func loadSystems(path string) (*systems.File, error) {
 	f, err := systems.Load(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return systems.Parse("(built-in)", []byte(`{"systems":[{"label":"`+referenceAgentLabel+`","family":"reference"}]}`))
+		return systems.WithReferenceAgent(nil), nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range f.Systems {
-		if s.Family == systems.FamilyReference {
-			return f, nil
-		}
-	}
-	f.Systems = append(f.Systems, systems.System{Label: referenceAgentLabel, Family: systems.FamilyReference})
-	return f, nil
+	return systems.WithReferenceAgent(f), nil
 }
 
 // Close stops the web app, ends live sessions (stored as excluded), then the agent and database.
