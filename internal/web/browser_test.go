@@ -43,6 +43,12 @@ type consoleKit struct {
 
 func startKit(t *testing.T, sysJSON string) *consoleKit {
 	t.Helper()
+	return startKitWith(t, sysJSON, nil)
+}
+
+// startKitWith is startKit with the web app's configuration adjusted by configure (TLS, limits).
+func startKitWith(t *testing.T, sysJSON string, configure func(*web.Config)) *consoleKit {
+	t.Helper()
 	db := storetest.New(t)
 	tasks, probs := task.LoadAll(filepath.Join("..", "grade", "testdata", "tasks"))
 	if len(probs) > 0 {
@@ -62,7 +68,11 @@ func startKit(t *testing.T, sysJSON string) *consoleKit {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := web.New(web.Config{Store: db, Console: svc, RTC: ep, DataDir: data})
+	wc := web.Config{Store: db, Console: svc, RTC: ep, DataDir: data}
+	if configure != nil {
+		configure(&wc)
+	}
+	srv, err := web.New(wc)
 	if err != nil {
 		t.Fatal(err)
 	}
