@@ -86,7 +86,7 @@ func NewACME(o ACMEOptions) (*ACME, error) {
 func (a *ACME) TLS() *tls.Config {
 	cfg := a.manager.TLSConfig()
 	cfg.MinVersion = tls.VersionTLS12
-	cfg.NextProtos = append([]string{"http/1.1"}, cfg.NextProtos...) // keeps acme-tls/1 for challenges
+	cfg.NextProtos = []string{"http/1.1", acme.ALPNProto} // no h2 (Fiber serves HTTP/1.1); acme-tls/1 answers challenges
 	return cfg
 }
 
