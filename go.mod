@@ -1,6 +1,6 @@
 module github.com/voicebench/humanaudit
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/chromedp/cdproto v0.160.2
@@ -19,8 +19,8 @@ require (
 	github.com/pion/webrtc/v4 v4.2.26
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	go.uber.org/goleak v1.3.0
-	golang.org/x/crypto v0.48.0
-	golang.org/x/text v0.41.0
+	golang.org/x/crypto v0.59.0
+	golang.org/x/text v0.44.0
 )
 
 require (
@@ -50,8 +50,8 @@ require (
 	github.com/valyala/tcplisten v1.0.0 // indirect
 	github.com/wlynxg/anet v0.0.5 // indirect
 	golang.org/x/image v0.23.0 // indirect
-	golang.org/x/net v0.50.0 // indirect
-	golang.org/x/sync v0.22.0 // indirect
-	golang.org/x/sys v0.41.0 // indirect
+	golang.org/x/net v0.62.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/time v0.14.0 // indirect
 )
