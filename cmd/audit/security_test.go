@@ -3,11 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"io/fs"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -201,4 +209,116 @@ func reviewPages(t *testing.T, db *store.DB, sessionID string) map[string]string
 		out[name] = string(b)
 	}
 	return out
+}
+
+// selfSigned writes a self-signed certificate for 127.0.0.1 and returns the files and a pool
+// trusting it.
+func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	kb, _ := x509.MarshalECPrivateKey(key)
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	return certFile, keyFile, pool
+}
+
+// audit serve --tls-cert/--tls-key serves HTTPS and prints https:// links; bad security flags are
+// refused at start with a message naming the flag.
+func TestServeOverTLS(t *testing.T) {
+	t.Setenv("DATABASE_URL", storetest.NewURL(t))
+	dir := t.TempDir()
+	certFile, keyFile, pool := selfSigned(t)
+	base := []string{"serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(dir, "data"), "--tasks", "../../tasks",
+		"--systems", filepath.Join(dir, "none.json"), "--loopback-only"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tls-cert", certFile}, "--tls-cert/--tls-key: tls: give both a certificate and a key file"},
+		{[]string{"--tls-cert", certFile, "--tls-key", keyFile, "--acme-domain", "study.example.org"}, "choose one way to get a certificate"},
+		{[]string{"--trusted-proxy", "10.0.0.0/33"}, `--trusted-proxy "10.0.0.0/33": want an IP address or a CIDR range`},
+	} {
+		var stdout, stderr syncBuffer
+		err := run(context.Background(), append(append([]string{}, base...), tc.args...), &stdout, &stderr)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append(append([]string{}, base...), "--tls-cert", certFile, "--tls-key", keyFile), &stdout, &stderr)
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(stdout.String(), "console:") && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	line := stdout.String()
+	i := strings.Index(line, "console: https://")
+	if i < 0 {
+		cancel()
+		<-done
+		t.Fatalf("serve printed %q (stderr %s)", line, stderr.String())
+	}
+	url := strings.Fields(line[i+len("console: "):])[0]
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 10 * time.Second}
+	res, err := client.Get(url + "/healthz")
+	if err != nil {
+		t.Errorf("https %s: %v", url, err)
+	} else {
+		res.Body.Close()
+		if res.StatusCode != 200 || res.TLS == nil {
+			t.Errorf("https healthz: %d", res.StatusCode)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v\n%s", err, stderr.String())
+	}
+}
+
+// audit experimenter link prints a one-time link and says so.
+func TestExperimenterLinkWorksOnce(t *testing.T) {
+	url := storetest.NewURL(t)
+	t.Setenv("DATABASE_URL", url)
+	ctx := context.Background()
+	db, err := store.Open(ctx, store.Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.CreateExperimenter(ctx, "ana", "a long enough passphrase"); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(ctx, []string{"experimenter", "link", "ana", "--base-url", "https://audit.example/"}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	t.Logf("audit experimenter link:\n%s", out)
+	const prefix = "experimenter: https://audit.example/x/login?token="
+	i := strings.Index(out, prefix)
+	if i < 0 || !strings.Contains(out, "the link works once, within 15m0s") {
+		t.Fatalf("output: %q", out)
+	}
+	tok := strings.Fields(out[i+len(prefix):])[0]
+	if _, err := db.ConsumeSignInLink(ctx, tok); err != nil {
+		t.Fatalf("first use: %v", err)
+	}
+	if _, err := db.ConsumeSignInLink(ctx, tok); err == nil {
+		t.Fatal("the printed link works twice")
+	}
 }

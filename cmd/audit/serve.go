@@ -94,6 +94,11 @@ func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, er
 		}
 	}()
 
+	// Security flags are checked before anything starts.
+	sec, tlsSrc, err := f.sec.security(*f.data)
+	if err != nil {
+		return nil, err
+	}
 	// Bind the port first: a busy port is reported at once, not after the database and the speech
 	// models have started.
 	ln, err := net.Listen("tcp", *f.addr)
@@ -157,10 +162,6 @@ func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, er
 					slog.String("system", k.Label), slog.String("systems_file", *f.systems))
 			}
 		}
-	}
-	sec, tlsSrc, err := f.sec.security(*f.data)
-	if err != nil {
-		return nil, err
 	}
 	st.web, err = web.New(web.Config{Store: st.db, Console: st.console, RTC: st.rtc, DataDir: *f.data, BaseURL: *f.baseURL, Logger: log, Security: sec})
 	if err != nil {
