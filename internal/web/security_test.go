@@ -312,3 +312,65 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// Forwarded headers are believed only from a configured proxy: without one, X-Forwarded-For cannot
+// spread a guesser over many addresses and X-Forwarded-Proto cannot fake https; behind a trusted
+// proxy the client's address and scheme come from the proxy's headers.
+func TestForwardedHeadersTrustedOnlyFromAProxy(t *testing.T) {
+	guess := func(k *consoleKit, i int, hdr map[string]string) int {
+		h := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+		for a, b := range hdr {
+			h[a] = b
+		}
+		res, _ := request(t, "POST", k.base+"/x/login", fmt.Sprintf("name=nobody-%d&password=wrong", i), h)
+		return res.StatusCode
+	}
+	direct := startKit(t, `{"systems":[{"label":"sys-owl","family":"reference"}]}`)
+	c := signInWithPassword(t, direct, "dora")
+	if c.Secure {
+		t.Error("Secure cookie over plain HTTP")
+	}
+	res, _ := request(t, "POST", direct.base+"/x/login", "name=dora&password=a+long+enough+passphrase",
+		map[string]string{"Content-Type": "application/x-www-form-urlencoded", "X-Forwarded-Proto": "https"})
+	if sessionCookie(t, res).Secure {
+		t.Error("an untrusted X-Forwarded-Proto made the cookie Secure")
+	}
+	var codes []int
+	for i := range 6 {
+		codes = append(codes, guess(direct, i, map[string]string{"X-Forwarded-For": fmt.Sprintf("203.0.113.%d", i)}))
+	}
+	if fmt.Sprint(codes) != "[401 401 401 401 401 429]" {
+		t.Errorf("no proxy trusted, spoofed X-Forwarded-For: %v, want the peer's limit after 5", codes)
+	}
+
+	proxied := startKitWith(t, `{"systems":[{"label":"sys-owl","family":"reference"}]}`, func(c *web.Config) {
+		c.Security.TrustedProxies = []string{"127.0.0.1/32"}
+	})
+	codes = nil
+	for i := range 6 {
+		// The proxy appends the client's address after whatever the client claimed.
+		codes = append(codes, guess(proxied, i, map[string]string{"X-Forwarded-For": fmt.Sprintf("198.51.100.9, 203.0.113.%d", i)}))
+	}
+	if fmt.Sprint(codes) != "[401 401 401 401 401 401]" {
+		t.Errorf("trusted proxy, six clients: %v", codes)
+	}
+	codes = nil
+	for i := range 6 {
+		codes = append(codes, guess(proxied, 10+i, map[string]string{"X-Forwarded-For": fmt.Sprintf("203.0.113.%d, 192.0.2.1", i)}))
+	}
+	if fmt.Sprint(codes) != "[401 401 401 401 401 429]" {
+		t.Errorf("trusted proxy, one client claiming six addresses: %v", codes)
+	}
+	if _, err := proxied.db.CreateExperimenter(context.Background(), "eli", "a long enough passphrase"); err != nil {
+		t.Fatal(err)
+	}
+	hdr := map[string]string{"Content-Type": "application/x-www-form-urlencoded", "X-Forwarded-Proto": "https",
+		"X-Forwarded-Host": "study.example.org", "Origin": "https://study.example.org", "X-Forwarded-For": "192.0.2.77"}
+	res, body := request(t, "POST", proxied.base+"/x/login", "name=eli&password=a+long+enough+passphrase", hdr)
+	if res.StatusCode != 303 {
+		t.Fatalf("sign-in through the proxy: %d %s", res.StatusCode, body)
+	}
+	if !sessionCookie(t, res).Secure {
+		t.Error("behind a TLS proxy the cookie is not Secure")
+	}
+}
