@@ -15,3 +15,10 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 command -v go >/dev/null || { echo "deps: Go is not on PATH (expected /usr/local/go/bin/go)" >&2; exit 1; }
+# Let's Encrypt's test ACME server for the --acme-domain test (a test-only tool, built from the Go
+# module proxy; never linked into the console).
+gobin="$(go env GOBIN)"; [ -n "$gobin" ] || gobin="$(go env GOPATH)/bin"
+if [ ! -x "$gobin/pebble" ] && ! command -v pebble >/dev/null; then
+  echo "deps: installing pebble (test ACME server)" >&2
+  GOFLAGS= go install github.com/letsencrypt/pebble/v2/cmd/pebble@v2.10.3
+fi

@@ -68,7 +68,7 @@ function renderDraft() {
 function renderPlan(plan) {
   const box = $("plan");
   box.replaceChildren();
-  box.append(el("p", {}, el("span", { class: "pill" }, plan.kind.replace(/_/g, " ")), plan.action ? ` action: ${plan.action.replace(/_/g, " ")}` : ""));
+  box.append(el("p", {}, el("span", { class: "pill" }, plan.kind.replace(/_/g, " ")), plan.intent ? ` — ${plan.intent}` : ""));
   if (plan.facts && plan.facts.length) {
     box.append(el("table", { class: "facts" }, el("tbody", {}, ...plan.facts.map((f) =>
       el("tr", {}, el("td", {}, f.label), el("td", { class: "value" }, f.value), el("td", { class: "muted" }, f.spoken && f.spoken !== f.value ? `said as “${f.spoken}”` : ""))))));

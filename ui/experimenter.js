@@ -10,6 +10,14 @@ function el(tag, attrs = {}, ...children) {
   return e;
 }
 
+// The session's CSRF token: every state-changing request carries it (the server refuses one
+// without it, so a page of another site cannot act with this browser's cookie).
+let csrfToken = "";
+async function csrf() {
+  if (!csrfToken) csrfToken = (await getJSON("/api/x/me")).csrf_token;
+  return csrfToken;
+}
+
 async function getJSON(url) {
   const res = await fetch(url);
   if (res.status === 401) { location.href = "/x/login"; throw new Error("signed out"); }
@@ -82,7 +90,7 @@ $("plan-go").onclick = async () => {
   try {
     const body = { tasks: $("plan-tasks").value, anchor: $("plan-anchor").value, systems: $("plan-systems").value,
       k: Number($("plan-k").value), seed: Number($("plan-seed").value) };
-    const res = await fetch("/api/x/plan", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    const res = await fetch("/api/x/plan", { method: "POST", headers: { "Content-Type": "application/json", "X-CSRF-Token": await csrf() }, body: JSON.stringify(body) });
     const out = await res.json();
     if (!res.ok) { $("plan-report").textContent = out.error; return; }
     $("plan-report").textContent = out.report;

@@ -217,7 +217,7 @@ document.addEventListener("click", () => { const a = $("agent-audio"); if (a.src
 
 async function startCall() {
   ending = false;
-  const started = await call("/call", { method: "POST" });
+  const started = await call("/call", { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
   const sid = started.session;
   $("call-agent").textContent = started.agent;
   shownCues = new Set();
@@ -262,7 +262,7 @@ async function startCall() {
   };
   $("call-hangup").onclick = async () => {
     $("call-hangup").disabled = true;
-    try { await call(`/call/${sid}/hangup`, { method: "POST" }); } catch (e) { /* ended already */ }
+    try { await call(`/call/${sid}/hangup`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" }); } catch (e) { /* ended already */ }
     finishCall(sid);
   };
 }
@@ -304,4 +304,14 @@ function finishCall() {
   setTimeout(load, 300);
 }
 
-load();
+// insecure reports (and explains on the page) a context in which the browser will not give the
+// microphone: plain http:// from another machine. Browsers treat https:// and localhost as secure.
+function insecure() {
+  if (window.isSecureContext && navigator.mediaDevices && navigator.mediaDevices.getUserMedia) return false;
+  $("insecure-origin").textContent = location.origin;
+  $("insecure").hidden = false;
+  for (const s of ["consent", "mic", "brief", "call", "done", "none"]) $(`step-${s}`).hidden = true;
+  return true;
+}
+
+if (!insecure()) load();

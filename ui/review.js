@@ -11,6 +11,12 @@ function el(tag, attrs = {}, ...children) {
   for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
   return e;
 }
+// The session's CSRF token, sent on every state-changing request (see experimenter.js).
+let csrfToken = "";
+async function csrf() {
+  if (!csrfToken) csrfToken = (await getJSON("/api/x/me")).csrf_token;
+  return csrfToken;
+}
 async function getJSON(url, opts) {
   const res = await fetch(url, opts);
   if (res.status === 401) { location.href = "/x/login"; throw new Error("signed out"); }
@@ -181,7 +187,7 @@ $("wave").onclick = (ev) => {
 $("ex-submit").onclick = async () => {
   if (!confirm(`Exclude this session (${$("ex-reason").value})? Its cell returns to the pool and another participant will run it.`)) return;
   try {
-    await getJSON(`/api/x/sessions/${sid}/exclude`, { method: "POST", headers: { "Content-Type": "application/json" },
+    await getJSON(`/api/x/sessions/${sid}/exclude`, { method: "POST", headers: { "Content-Type": "application/json", "X-CSRF-Token": await csrf() },
       body: JSON.stringify({ reason: $("ex-reason").value, note: $("ex-note").value }) });
     load();
   } catch (e) { fail(e); }

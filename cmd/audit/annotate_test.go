@@ -85,6 +85,17 @@ func TestAnnotateCreateAndExport(t *testing.T) {
 	if len(set) != 72 || cfg.Title != "Rating" {
 		t.Fatalf("study config after create: %s", st.Config)
 	}
+	// An empty rating set is refused and the stored set stays (it would take the study's items
+	// away from its annotators).
+	emptyFile := filepath.Join(dir, "empty.json")
+	os.WriteFile(emptyFile, []byte("[]\n"), 0o644)
+	_, stderr, err = runAudit(t, "annotate", "create", "--study", "rate", "--annotators", "1", "--items", emptyFile, "--tasks-dir", tasksDir, "--bank-dir", bankDir)
+	if err == nil || !strings.Contains(err.Error(), "empty.json: the rating set is empty") {
+		t.Fatalf("empty set: %v\n%s", err, stderr)
+	}
+	if st, _ := db.Study(ctx, "rate"); len(annotate.StudySet(st.Config).Items) != 72 {
+		t.Fatalf("the empty set replaced the stored one: %s", st.Config)
+	}
 	// Another link later keeps the set and takes the next seed position.
 	out, _, err = runAudit(t, "annotate", "create", "--study", "rate", "--annotators", "1")
 	if err != nil || strings.Count(out, "annotator: ") != 1 {

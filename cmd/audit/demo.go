@@ -51,7 +51,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	fmt.Fprintf(stdout, "participant: %s\n", links.Participant)
-	fmt.Fprintf(stdout, "experimenter: %s\n", links.Experimenter)
+	fmt.Fprintf(stdout, "experimenter: %s (works once, within an hour)\n", links.Experimenter)
 	fmt.Fprintln(stdout, "Open the participant link in Chromium or Firefox (allow the microphone). Interrupt (Ctrl-C) to stop.")
 	return st.wait(ctx)
 }
@@ -99,7 +99,7 @@ func setupDemo(ctx context.Context, st *stack) (demoLinks, error) {
 	if err != nil {
 		return demoLinks{}, err
 	}
-	tok, err := db.IssueExperimenterToken(ctx, x.ID, "demo link", 24*time.Hour)
+	tok, err := db.IssueSignInLink(ctx, x.ID, "demo link", time.Hour) // one use
 	if err != nil {
 		return demoLinks{}, err
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/voicebench/humanaudit/internal/store"
 )
@@ -55,13 +54,13 @@ func runExperimenterLink(ctx context.Context, args []string, stdout, stderr io.W
 	fs := newFlags("experimenter link", stderr)
 	data := fs.String("data", "audit_data", "data directory")
 	base := fs.String("base-url", "http://127.0.0.1:8080", "console base URL")
-	ttl := fs.Duration("ttl", 12*time.Hour, "validity of the link")
+	ttl := fs.Duration("ttl", store.DefaultSignInLinkTTL, "how long the link may wait before its one use")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: audit experimenter link NAME [--ttl 12h] [--base-url URL]")
+		fmt.Fprintln(stderr, "usage: audit experimenter link NAME [--ttl 15m] [--base-url URL]")
 		return errUsage
 	}
 	db, err := openDB(ctx, *data)
@@ -73,10 +72,11 @@ func runExperimenterLink(ctx context.Context, args []string, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
-	tok, err := db.IssueExperimenterToken(ctx, x.ID, "cli link", *ttl)
+	tok, err := db.IssueSignInLink(ctx, x.ID, "cli link", *ttl)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "experimenter: %s/x/login?token=%s\n", strings.TrimSuffix(*base, "/"), tok)
+	fmt.Fprintf(stdout, "the link works once, within %s; it opens a session that ends at sign-out or after the console's idle and absolute limits (2 h and 12 h by default)\n", *ttl)
 	return nil
 }

@@ -8,11 +8,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"os/signal"
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/voicebench/humanaudit/internal/redact"
 )
 
 // command is one subcommand. Each lives in its own file and registers itself from init so that
@@ -42,8 +45,13 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 func main() {
 	ctx, stop := signalContext()
 	defer stop()
+	// The standard logger and slog's default write to stderr too: through the redaction layer.
+	stderr := redact.NewWriter(os.Stderr, nil)
+	log.SetOutput(stderr)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	os.Exit(exitCode(err, os.Stderr))
+	code := exitCode(err, stderr)
+	stderr.Flush()
+	os.Exit(code)
 }
 
 // signalContext cancels on the first SIGINT/SIGTERM so servers drain; a second signal exits at once.
@@ -80,7 +88,17 @@ func exitCode(err error, stderr io.Writer) int {
 
 // run dispatches to the longest registered command path that prefixes args ("tasks validate",
 // then "tasks").
+//
+// Everything a command prints passes through the redaction layer (internal/redact): a key loaded
+// from the secrets file is never printed, whatever error text quotes it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	rout, rerr := redact.NewWriter(stdout, nil), redact.NewWriter(stderr, nil)
+	defer rout.Flush()
+	defer rerr.Flush()
+	return dispatch(ctx, args, rout, rerr)
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	for n := min(len(args), 3); n >= 1; n-- {
 		path := strings.Join(args[:n], " ")
 		if c, ok := commands[path]; ok {

@@ -19,6 +19,7 @@ import (
 	"github.com/voicebench/humanaudit/internal/agent/systems"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/grade"
+	"github.com/voicebench/humanaudit/internal/redact"
 	"github.com/voicebench/humanaudit/internal/rtc"
 	"github.com/voicebench/humanaudit/internal/secrets"
 	"github.com/voicebench/humanaudit/internal/store"
@@ -37,6 +38,7 @@ type stackFlags struct {
 	loopback                                     *bool
 	timeLimit                                    *time.Duration
 	verbose                                      *bool
+	sec                                          securityFlags
 }
 
 func addStackFlags(fs *flag.FlagSet, defaultAddr string) stackFlags {
@@ -52,6 +54,7 @@ func addStackFlags(fs *flag.FlagSet, defaultAddr string) stackFlags {
 		loopback:  fs.Bool("loopback-only", false, "limit WebRTC to the loopback interface (same-machine use and tests)"),
 		timeLimit: fs.Duration("time-limit", 15*time.Minute, "longest call"),
 		verbose:   fs.Bool("v", false, "log debug messages"),
+		sec:       addSecurityFlags(fs),
 	}
 }
 
@@ -67,10 +70,11 @@ type stack struct {
 	tasks   []*task.Task
 	systems *systems.File
 	serveCh chan error
+	tls     *tlsSource
 }
 
 // referenceAgentLabel is the system label of the in-process reference agent.
-const referenceAgentLabel = "reference-agent"
+const referenceAgentLabel = systems.ReferenceAgentLabel
 
 // startReferenceAgent starts the offline reference agent in-process and returns its ws:// URL; it
 // is set by refagent.go so that this file does not depend on it.
@@ -81,7 +85,7 @@ func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, er
 	if *f.verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(redact.NewHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}), nil))
 	st := &stack{log: log, serveCh: make(chan error, 1)}
 	ok := false
 	defer func() {
@@ -90,6 +94,11 @@ func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, er
 		}
 	}()
 
+	// Security flags are checked before anything starts.
+	sec, tlsSrc, err := f.sec.security(*f.data)
+	if err != nil {
+		return nil, err
+	}
 	// Bind the port first: a busy port is reported at once, not after the database and the speech
 	// models have started.
 	ln, err := net.Listen("tcp", *f.addr)
@@ -154,12 +163,17 @@ func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, er
 			}
 		}
 	}
-	st.web, err = web.New(web.Config{Store: st.db, Console: st.console, RTC: st.rtc, DataDir: *f.data, BaseURL: *f.baseURL, Logger: log})
+	st.web, err = web.New(web.Config{Store: st.db, Console: st.console, RTC: st.rtc, DataDir: *f.data, BaseURL: *f.baseURL, Logger: log, Security: sec})
 	if err != nil {
 		return nil, err
 	}
 	st.web.UseListener(ln)
 	go func() { st.serveCh <- st.web.Serve() }()
+	// ACME's tls-alpn-01 challenge is answered by the serving listener: get the certificate now.
+	st.tls = tlsSrc
+	if err := tlsSrc.start(ctx, *f.sec.acmeHTTP, log); err != nil {
+		return nil, err
+	}
 	ok = true
 	return st, nil
 }
@@ -169,18 +183,12 @@ func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, er
 func loadSystems(path string) (*systems.File, error) {
 	f, err := systems.Load(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return systems.Parse("(built-in)", []byte(`{"systems":[{"label":"`+referenceAgentLabel+`","family":"reference"}]}`))
+		return systems.WithReferenceAgent(nil), nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range f.Systems {
-		if s.Family == systems.FamilyReference {
-			return f, nil
-		}
-	}
-	f.Systems = append(f.Systems, systems.System{Label: referenceAgentLabel, Family: systems.FamilyReference})
-	return f, nil
+	return systems.WithReferenceAgent(f), nil
 }
 
 // Close stops the web app, ends live sessions (stored as excluded), then the agent and database.
@@ -189,6 +197,7 @@ func (st *stack) Close() error {
 	if st.web != nil {
 		errs = append(errs, st.web.Close())
 	}
+	errs = append(errs, st.tls.close())
 	if st.console != nil {
 		errs = append(errs, st.console.Close())
 	}

@@ -57,16 +57,45 @@ func (v *Variant) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// ReadBankItems reads the JSON array `audit bank rating-set --json` prints. name is used in messages.
+// Rating-set files come from outside: their size, item count and text lengths are bounded.
+const (
+	MaxSetBytes      = 64 << 20 // a rating-set file
+	MaxSetItems      = 100000
+	maxItemText      = 2000 // a transcript
+	maxItemName      = 200  // task id, plan id, audio path
+	maxItemStateSize = 64 << 10
+)
+
+// ReadBankItems reads the JSON array `audit bank rating-set --json` prints. name is used in
+// messages. An empty set is refused: storing it would take the study's rating set away from its
+// annotators.
 func ReadBankItems(name string, r io.Reader) ([]BankItem, error) {
 	var items []BankItem
-	dec := json.NewDecoder(r)
+	lr := &io.LimitedReader{R: r, N: MaxSetBytes + 1}
+	dec := json.NewDecoder(lr)
 	if err := dec.Decode(&items); err != nil {
+		if lr.N <= 0 {
+			return nil, fmt.Errorf("%w: %s: larger than %d MiB", ErrBadItem, name, MaxSetBytes>>20)
+		}
 		return nil, fmt.Errorf("%s: want a JSON array of rating-set items: %w", name, err)
 	}
+	switch {
+	case len(items) == 0:
+		return nil, fmt.Errorf("%w: %s: the rating set is empty (audit bank rating-set --json lists the items; run audit bank build first)", ErrBadItem, name)
+	case len(items) > MaxSetItems:
+		return nil, fmt.Errorf("%w: %s: %d items, at most %d", ErrBadItem, name, len(items), MaxSetItems)
+	}
 	for i, it := range items {
-		if it.Task == "" || it.Plan == "" {
-			return nil, fmt.Errorf("%w: %s: item %d: task and plan are required", ErrBadItem, name, i+1)
+		where := fmt.Sprintf("%s: item %d", name, i+1)
+		switch {
+		case it.Task == "" || it.Plan == "":
+			return nil, fmt.Errorf("%w: %s: task and plan are required", ErrBadItem, where)
+		case len(it.Task) > maxItemName || len(it.Plan) > maxItemName || len(it.Audio) > maxItemName:
+			return nil, fmt.Errorf("%w: %s: task, plan and audio are at most %d characters each", ErrBadItem, where, maxItemName)
+		case len([]rune(it.Transcript)) > maxItemText:
+			return nil, fmt.Errorf("%w: %s: transcript of %d characters, at most %d", ErrBadItem, where, len([]rune(it.Transcript)), maxItemText)
+		case len(it.UserState) > maxItemStateSize || len(it.UserPlan) > maxItemStateSize:
+			return nil, fmt.Errorf("%w: %s: user_state and user_plan are at most %d KiB each", ErrBadItem, where, maxItemStateSize>>10)
 		}
 	}
 	return items, nil
@@ -107,13 +136,15 @@ type VisibleFact struct {
 	Hint  string `json:"hint,omitempty"`
 }
 
-// UserPlan is the structured plan the utterance expresses: its kind ("answer", "correct",
-// "approve", …), the facts it conveys and the action it approves or withdraws.
+// UserPlan is the structured plan the utterance expresses, in the caller's language: its kind
+// ("answer", "correct", "approve", …), the facts it conveys and, for an approval, a revocation or an
+// interruption, the cue the caller was shown. It carries no identifier of the agent side (the
+// plan id and the approved action name the agent's tools and actions, "approve:set_up_arrangement"):
+// the opaque item id stands for the plan.
 type UserPlan struct {
-	ID     string     `json:"id"`
 	Kind   string     `json:"kind"`
 	Facts  []PlanFact `json:"facts,omitempty"`
-	Action string     `json:"action,omitempty"`
+	Intent string     `json:"intent,omitempty"`
 }
 
 // PlanFact is one fact version the plan conveys.
@@ -161,6 +192,7 @@ type planDoc struct {
 		Version int    `json:"version"`
 	} `json:"facts"`
 	Action string `json:"action"`
+	Event  string `json:"event"`
 }
 
 // Blind builds the annotator's view of a rating-set item from an allow-list: persona, goals and
@@ -188,7 +220,7 @@ func Blind(t *task.Task, it BankItem) (Item, error) {
 	if pd.ID != it.Plan {
 		return Item{}, fmt.Errorf("%w: %s: user_plan id %q differs from the item's plan", ErrBadItem, where, pd.ID)
 	}
-	plan := trace.Plan{ID: pd.ID, Kind: trace.PlanKind(pd.Kind), Action: pd.Action}
+	plan := trace.Plan{ID: pd.ID, Kind: trace.PlanKind(pd.Kind), Action: pd.Action, Event: pd.Event}
 	for _, f := range pd.Facts {
 		fact, ok := t.Fact(f.Fact)
 		if !ok || f.Version < 1 || f.Version > len(fact.Versions) {
@@ -199,8 +231,11 @@ func Blind(t *task.Task, it BankItem) (Item, error) {
 	if plan.Kind == "" {
 		plan.Kind = trace.PlanKind(strings.SplitN(plan.ID, ":", 2)[0])
 	}
+	if plan.Action == "" && (plan.Kind == trace.PlanApprove || plan.Kind == trace.PlanRevoke) {
+		plan.Action = strings.TrimPrefix(plan.ID, string(plan.Kind)+":")
+	}
 	out := Item{ID: ItemID(it.Task, it.Plan, int(it.Variant)), Task: it.Task, Plan: it.Plan, Variant: int(it.Variant)}
-	up := UserPlan{ID: plan.ID, Kind: string(plan.Kind), Action: plan.Action}
+	up := UserPlan{Kind: string(plan.Kind), Intent: planIntent(t, plan)}
 	for _, pf := range flow.PlanFacts(t, plan) {
 		up.Facts = append(up.Facts, PlanFact{Label: pf.Label, Value: pf.Value, Spoken: pf.Spoken, Version: pf.Version})
 	}
@@ -251,6 +286,38 @@ func Blind(t *task.Task, it BankItem) (Item, error) {
 		return Item{}, fmt.Errorf("%w: %s: transcript: %s", ErrLeak, where, strings.Join(reasons, "; "))
 	}
 	return out, nil
+}
+
+// planIntent is what an approval, revocation or interruption plan is about as the caller was told:
+// the cue of the authored event it acts on (the plan id names it, "approve:ACTION" or
+// "barge_in:EVENT", when the bank's plan does not).
+func planIntent(t *task.Task, p trace.Plan) string {
+	switch p.Kind {
+	case trace.PlanApprove, trace.PlanRevoke, trace.PlanBargeIn:
+	default:
+		return ""
+	}
+	for _, e := range t.Events {
+		if e.Cue == "" {
+			continue
+		}
+		if e.ID == p.Event || p.Kind == trace.PlanBargeIn && p.ID == "barge_in:"+e.ID ||
+			p.Kind != trace.PlanBargeIn && p.Event == "" && e.Action != "" && e.Action == p.Action && string(e.Kind) == kindEvent(p.Kind) {
+			return e.Cue
+		}
+	}
+	return ""
+}
+
+// kindEvent is the authored event kind a plan kind acts on.
+func kindEvent(k trace.PlanKind) string {
+	switch k {
+	case trace.PlanApprove:
+		return string(task.Approval)
+	case trace.PlanRevoke:
+		return string(task.Revocation)
+	}
+	return ""
 }
 
 // initialFacts is the caller's knowledge when the bank gives no user state: the first version of

@@ -69,8 +69,15 @@ func TestEveryShippedVariantBlindsCleanly(t *testing.T) {
 						t.Fatalf("%s: payload holds %s", it.ID, k)
 					}
 				}
-				if it.Payload.UserPlan.ID != p.ID || len(it.Payload.UserPlan.Facts) != len(p.Facts) {
+				if it.Payload.UserPlan.Kind != string(p.Kind) || len(it.Payload.UserPlan.Facts) != len(p.Facts) {
 					t.Fatalf("%s: plan %+v, want %s with %d facts", it.ID, it.Payload.UserPlan, p.ID, len(p.Facts))
+				}
+				// Annotators meet the caller's language only: no tool or action name of the agent.
+				if ids := ScanIdentifiers(string(b), AgentIdentifiers(tk)); len(ids) > 0 {
+					t.Fatalf("%s: payload carries %v: %s", it.ID, ids, b)
+				}
+				if (p.Kind == trace.PlanApprove || p.Kind == trace.PlanRevoke) && it.Payload.UserPlan.Intent == "" {
+					t.Errorf("%s: an %s plan says what it is about (the caller's cue): %s", it.ID, p.Kind, b)
 				}
 			}
 		}

@@ -103,12 +103,65 @@ func enumLike(s string) bool {
 	return true
 }
 
-// Leaks returns a line for every hidden value of t, and every grader key, found in the payload an
-// annotator would receive (the audio path excluded: it is never sent).
+// Leaks returns a line for every hidden value of t, every grader key and every identifier of the
+// agent side found in the payload an annotator would receive (the audio path excluded: it is never
+// sent).
 func Leaks(t *task.Task, p Payload) []string {
 	p.Audio = ""
 	b, _ := json.Marshal(p)
-	return Scan(string(b), HiddenValues(t))
+	return append(Scan(string(b), HiddenValues(t)), ScanIdentifiers(string(b), AgentIdentifiers(t))...)
+}
+
+// AgentIdentifiers are the agent side's names no annotator payload may carry: its tool names and
+// the actions its tools request approval for or commit. Only names that read as identifiers (with
+// an underscore, "set_up_arrangement") are listed: a plain word ("search") may stand in a caller's
+// sentence for other reasons.
+func AgentIdentifiers(t *task.Task) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(id string) {
+		if strings.Contains(id, "_") && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	for _, tl := range t.Agent.Tools {
+		add(tl.Name)
+		add(tl.Action)
+	}
+	add(t.Agent.Artifact.CommitAction)
+	for _, e := range t.Events {
+		add(e.Action)
+	}
+	return out
+}
+
+// ScanIdentifiers returns a line for every identifier found in text as a whole word.
+func ScanIdentifiers(text string, ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		for from := 0; ; {
+			i := strings.Index(text[from:], id)
+			if i < 0 {
+				break
+			}
+			i += from
+			if identBoundary(text, i-1) && identBoundary(text, i+len(id)) {
+				out = append(out, fmt.Sprintf("agent-side identifier %q", id))
+				break
+			}
+			from = i + 1
+		}
+	}
+	return out
+}
+
+func identBoundary(s string, i int) bool {
+	if i < 0 || i >= len(s) {
+		return true
+	}
+	c := s[i]
+	return !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9')
 }
 
 // Scan returns a line for every hidden value and grader key found in text (a payload a browser

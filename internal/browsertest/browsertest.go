@@ -32,9 +32,10 @@ type Browser struct {
 	payloads []string
 }
 
-// Start launches Chromium; mic, when not empty, is the WAV its fake microphone plays once. It skips
-// the test when Chromium is not installed.
-func Start(t testing.TB, mic string) *Browser {
+// Start launches Chromium; mic, when not empty, is the WAV its fake microphone plays once; extra
+// adds command-line options (a host mapping, a trusted test certificate). It skips the test when
+// Chromium is not installed.
+func Start(t testing.TB, mic string, extra ...chromedp.ExecAllocatorOption) *Browser {
 	t.Helper()
 	if _, err := os.Stat(Chromium); err != nil {
 		t.Skip("chromium not installed (scripts/deps.sh installs it)")
@@ -50,6 +51,7 @@ func Start(t testing.TB, mic string) *Browser {
 	if mic != "" {
 		opts = append(opts, chromedp.Flag("use-file-for-fake-audio-capture", mic+"%noloop"))
 	}
+	opts = append(opts, extra...)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancelB(); cancelA() })

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/voicebench/humanaudit/internal/redact"
 )
 
 // DefaultFile is the secrets file read when no other is named.
@@ -49,6 +51,7 @@ func Load(path string) (*Store, error) {
 			return nil, fmt.Errorf("%s:%d: want LABEL=value", path, line)
 		}
 		s.values[k] = strings.Trim(strings.TrimSpace(v), `"'`)
+		redact.Add(k, s.values[k])
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
@@ -62,6 +65,7 @@ func (s *Store) Lookup(label string) (string, error) {
 		return v, nil
 	}
 	if v := os.Getenv(label); v != "" {
+		redact.Add(label, v)
 		return v, nil
 	}
 	return "", fmt.Errorf("key label %s not found in %s or the environment: %w", label, s.path, ErrNotFound)

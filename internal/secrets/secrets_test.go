@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/voicebench/humanaudit/internal/redact"
 )
 
 func TestLookupFileThenEnvironment(t *testing.T) {
@@ -42,5 +44,23 @@ func TestMissingFileIsEmpty(t *testing.T) {
 	}
 	if _, err := s.Lookup("NOPE_NOT_SET_ANYWHERE"); !errors.Is(err, ErrNotFound) {
 		t.Fatal(err)
+	}
+}
+
+// Every value read, from the file or the environment, is registered for redaction.
+func TestLoadedKeysAreRedacted(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "secrets.txt")
+	os.WriteFile(p, []byte("FILE_KEY=file-secret-0123456789\n"), 0o600)
+	t.Setenv("ENV_KEY_FOR_REDACTION", "env-secret-0123456789")
+	s, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Lookup("ENV_KEY_FOR_REDACTION"); err != nil {
+		t.Fatal(err)
+	}
+	got := redact.String("a file-secret-0123456789 and Bearer env-secret-0123456789")
+	if got != "a [redacted:FILE_KEY] and [redacted:ENV_KEY_FOR_REDACTION]" {
+		t.Errorf("redacted: %q", got)
 	}
 }

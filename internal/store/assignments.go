@@ -186,26 +186,8 @@ func (db *DB) ClaimNext(ctx context.Context, participantID int64) (Assignment, e
 		if bound {
 			return ErrNoAssignment
 		}
-		var slot string
-		err = tx.QueryRow(ctx, `
-			SELECT s.label FROM slots s
-			WHERE s.study_id = $1 AND s.participant_id IS NULL
-			  AND EXISTS (SELECT 1 FROM assignments x WHERE x.study_id = s.study_id AND x.slot = s.label AND x.status = 'pending')
-			  AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.study_id = s.study_id AND x.slot = s.label
-			                  AND x.task_id IN (SELECT task_id FROM assignments WHERE participant_id = $2))
-			ORDER BY s.ord LIMIT 1
-			FOR UPDATE OF s SKIP LOCKED`, study, participantID).Scan(&slot)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrNoAssignment
-		}
-		if err != nil {
-			return err
-		}
 		now := db.stamp()
-		if _, err := tx.Exec(ctx, `UPDATE slots SET participant_id = $3, bound_at = $4 WHERE study_id = $1 AND label = $2`, study, slot, participantID, now); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `UPDATE assignments SET participant_id = $3 WHERE study_id = $1 AND slot = $2 AND participant_id IS NULL`, study, slot, participantID); err != nil {
+		if _, err := bindFreeSlot(ctx, tx, study, participantID, now); err != nil {
 			return err
 		}
 		a, err = claimPending(ctx, tx, participantID, now)
@@ -218,6 +200,34 @@ func (db *DB) ClaimNext(ctx context.Context, participantID int64) (Assignment, e
 		return Assignment{}, newError(ErrNoAssignment, "participant %d", participantID)
 	}
 	return a, translate(err, fmt.Sprintf("claim next assignment of participant %d", participantID))
+}
+
+// bindFreeSlot binds the study's first free plan slot (one with pending work and no task the
+// participant met) to the participant; ErrNoAssignment when there is none. Concurrent callers
+// never bind the same slot.
+func bindFreeSlot(ctx context.Context, tx pgx.Tx, study string, participantID int64, now time.Time) (string, error) {
+	var slot string
+	err := tx.QueryRow(ctx, `
+		SELECT s.label FROM slots s
+		WHERE s.study_id = $1 AND s.participant_id IS NULL
+		  AND EXISTS (SELECT 1 FROM assignments x WHERE x.study_id = s.study_id AND x.slot = s.label AND x.status = 'pending')
+		  AND NOT EXISTS (SELECT 1 FROM assignments x WHERE x.study_id = s.study_id AND x.slot = s.label
+		                  AND x.task_id IN (SELECT task_id FROM assignments WHERE participant_id = $2))
+		ORDER BY s.ord LIMIT 1
+		FOR UPDATE OF s SKIP LOCKED`, study, participantID).Scan(&slot)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", ErrNoAssignment
+	}
+	if err != nil {
+		return "", err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE slots SET participant_id = $3, bound_at = $4 WHERE study_id = $1 AND label = $2`, study, slot, participantID, now); err != nil {
+		return "", err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE assignments SET participant_id = $3 WHERE study_id = $1 AND slot = $2 AND participant_id IS NULL`, study, slot, participantID); err != nil {
+		return "", err
+	}
+	return slot, nil
 }
 
 func claimPending(ctx context.Context, tx pgx.Tx, participantID int64, now time.Time) (Assignment, error) {

@@ -31,6 +31,9 @@ var (
 	ErrPermission = errors.New("permission denied")
 	// ErrSchemaTooNew: the database was migrated by a newer build than this one.
 	ErrSchemaTooNew = errors.New("database schema is newer than this build")
+	// ErrLapsed: an open enrollment was not followed by consent in time; its plan slot went back
+	// to the pool. It is also ErrExpired.
+	ErrLapsed = errors.New("enrollment lapsed without consent")
 )
 
 // domainError is an error whose message is safe to show (no SQL) but that still unwraps to the

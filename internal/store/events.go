@@ -16,6 +16,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/voicebench/humanaudit/internal/trace"
+
+	"github.com/voicebench/humanaudit/internal/redact"
 )
 
 // EventSink appends one session's events to the database's append-only event log. WriteEvent
@@ -62,6 +64,8 @@ func newEventRow(session string, e trace.Event) (eventRow, error) {
 	if err != nil {
 		return eventRow{}, newError(ErrInvalid, "event %d of session %s: %v", e.Seq, session, err)
 	}
+	// Sessions redact as they append (trace.Log); imported traces are redacted here.
+	b = redact.Bytes(b)
 	return eventRow{session: session, seq: e.Seq, t: e.T, wall: e.Wall.UTC(), typ: string(e.Type), body: string(b)}, nil
 }
 

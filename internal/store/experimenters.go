@@ -135,53 +135,138 @@ func tokenDigest(token string) []byte {
 	return h[:]
 }
 
-// IssueExperimenterToken mints a bearer token for an experimenter, valid for ttl (0: until
-// revoked). Only its SHA-256 is stored: the token is shown once.
-func (db *DB) IssueExperimenterToken(ctx context.Context, experimenterID int64, label string, ttl time.Duration) (string, error) {
+// DefaultSignInLinkTTL is how long an experimenter sign-in link stays usable when not consumed.
+const DefaultSignInLinkTTL = 15 * time.Minute
+
+// IssueSignInLink mints a one-time sign-in link token for an experimenter, usable once within ttl
+// (0: DefaultSignInLinkTTL). Only its SHA-256 is stored: the token is shown once.
+func (db *DB) IssueSignInLink(ctx context.Context, experimenterID int64, label string, ttl time.Duration) (string, error) {
+	if ttl <= 0 {
+		ttl = DefaultSignInLinkTTL
+	}
 	b := make([]byte, 32)
 	rand.Read(b)
-	token := "ex_" + base64.RawURLEncoding.EncodeToString(b)
+	token := "xl_" + base64.RawURLEncoding.EncodeToString(b)
 	now := db.stamp()
-	var expires *time.Time
-	if ttl > 0 {
-		t := now.Add(ttl)
-		expires = &t
-	}
 	_, err := db.pool.Exec(ctx, `INSERT INTO experimenter_tokens (token_sha256, experimenter_id, label, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5)`, tokenDigest(token), experimenterID, label, now, expires)
+		VALUES ($1, $2, $3, $4, $5)`, tokenDigest(token), experimenterID, label, now, now.Add(ttl))
 	if err != nil {
-		return "", translate(err, "issue token")
+		return "", translate(err, "issue sign-in link")
 	}
 	return token, nil
 }
 
-// ExperimenterByToken returns the experimenter a bearer token belongs to: ErrUnauthorized for an
-// unknown token, ErrExpired for an expired or revoked one.
-func (db *DB) ExperimenterByToken(ctx context.Context, token string) (Experimenter, error) {
-	var e Experimenter
-	var expires, revoked *time.Time
-	err := db.pool.QueryRow(ctx, `SELECT x.id, x.name, x.created_at, t.expires_at, t.revoked_at
-		FROM experimenter_tokens t JOIN experimenters x ON x.id = t.experimenter_id WHERE t.token_sha256 = $1`, tokenDigest(token)).
-		Scan(&e.ID, &e.Name, &e.CreatedAt, &expires, &revoked)
+// ConsumeSignInLink spends a sign-in link and returns its experimenter. It succeeds once: a link
+// used before, expired or revoked is ErrExpired (concurrent uses: exactly one wins); an unknown
+// one ErrUnauthorized.
+func (db *DB) ConsumeSignInLink(ctx context.Context, token string) (Experimenter, error) {
+	now := db.stamp()
+	var id int64
+	err := db.pool.QueryRow(ctx, `UPDATE experimenter_tokens SET consumed_at = $2
+		WHERE token_sha256 = $1 AND consumed_at IS NULL AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)
+		RETURNING experimenter_id`, tokenDigest(token), now).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Experimenter{}, newError(ErrUnauthorized, "experimenter token")
+		var exists bool
+		if err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM experimenter_tokens WHERE token_sha256 = $1)`, tokenDigest(token)).Scan(&exists); err != nil {
+			return Experimenter{}, translate(err, "sign-in link")
+		}
+		if exists {
+			return Experimenter{}, newError(ErrExpired, "sign-in link used before or expired")
+		}
+		return Experimenter{}, newError(ErrUnauthorized, "sign-in link")
 	}
 	if err != nil {
-		return Experimenter{}, translate(err, "experimenter token")
+		return Experimenter{}, translate(err, "sign-in link")
 	}
-	if revoked != nil || expires != nil && !db.now().Before(*expires) {
-		return Experimenter{}, newError(ErrExpired, "experimenter token")
-	}
-	e.CreatedAt = e.CreatedAt.UTC()
-	return e, nil
+	return db.experimenter(ctx, id)
 }
 
-// RevokeExperimenterToken invalidates a bearer token at once.
-func (db *DB) RevokeExperimenterToken(ctx context.Context, token string) error {
-	tag, err := db.pool.Exec(ctx, `UPDATE experimenter_tokens SET revoked_at = coalesce(revoked_at, $2) WHERE token_sha256 = $1`,
-		tokenDigest(token), db.stamp())
-	if err == nil && tag.RowsAffected() == 0 {
-		return newError(ErrNotFound, "experimenter token")
+func (db *DB) experimenter(ctx context.Context, id int64) (Experimenter, error) {
+	var e Experimenter
+	err := db.pool.QueryRow(ctx, `SELECT id, name, created_at FROM experimenters WHERE id = $1`, id).Scan(&e.ID, &e.Name, &e.CreatedAt)
+	e.CreatedAt = e.CreatedAt.UTC()
+	return e, translate(err, fmt.Sprintf("experimenter %d", id))
+}
+
+// ExperimenterSession is a signed-in experimenter's server-side session.
+type ExperimenterSession struct {
+	Experimenter Experimenter
+	Via          string // "password" or "link"
+	CreatedAt    time.Time
+	ExpiresAt    time.Time // absolute end
+	Idle         time.Duration
+}
+
+// SessionLimits are an experimenter session's idle and absolute lifetimes.
+type SessionLimits struct {
+	Idle     time.Duration // ends after this long without a request (default 2 h)
+	Absolute time.Duration // ends this long after sign-in whatever happens (default 12 h)
+}
+
+func (l SessionLimits) withDefaults() SessionLimits {
+	if l.Idle <= 0 {
+		l.Idle = 2 * time.Hour
 	}
-	return translate(err, "revoke token")
+	if l.Absolute <= 0 {
+		l.Absolute = 12 * time.Hour
+	}
+	return l
+}
+
+// CreateExperimenterSession starts a session for a signed-in experimenter and returns its secret
+// (the cookie value, shown once; only its SHA-256 is stored).
+func (db *DB) CreateExperimenterSession(ctx context.Context, experimenterID int64, via string, lim SessionLimits) (string, error) {
+	lim = lim.withDefaults()
+	b := make([]byte, 32)
+	rand.Read(b)
+	token := "xs_" + base64.RawURLEncoding.EncodeToString(b)
+	now := db.stamp()
+	_, err := db.pool.Exec(ctx, `INSERT INTO experimenter_sessions (id_sha256, experimenter_id, via, created_at, last_seen_at, idle_seconds, expires_at)
+		VALUES ($1, $2, $3, $4, $4, $5, $6)`, tokenDigest(token), experimenterID, via, now, int(max(lim.Idle/time.Second, 1)), now.Add(lim.Absolute))
+	if err != nil {
+		return "", translate(err, "create experimenter session")
+	}
+	return token, nil
+}
+
+// ExperimenterBySession returns the session a cookie value opens and records the request (which
+// resets the idle timer). An unknown value is ErrUnauthorized; a revoked, idle or expired session
+// ErrExpired.
+func (db *DB) ExperimenterBySession(ctx context.Context, token string) (ExperimenterSession, error) {
+	if !strings.HasPrefix(token, "xs_") || len(token) > 128 {
+		return ExperimenterSession{}, newError(ErrUnauthorized, "experimenter session")
+	}
+	now := db.stamp()
+	var s ExperimenterSession
+	var idle int
+	err := db.pool.QueryRow(ctx, `UPDATE experimenter_sessions t SET last_seen_at = $2
+		FROM experimenters x
+		WHERE t.id_sha256 = $1 AND x.id = t.experimenter_id AND t.revoked_at IS NULL AND t.expires_at > $2
+		  AND t.last_seen_at + t.idle_seconds * interval '1 second' > $2
+		RETURNING x.id, x.name, x.created_at, t.via, t.created_at, t.expires_at, t.idle_seconds`, tokenDigest(token), now).
+		Scan(&s.Experimenter.ID, &s.Experimenter.Name, &s.Experimenter.CreatedAt, &s.Via, &s.CreatedAt, &s.ExpiresAt, &idle)
+	if errors.Is(err, pgx.ErrNoRows) {
+		var exists bool
+		if err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM experimenter_sessions WHERE id_sha256 = $1)`, tokenDigest(token)).Scan(&exists); err != nil {
+			return ExperimenterSession{}, translate(err, "experimenter session")
+		}
+		if exists {
+			return ExperimenterSession{}, newError(ErrExpired, "experimenter session ended")
+		}
+		return ExperimenterSession{}, newError(ErrUnauthorized, "experimenter session")
+	}
+	if err != nil {
+		return ExperimenterSession{}, translate(err, "experimenter session")
+	}
+	s.Experimenter.CreatedAt, s.CreatedAt, s.ExpiresAt = s.Experimenter.CreatedAt.UTC(), s.CreatedAt.UTC(), s.ExpiresAt.UTC()
+	s.Idle = time.Duration(idle) * time.Second
+	return s, nil
+}
+
+// RevokeExperimenterSession ends a session at once (logout). Revoking an unknown or ended session
+// is not an error: the outcome is the same.
+func (db *DB) RevokeExperimenterSession(ctx context.Context, token string) error {
+	_, err := db.pool.Exec(ctx, `UPDATE experimenter_sessions SET revoked_at = coalesce(revoked_at, $2) WHERE id_sha256 = $1`,
+		tokenDigest(token), db.stamp())
+	return translate(err, "revoke experimenter session")
 }

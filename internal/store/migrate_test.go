@@ -77,7 +77,7 @@ func TestMigrationFilesAreOrdered(t *testing.T) {
 		t.Fatal("no migrations embedded")
 	}
 	for i, m := range ms {
-		if m.Version != i+1 || m.SHA256 == "" || m.SQL == "" {
+		if m.Version < 1 || i > 0 && m.Version <= ms[i-1].Version || m.SHA256 == "" || m.SQL == "" {
 			t.Errorf("migration %d: %+v", i, m.Name)
 		}
 	}

@@ -26,17 +26,31 @@ func newToken() string {
 // plausibleToken rejects strings that cannot be a token before asking the database.
 func plausibleToken(t string) bool { return len(t) >= 22 && len(t) <= 128 }
 
+// Link tokens (participants, annotators, experimenter sign-in links and sessions) are kept only as
+// their SHA-256: a copy of the database does not open anyone's link. A token is shown once, when
+// it is made.
+
 // Participant is a person taking part in a study, known by the token in their link.
 type Participant struct {
-	ID       int64
-	StudyID  string
-	Token    string // secret: the participant's link; never show it to anyone else
+	ID      int64
+	StudyID string
+	// Token is the participant's link secret, known only to calls that were given it or made it
+	// (CreateParticipant, Enroll, ParticipantByToken): the database keeps its SHA-256 only.
+	Token    string
 	External ExternalIDs
 	Consent  *Consent  // nil until given
 	MicCheck *MicCheck // nil until done
 	// ExpiresAt ends the token's validity; zero means it does not expire.
 	ExpiresAt time.Time
-	CreatedAt time.Time
+	// ConsentDeadline is when an open enrollment without consent lapses; zero once consented or
+	// for participants issued a link directly.
+	ConsentDeadline time.Time
+	CreatedAt       time.Time
+}
+
+// Lapsed reports whether the participant's open enrollment lapsed without consent at now.
+func (p Participant) Lapsed(now time.Time) bool {
+	return p.Consent == nil && !p.ConsentDeadline.IsZero() && !now.Before(p.ConsentDeadline)
 }
 
 // ExternalIDs are the recruiting platform's identifiers, from the link's PROLIFIC_PID, STUDY_ID
@@ -71,6 +85,9 @@ type NewParticipant struct {
 	StudyID   string
 	External  ExternalIDs
 	ExpiresAt time.Time // zero: never
+	// ConsentDeadline, for open enrollments, is when the enrollment lapses without consent (its
+	// plan slot returns to the pool). Zero: never.
+	ConsentDeadline time.Time
 }
 
 // CreateParticipant adds a participant to a study with a fresh unguessable token.
@@ -80,25 +97,25 @@ func (db *DB) CreateParticipant(ctx context.Context, np NewParticipant) (Partici
 		p.ExpiresAt = p.ExpiresAt.Truncate(time.Microsecond)
 	}
 	err := db.pool.QueryRow(ctx, `
-		INSERT INTO participants (study_id, token, prolific_pid, prolific_study_id, prolific_session_id, expires_at, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-		p.StudyID, p.Token, nullString(p.External.ProlificPID), nullString(p.External.StudyID), nullString(p.External.SessionID),
-		nullTime(p.ExpiresAt), p.CreatedAt).Scan(&p.ID)
+		INSERT INTO participants (study_id, token_sha256, prolific_pid, prolific_study_id, prolific_session_id, expires_at, consent_deadline, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+		p.StudyID, tokenDigest(p.Token), nullString(p.External.ProlificPID), nullString(p.External.StudyID), nullString(p.External.SessionID),
+		nullTime(p.ExpiresAt), nullTime(np.ConsentDeadline.UTC()), p.CreatedAt).Scan(&p.ID)
 	if err != nil {
 		return Participant{}, translate(err, "create participant in study "+np.StudyID)
 	}
 	return p, nil
 }
 
-const participantCols = `id, study_id, token, prolific_pid, prolific_study_id, prolific_session_id,
-	consent_at, consent_sha256, mic_check, expires_at, created_at`
+const participantCols = `id, study_id, prolific_pid, prolific_study_id, prolific_session_id,
+	consent_at, consent_sha256, mic_check, expires_at, consent_deadline, created_at`
 
 func scanParticipant(r pgx.Row) (Participant, error) {
 	var p Participant
 	var pid, sid, sess, consentSum *string
-	var consentAt, expires *time.Time
+	var consentAt, expires, deadline *time.Time
 	var mic []byte
-	err := r.Scan(&p.ID, &p.StudyID, &p.Token, &pid, &sid, &sess, &consentAt, &consentSum, &mic, &expires, &p.CreatedAt)
+	err := r.Scan(&p.ID, &p.StudyID, &pid, &sid, &sess, &consentAt, &consentSum, &mic, &expires, &deadline, &p.CreatedAt)
 	if err != nil {
 		return Participant{}, err
 	}
@@ -113,6 +130,9 @@ func scanParticipant(r pgx.Row) (Participant, error) {
 		}
 	}
 	p.ExpiresAt, p.CreatedAt = derefTime(expires), p.CreatedAt.UTC()
+	if p.Consent == nil {
+		p.ConsentDeadline = derefTime(deadline)
+	}
 	return p, nil
 }
 
@@ -122,13 +142,17 @@ func (db *DB) ParticipantByToken(ctx context.Context, token string) (Participant
 	if !plausibleToken(token) {
 		return Participant{}, newError(ErrNotFound, "participant token")
 	}
-	p, err := scanParticipant(db.pool.QueryRow(ctx, `SELECT `+participantCols+` FROM participants WHERE token = $1`, token))
+	p, err := scanParticipant(db.pool.QueryRow(ctx, `SELECT `+participantCols+` FROM participants WHERE token_sha256 = $1`, tokenDigest(token)))
 	if err != nil {
 		return Participant{}, translate(err, "participant token")
 	}
 	if !p.ExpiresAt.IsZero() && !db.now().Before(p.ExpiresAt) {
 		return Participant{}, newError(ErrExpired, "participant token")
 	}
+	if p.Lapsed(db.now()) {
+		return Participant{}, &domainError{msg: "participant: " + ErrLapsed.Error(), kind: ErrLapsed, cause: ErrExpired}
+	}
+	p.Token = token // the caller's own secret, not read from the database
 	return p, nil
 }
 
@@ -153,14 +177,24 @@ func (db *DB) Participants(ctx context.Context, studyID string) ([]Participant, 
 	return out, translate(err, "list participants of study "+studyID)
 }
 
-// SetExternalIDs records the recruiting platform's ids seen on the participant's link; empty
-// fields leave the stored value alone. A PROLIFIC_PID already used by another participant of the
-// study is ErrConflict.
+// MaxExternalID bounds each recruiting platform id (Prolific's are 24 characters).
+const MaxExternalID = 64
+
+// SetExternalIDs records the recruiting platform's ids seen on the participant's link. Each id is
+// fixed once recorded: a later, different value is ignored (a participant cannot rewrite their
+// recorded PROLIFIC_PID), and empty fields leave the stored value alone. An id longer than
+// MaxExternalID is ErrInvalid; a PROLIFIC_PID already used by another participant of the study is
+// ErrConflict.
 func (db *DB) SetExternalIDs(ctx context.Context, participantID int64, ext ExternalIDs) error {
+	for name, v := range map[string]string{"PROLIFIC_PID": ext.ProlificPID, "STUDY_ID": ext.StudyID, "SESSION_ID": ext.SessionID} {
+		if len(v) > MaxExternalID {
+			return newError(ErrInvalid, "%s: %d characters, at most %d", name, len(v), MaxExternalID)
+		}
+	}
 	tag, err := db.pool.Exec(ctx, `UPDATE participants SET
-		prolific_pid        = coalesce($2, prolific_pid),
-		prolific_study_id   = coalesce($3, prolific_study_id),
-		prolific_session_id = coalesce($4, prolific_session_id)
+		prolific_pid        = coalesce(prolific_pid, $2),
+		prolific_study_id   = coalesce(prolific_study_id, $3),
+		prolific_session_id = coalesce(prolific_session_id, $4)
 		WHERE id = $1`, participantID, nullString(ext.ProlificPID), nullString(ext.StudyID), nullString(ext.SessionID))
 	if err == nil && tag.RowsAffected() == 0 {
 		return newError(ErrNotFound, "participant %d", participantID)

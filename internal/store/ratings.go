@@ -13,7 +13,7 @@ import (
 type Annotator struct {
 	ID      int64
 	StudyID string
-	Token   string // secret: the annotator's link
+	Token   string // the annotator's link secret, known only to CreateAnnotator and AnnotatorByToken: the database keeps its SHA-256
 	// SeedPosition distinguishes annotators in the study seed, so each gets their own item order.
 	SeedPosition int
 	CreatedAt    time.Time
@@ -27,18 +27,18 @@ func (db *DB) CreateAnnotator(ctx context.Context, studyID string) (Annotator, e
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM studies WHERE id = $1 FOR UPDATE`, studyID); err != nil {
 			return err
 		}
-		return tx.QueryRow(ctx, `INSERT INTO annotators (study_id, token, seed_position, created_at)
+		return tx.QueryRow(ctx, `INSERT INTO annotators (study_id, token_sha256, seed_position, created_at)
 			SELECT $1, $2, coalesce(max(seed_position) + 1, 0), $3 FROM annotators WHERE study_id = $1
-			RETURNING id, seed_position`, studyID, a.Token, a.CreatedAt).Scan(&a.ID, &a.SeedPosition)
+			RETURNING id, seed_position`, studyID, tokenDigest(a.Token), a.CreatedAt).Scan(&a.ID, &a.SeedPosition)
 	})
 	return a, translate(err, "create annotator in study "+studyID)
 }
 
-const annotatorCols = `id, study_id, token, seed_position, created_at`
+const annotatorCols = `id, study_id, seed_position, created_at`
 
 func scanAnnotator(r pgx.Row) (Annotator, error) {
 	var a Annotator
-	err := r.Scan(&a.ID, &a.StudyID, &a.Token, &a.SeedPosition, &a.CreatedAt)
+	err := r.Scan(&a.ID, &a.StudyID, &a.SeedPosition, &a.CreatedAt)
 	a.CreatedAt = a.CreatedAt.UTC()
 	return a, err
 }
@@ -48,7 +48,10 @@ func (db *DB) AnnotatorByToken(ctx context.Context, token string) (Annotator, er
 	if !plausibleToken(token) {
 		return Annotator{}, newError(ErrNotFound, "annotator token")
 	}
-	a, err := scanAnnotator(db.pool.QueryRow(ctx, `SELECT `+annotatorCols+` FROM annotators WHERE token = $1`, token))
+	a, err := scanAnnotator(db.pool.QueryRow(ctx, `SELECT `+annotatorCols+` FROM annotators WHERE token_sha256 = $1`, tokenDigest(token)))
+	if err == nil {
+		a.Token = token // the caller's own secret, not read from the database
+	}
 	return a, translate(err, "annotator token")
 }
 

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/voicebench/humanaudit/internal/redact"
 )
 
 // Mode says who made the call.
@@ -160,6 +162,7 @@ func (db *DB) StartSession(ctx context.Context, id string) error {
 // and its running assignment done. Ending an ended session is a no-op: the first reason stays.
 func (db *DB) EndSession(ctx context.Context, id, reason string) error {
 	now := db.stamp()
+	reason = redact.String(reason)
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		var assignment *int64
 		var status SessionStatus
@@ -365,6 +368,7 @@ func (db *DB) SaveScore(ctx context.Context, s Score) error {
 	if s.GraderVersion == "" {
 		return newError(ErrInvalid, "score of session %s has no grader version", s.SessionID)
 	}
+	s.Grade = redact.Bytes(s.Grade) // a judge's error note may quote its key
 	if !json.Valid(s.Grade) {
 		return newError(ErrInvalid, "score of session %s: grade is not valid JSON", s.SessionID)
 	}
@@ -426,6 +430,7 @@ func (db *DB) ExcludeSession(ctx context.Context, e Exclusion) (Assignment, erro
 	if e.By == "" {
 		e.By = "system"
 	}
+	e.Note = redact.String(e.Note) // notes quote provider errors, which may echo a key
 	if e.At.IsZero() {
 		e.At = db.stamp()
 	}

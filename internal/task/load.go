@@ -71,6 +71,11 @@ var ErrInvalid = errors.New("invalid task")
 // LoadFile reads, schema-validates, decodes and cross-checks one task file. When the task is not
 // valid the error is a Problems (use errors.As) listing every problem found.
 func LoadFile(path string) (*Task, error) {
+	if st, err := os.Stat(path); err == nil {
+		if ps := fileSizeProblem(path, st.Size()); ps != nil {
+			return nil, ps
+		}
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, Problems{{File: path, Message: err.Error()}}
@@ -80,6 +85,9 @@ func LoadFile(path string) (*Task, error) {
 
 // Parse validates and decodes task JSON read from file (used in messages).
 func Parse(file string, data []byte) (*Task, error) {
+	if ps := fileSizeProblem(file, int64(len(data))); ps != nil {
+		return nil, ps
+	}
 	var generic any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()

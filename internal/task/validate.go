@@ -42,6 +42,7 @@ func Validate(file string, t *Task) Problems {
 	v.artifact()
 	v.grader()
 	v.leaks()
+	v.limits()
 	sortProblems(v.ps)
 	return v.ps
 }

@@ -37,7 +37,8 @@ func NewLog(clock Clock, sinks ...Sink) *Log {
 // ErrSealed is returned by Append after Seal.
 var ErrSealed = fmt.Errorf("trace is sealed")
 
-// Append stamps, numbers and stores e, writes it to every sink and returns the stored event. An
+// Append stamps, numbers, redacts (internal/redact) and stores e, writes it to every sink and
+// returns the stored event. An
 // event with T == 0 and a zero Wall is stamped from the log's clock; callers that know the media
 // time of what they record (a speech onset found in a past frame) set T themselves.
 func (l *Log) Append(ctx context.Context, e Event) (Event, error) {
@@ -56,6 +57,7 @@ func (l *Log) Append(ctx context.Context, e Event) (Event, error) {
 	}
 	e.Wall = e.Wall.UTC()
 	e.Seq = int64(len(l.events)) + 1
+	e = redactEvent(e)
 	for _, s := range l.sinks {
 		if err := s.WriteEvent(ctx, e); err != nil {
 			return Event{}, fmt.Errorf("write event %d (%s): %w", e.Seq, e.Type, err)

@@ -316,11 +316,15 @@ func TestAnnotatorsRateWithTheKeyboard(t *testing.T) {
 	if len(hidden) < 3 || len(annotate.Scan(`{"x":"`+hidden[0].Text+`"}`, hidden)) == 0 {
 		t.Fatalf("the leakage scan has nothing to find (%d hidden values)", len(hidden))
 	}
+	var agentIDs []string
+	for _, tk := range k.tasks {
+		agentIDs = append(agentIDs, annotate.AgentIdentifiers(tk)...)
+	}
 	for i, tab := range tabs {
 		bodies := tab.payloads()
 		var sawState, sawItem bool
 		for _, body := range bodies {
-			for _, leak := range annotate.Scan(body, hidden) {
+			for _, leak := range append(annotate.Scan(body, hidden), annotate.ScanIdentifiers(body, agentIDs)...) {
 				t.Errorf("annotator %d received %s in %.160s", i, leak, body)
 			}
 			for j, other := range tabs {

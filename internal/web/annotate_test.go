@@ -265,3 +265,46 @@ func TestAnnotatorAPIStaysInsideTheAnnotatorsSet(t *testing.T) {
 		t.Fatalf("no set: %d %s", code, body)
 	}
 }
+
+// Every item an annotator can fetch speaks the caller's language: no tool or action identifier of
+// the agent side, and approval or revocation plans say what they are about by the caller's cue.
+func TestAnnotatorItemsCarryNoAgentIdentifiers(t *testing.T) {
+	k := startAnnotKit(t, 6)
+	a := k.annotators[0]
+	var ids []string
+	for _, tk := range k.tasks {
+		ids = append(ids, annotate.AgentIdentifiers(tk)...)
+	}
+	if len(ids) == 0 {
+		t.Fatal("the tasks have no agent identifiers to look for")
+	}
+	intents := 0
+	for _, item := range k.items {
+		var view struct {
+			UserPlan struct {
+				Kind   string `json:"kind"`
+				Intent string `json:"intent"`
+			} `json:"user_plan"`
+		}
+		code, body := annotCall(t, "GET", k.base+"/api/a/"+a.Token+"/items/"+item, "", &view)
+		if code != 200 {
+			t.Fatalf("item %s: %d %s", item, code, body)
+		}
+		for _, leak := range annotate.ScanIdentifiers(body, ids) {
+			t.Errorf("item %s carries %s: %s", item, leak, body)
+		}
+		if strings.Contains(body, `"action"`) || strings.Contains(body, `"id":"approve:`) {
+			t.Errorf("item %s carries the plan's action or id: %s", item, body)
+		}
+		if view.UserPlan.Kind == "approve" || view.UserPlan.Kind == "revoke" {
+			if view.UserPlan.Intent == "" {
+				t.Errorf("item %s: an %s plan without the caller's cue: %s", item, view.UserPlan.Kind, body)
+			}
+			intents++
+		}
+	}
+	t.Logf("%d items, %d approval or revocation plans, %d agent identifiers looked for", len(k.items), intents, len(ids))
+	if intents == 0 {
+		t.Error("no approval or revocation item in the set: the test proves nothing about them")
+	}
+}

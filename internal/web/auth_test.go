@@ -15,10 +15,14 @@ import (
 	"github.com/voicebench/humanaudit/internal/store"
 )
 
-// get fetches a path (no redirects followed) and returns status and body.
+// get fetches a path (no redirects followed) and returns status and body. A POST or PUT to the API
+// is sent as JSON unless header names another Content-Type, as the console's pages do.
 func get(t *testing.T, method, url, body string, header ...string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	if (method == "POST" || method == "PUT") && strings.Contains(url, "/api/") {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
@@ -177,6 +181,10 @@ func TestJoinLink(t *testing.T) {
 	if _, err := k.db.CreateStudy(ctx, store.Study{ID: "open1", Name: "Open", Seed: 1, Config: json.RawMessage(`{"enrollment":"open"}`)}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := k.db.AddPlan(ctx, "open1", []store.PlanRow{{Slot: "o1", Position: 1, Task: "it-vpn-incident", System: "sys-owl", Repeat: 1},
+		{Slot: "o2", Position: 1, Task: "it-vpn-incident", System: "sys-owl", Repeat: 1}}); err != nil {
+		t.Fatal(err)
+	}
 	st, body := get(t, "GET", k.base+"/join/closed?PROLIFIC_PID=abc", "")
 	if st != 404 {
 		t.Errorf("join a closed study: %d %s", st, body)
@@ -197,13 +205,18 @@ func TestJoinLink(t *testing.T) {
 		}
 		return strings.SplitN(strings.TrimPrefix(res.Header.Get("Location"), "/p/"), "?", 2)[0]
 	}
+	// A returning id is the same participant with a fresh link (tokens are stored as digests, so
+	// the old one cannot be handed out again; it stops working).
 	a1, a2, b1 := redirect("pid-a"), redirect("pid-a"), redirect("pid-b")
-	if a1 != a2 || a1 == b1 {
+	if a1 == a2 || a1 == b1 {
 		t.Errorf("tokens: pid-a %s then %s, pid-b %s", a1, a2, b1)
 	}
-	p, err := k.db.ParticipantByToken(ctx, a1)
+	p, err := k.db.ParticipantByToken(ctx, a2)
 	if err != nil || p.External.ProlificPID != "pid-a" || p.External.StudyID != "st9" {
 		t.Errorf("enrolled participant: %+v %v", p, err)
+	}
+	if _, err := k.db.ParticipantByToken(ctx, a1); err == nil {
+		t.Error("the superseded link still works")
 	}
 }
 

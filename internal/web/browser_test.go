@@ -43,6 +43,12 @@ type consoleKit struct {
 
 func startKit(t *testing.T, sysJSON string) *consoleKit {
 	t.Helper()
+	return startKitWith(t, sysJSON, nil)
+}
+
+// startKitWith is startKit with the web app's configuration adjusted by configure (TLS, limits).
+func startKitWith(t *testing.T, sysJSON string, configure func(*web.Config)) *consoleKit {
+	t.Helper()
 	db := storetest.New(t)
 	tasks, probs := task.LoadAll(filepath.Join("..", "grade", "testdata", "tasks"))
 	if len(probs) > 0 {
@@ -62,7 +68,11 @@ func startKit(t *testing.T, sysJSON string) *consoleKit {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := web.New(web.Config{Store: db, Console: svc, RTC: ep, DataDir: data})
+	wc := web.Config{Store: db, Console: svc, RTC: ep, DataDir: data}
+	if configure != nil {
+		configure(&wc)
+	}
+	srv, err := web.New(wc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +346,7 @@ func TestReloadRejoinsAndLostAgentExcludes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, _ := k.db.IssueExperimenterToken(context.Background(), x.ID, "test", time.Hour)
+	tok, _ := k.db.IssueSignInLink(context.Background(), x.ID, "test", time.Hour)
 	b.Do(30*time.Second, chromedp.Navigate(k.base+"/x/login?token="+tok), chromedp.WaitVisible("#sessions"),
 		chromedp.Navigate(k.base+"/x/session/"+sid), chromedp.WaitVisible("#events tbody tr"), chromedp.Sleep(2*time.Second))
 	b.Shot(browsertest.ArtifactsDir(t), "review")

@@ -4,12 +4,10 @@ import (
 	"bufio"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -20,17 +18,13 @@ import (
 	"github.com/voicebench/humanaudit/internal/trace"
 )
 
-// experimenterCookie holds an experimenter's session token.
-const experimenterCookie = "audit_x"
-
 func (s *Server) experimenterRoutes() {
-	s.app.Get("/x/login", s.loginPage)
-	s.app.Post("/x/login", s.login)
-	s.app.Get("/x/logout", s.logout)
+	s.signInRoutes()
 	x := s.app.Group("/x", s.experimenterAuth)
 	x.Get("/", func(c *fiber.Ctx) error { return s.sendPage(c, "experimenter.html") })
 	x.Get("/session/:sid", func(c *fiber.Ctx) error { return s.sendPage(c, "review.html") })
 	api := s.app.Group("/api/x", s.experimenterAuth)
+	api.Get("/me", s.experimenterMe)
 	api.Get("/overview", s.overview)
 	api.Get("/sessions", s.sessions)
 	api.Get("/sessions/:sid", s.sessionDetail)
@@ -40,115 +34,6 @@ func (s *Server) experimenterRoutes() {
 	api.Post("/sessions/:sid/exclude", s.excludeSession)
 	api.Get("/live", s.liveStream)
 	api.Post("/plan", s.planStudy)
-}
-
-// experimenterAuth admits a valid experimenter token from the cookie or an Authorization header;
-// pages redirect to the login form, the API answers 401.
-func (s *Server) experimenterAuth(c *fiber.Ctx) error {
-	tok := c.Cookies(experimenterCookie)
-	if h := c.Get(fiber.HeaderAuthorization); len(h) > 7 && h[:7] == "Bearer " {
-		tok = h[7:]
-	}
-	if tok == "" {
-		return s.unauthenticated(c)
-	}
-	x, err := s.cfg.Store.ExperimenterByToken(c.UserContext(), tok)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrExpired) || errors.Is(err, store.ErrUnauthorized) {
-			return s.unauthenticated(c)
-		}
-		return err
-	}
-	c.Locals("experimenter", x)
-	return c.Next()
-}
-
-func (s *Server) unauthenticated(c *fiber.Ctx) error {
-	if len(c.Path()) >= 5 && c.Path()[:5] == "/api/" {
-		return store.ErrUnauthorized
-	}
-	return c.Redirect("/x/login", fiber.StatusSeeOther)
-}
-
-func (s *Server) loginPage(c *fiber.Ctx) error {
-	if tok := c.Query("token"); tok != "" {
-		if _, err := s.cfg.Store.ExperimenterByToken(c.UserContext(), tok); err != nil {
-			return s.page(c, fiber.StatusUnauthorized, "Sign-in link not valid", "<p>This sign-in link is not valid or has expired. Sign in with your name and password instead.</p>"+loginForm)
-		}
-		s.setCookie(c, tok)
-		return c.Redirect("/x/", fiber.StatusSeeOther)
-	}
-	return s.page(c, fiber.StatusOK, "Experimenter sign-in", loginForm)
-}
-
-const loginForm = `<form method="post" action="/x/login"><p><label>Name<br><input name="name" autocomplete="username" required></label></p>` +
-	`<p><label>Password<br><input name="password" type="password" autocomplete="current-password" required></label></p><button>Sign in</button></form>`
-
-// loginLimit slows password guessing: after loginMaxFailures wrong passwords for a name or from an
-// address within loginWindow, sign-in is refused until the window passes.
-const (
-	loginMaxFailures = 5
-	loginWindow      = 10 * time.Minute
-)
-
-type loginLimiter struct {
-	mu       sync.Mutex
-	failures map[string][]time.Time
-}
-
-func (l *loginLimiter) blocked(now time.Time, keys ...string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, k := range keys {
-		recent := l.failures[k][:0]
-		for _, t := range l.failures[k] {
-			if now.Sub(t) < loginWindow {
-				recent = append(recent, t)
-			}
-		}
-		l.failures[k] = recent
-		if len(recent) >= loginMaxFailures {
-			return true
-		}
-	}
-	return false
-}
-
-func (l *loginLimiter) fail(now time.Time, keys ...string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, k := range keys {
-		l.failures[k] = append(l.failures[k], now)
-	}
-}
-
-func (s *Server) login(c *fiber.Ctx) error {
-	now := s.cfg.Now()
-	keys := []string{"name:" + c.FormValue("name"), "ip:" + c.IP()}
-	if s.logins.blocked(now, keys...) {
-		return s.page(c, fiber.StatusTooManyRequests, "Too many attempts", "<p>Too many wrong passwords. Try again in ten minutes.</p>")
-	}
-	x, err := s.cfg.Store.CheckExperimenterPassword(c.UserContext(), c.FormValue("name"), c.FormValue("password"))
-	if err != nil {
-		s.logins.fail(now, keys...)
-		return s.page(c, fiber.StatusUnauthorized, "Experimenter sign-in", `<p class="error">Name or password is wrong.</p>`+loginForm)
-	}
-	tok, err := s.cfg.Store.IssueExperimenterToken(c.UserContext(), x.ID, "web login", 12*time.Hour)
-	if err != nil {
-		return err
-	}
-	s.setCookie(c, tok)
-	return c.Redirect("/x/", fiber.StatusSeeOther)
-}
-
-func (s *Server) logout(c *fiber.Ctx) error {
-	c.ClearCookie(experimenterCookie)
-	return c.Redirect("/x/login", fiber.StatusSeeOther)
-}
-
-func (s *Server) setCookie(c *fiber.Ctx, tok string) {
-	c.Cookie(&fiber.Cookie{Name: experimenterCookie, Value: tok, Path: "/", HTTPOnly: true, SameSite: "Strict",
-		Expires: s.cfg.Now().Add(12 * time.Hour)})
 }
 
 // liveView is one running session on the dashboard.
@@ -377,7 +262,7 @@ func (s *Server) excludeSession(c *fiber.Ctx) error {
 	if !exclusionReasons[body.Reason] {
 		return badRequest("exclude: reason %q is not one of caller_broke_script, platform_lost, grader_error, other", body.Reason)
 	}
-	x := c.Locals("experimenter").(store.Experimenter)
+	x := experimenterOf(c)
 	cell, err := s.cfg.Store.ExcludeSession(c.UserContext(), store.Exclusion{SessionID: c.Params("sid"),
 		Reason: store.ExclusionReason(body.Reason), Note: body.Note, By: x.Name})
 	if err != nil {

@@ -97,44 +97,16 @@ func (s *Server) participantPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ext := store.ExternalIDs{ProlificPID: c.Query("PROLIFIC_PID"), StudyID: c.Query("STUDY_ID"), SessionID: c.Query("SESSION_ID")}
+	ext, err := recruitingIDs(c)
+	if err != nil {
+		return err
+	}
 	if ext != (store.ExternalIDs{}) && ext != p.External {
-		if ext.ProlificPID == "" {
-			ext.ProlificPID = p.External.ProlificPID
-		}
 		if err := s.cfg.Store.SetExternalIDs(ctx, p.ID, ext); err != nil {
 			s.log.Warn("external ids not stored", slog.Int64("participant", p.ID), slog.Any("err", err))
 		}
 	}
 	return s.sendPage(c, "participant.html")
-}
-
-// join is a study's single recruiting link: it enrolls a recruiting platform's participant once
-// (by PROLIFIC_PID) and sends them on to their own token link. Only studies with open enrollment
-// have one; for any other id it is indistinguishable from an unknown study.
-func (s *Server) join(c *fiber.Ctx) error {
-	ctx := c.UserContext()
-	st, err := s.cfg.Store.Study(ctx, c.Params("study"))
-	if err != nil || studyConfig(st).Enrollment != "open" {
-		return store.ErrNotFound
-	}
-	pid := strings.TrimSpace(c.Query("PROLIFIC_PID"))
-	if pid == "" || len(pid) > 64 {
-		return s.page(c, fiber.StatusBadRequest, "This link is missing your participant id",
-			"<p>Open the study from your recruiting platform: the link must carry your PROLIFIC_PID.</p>")
-	}
-	ext := store.ExternalIDs{ProlificPID: pid, StudyID: c.Query("STUDY_ID"), SessionID: c.Query("SESSION_ID")}
-	p, err := s.cfg.Store.ParticipantByProlificPID(ctx, st.ID, pid)
-	if errors.Is(err, store.ErrNotFound) {
-		p, err = s.cfg.Store.CreateParticipant(ctx, store.NewParticipant{StudyID: st.ID, External: ext})
-		if errors.Is(err, store.ErrConflict) { // the same participant, enrolled by a parallel request
-			p, err = s.cfg.Store.ParticipantByProlificPID(ctx, st.ID, pid)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	return c.Redirect("/p/"+p.Token+"?"+string(c.Request().URI().QueryString()), fiber.StatusSeeOther)
 }
 
 // participantStep is where the participant is in the flow.

@@ -21,6 +21,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/voicebench/humanaudit/internal/console"
+	"github.com/voicebench/humanaudit/internal/redact"
 	"github.com/voicebench/humanaudit/internal/rtc"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/ui"
@@ -36,6 +37,8 @@ type Config struct {
 	BaseURL string
 	Logger  *slog.Logger
 	Now     func() time.Time
+	// Security configures TLS, trusted proxies, sessions and the sign-in and enrollment limits.
+	Security Security
 }
 
 // Server is the console's HTTP server. Listen, Serve and Close are separate so tests can bind :0.
@@ -45,8 +48,9 @@ type Server struct {
 	app *fiber.App
 	ln  net.Listener
 
-	peers  *peers        // each live session's current participant peer
-	logins *loginLimiter // failed sign-ins, to slow password guessing
+	peers  *peers          // each live session's current participant peer
+	signIn *signIn         // sign-in attempts and hashing slots, to slow password guessing
+	joins  *attemptLimiter // open-enrollment requests per client address
 
 	closeOnce sync.Once
 	closeErr  error
@@ -70,16 +74,19 @@ func New(cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log, peers: &peers{cur: map[string]*rtc.Peer{}}, logins: &loginLimiter{failures: map[string][]time.Time{}}}
-	s.app = fiber.New(fiber.Config{
+	s := &Server{cfg: cfg, log: log, peers: &peers{cur: map[string]*rtc.Peer{}}, signIn: newSignIn(cfg.Security.SignIn),
+		joins: newJoinLimiter(cfg.Security.Enrollment)}
+	fc := fiber.Config{
 		AppName:               "humanaudit",
 		DisableStartupMessage: true,
 		ErrorHandler:          s.errorHandler,
 		BodyLimit:             1 << 20,
 		ReadTimeout:           30 * time.Second,
 		IdleTimeout:           2 * time.Minute,
-	})
-	s.app.Use(s.securityHeaders)
+	}
+	cfg.Security.fiberProxyConfig(&fc)
+	s.app = fiber.New(fc)
+	s.app.Use(s.securityHeaders, s.redactResponses, s.sameOrigin, s.jsonBodies)
 	s.app.Get("/", s.home)
 	s.app.Get("/ui/:file", s.static)
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
@@ -123,6 +130,9 @@ func (s *Server) URL() string {
 	if s.cfg.BaseURL != "" {
 		return strings.TrimSuffix(s.cfg.BaseURL, "/")
 	}
+	if s.cfg.Security.TLS != nil {
+		return "https://" + s.Addr()
+	}
 	return "http://" + s.Addr()
 }
 
@@ -131,7 +141,7 @@ func (s *Server) Serve() error {
 	if s.ln == nil {
 		return errors.New("web: Serve before Listen")
 	}
-	err := s.app.Listener(s.ln)
+	err := s.app.Listener(s.serveListener())
 	if err != nil && !errors.Is(err, net.ErrClosed) {
 		return err
 	}
@@ -218,6 +228,10 @@ func statusOf(err error) (int, string) {
 		return fe.Code, fe.Message
 	case errors.Is(err, store.ErrNotFound):
 		return http.StatusNotFound, "not found"
+	case errors.Is(err, store.ErrLapsed):
+		return http.StatusGone, "your place in the study was released because consent was not given in time; open the study again from your recruiting platform"
+	case errors.Is(err, store.ErrEnrollmentFull):
+		return http.StatusServiceUnavailable, "many people are joining this study right now; please try again in a few minutes"
 	case errors.Is(err, store.ErrExpired):
 		return http.StatusGone, "this link has expired"
 	case errors.Is(err, store.ErrUnauthorized):
@@ -242,8 +256,9 @@ func statusOf(err error) (int, string) {
 
 func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	status, msg := statusOf(err)
+	msg = redact.String(msg)
 	if status >= 500 {
-		s.log.Error("request failed", slog.String("path", c.Path()), slog.Any("err", err))
+		s.log.Error("request failed", slog.String("path", logPath(c.Path())), slog.Any("err", err))
 	}
 	if strings.HasPrefix(c.Path(), "/api/") {
 		return c.Status(status).JSON(fiber.Map{"error": msg})

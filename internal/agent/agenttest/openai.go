@@ -25,6 +25,9 @@ type Script struct {
 	CallerTranscripts []string
 	// Key, when set, is the only bearer key (OpenAI family) or x-goog-api-key (Gemini) accepted.
 	Key string
+	// EchoKey quotes a refused key in the HTTP 401 body (OpenAI family), as a hostile or careless
+	// provider would.
+	EchoKey bool
 }
 
 // Received is one client message as the fake got it (audio replaced by its byte count).
@@ -153,7 +156,11 @@ func (f *OpenAIFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusServiceUnavailable, "server_error", "", "shutting down")
 		return
 	case f.script.Key != "" && r.Header.Get("Authorization") != "Bearer "+f.script.Key:
-		httpError(w, http.StatusUnauthorized, "invalid_request_error", wire.CodeInvalidAPIKey, "Incorrect API key provided.")
+		msg := "Incorrect API key provided."
+		if f.script.EchoKey { // as a provider that quotes what it was given
+			msg = "Incorrect API key provided: " + strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") + "."
+		}
+		httpError(w, http.StatusUnauthorized, "invalid_request_error", wire.CodeInvalidAPIKey, msg)
 		return
 	case r.URL.Path != "/v1/realtime":
 		httpError(w, http.StatusNotFound, "invalid_request_error", "not_found", "Unknown path "+r.URL.Path)
@@ -485,7 +492,23 @@ func (c *openaiConn) responseCreate(id string) {
 			Message: reply.Error.Message, EventID: wire.Str(id)}})
 		return
 	}
+	if reply.CloseCode != 0 {
+		c.closeWith(reply.CloseCode, reply.CloseReason)
+		return
+	}
 	c.start(reply)
+}
+
+// closeWith ends the connection with a close frame, as a provider does for a revoked key or an
+// exhausted quota (the reason is cut to what a close frame holds).
+func (c *openaiConn) closeWith(code int, reason string) {
+	if len(reason) > 123 {
+		reason = strings.ToValidUTF8(reason[:123], "")
+	}
+	c.wmu.Lock()
+	c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+	c.wmu.Unlock()
+	c.ws.Close()
 }
 
 // startWhenIdle starts an automatic (server VAD) response once any active one has ended.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/voicebench/humanaudit/internal/redact"
 	"github.com/voicebench/humanaudit/internal/secrets"
 )
 
@@ -30,6 +31,7 @@ func Key(sys System, keys Keys) (string, error) {
 		}
 		return "", sys.problem(ErrMissingKey, "%s", msg)
 	}
+	redact.Add(sys.KeyLabel, k) // whatever Keys implementation resolved it
 	return k, nil
 }
 

@@ -159,10 +159,35 @@ func (s *System) problem(sentinel error, format string, args ...any) *ConfigErro
 	return &ConfigError{File: s.source, System: s.Label, Msg: fmt.Sprintf(format, args...), Err: sentinel}
 }
 
+// ReferenceAgentLabel is the label of the console's built-in reference agent. A systems file may
+// not use it: a study's "reference-agent" must always be the offline agent the console ships.
+const ReferenceAgentLabel = "reference-agent"
+
+// maxLabel bounds a system label (it appears in plans, reports and file names).
+const maxLabel = 64
+
+// WithReferenceAgent returns f (nil: no file) with the built-in reference agent added, unless f
+// already has a reference-family system.
+func WithReferenceAgent(f *File) *File {
+	if f == nil {
+		f = &File{Path: "(built-in)"}
+	}
+	for _, s := range f.Systems {
+		if s.Family == FamilyReference {
+			return f
+		}
+	}
+	f.Systems = append(f.Systems, System{Label: ReferenceAgentLabel, Family: FamilyReference, source: "(built-in)"})
+	return f
+}
+
 func (s *System) validate() []error {
 	var errs []error
-	if !labelRE.MatchString(s.Label) {
-		errs = append(errs, s.problem(ErrMalformed, "label must be letters, digits, '.', '_' or '-'"))
+	if !labelRE.MatchString(s.Label) || len(s.Label) > maxLabel {
+		errs = append(errs, s.problem(ErrMalformed, "label must be at most %d letters, digits, '.', '_' or '-'", maxLabel))
+	}
+	if s.Label == ReferenceAgentLabel {
+		errs = append(errs, s.problem(ErrMalformed, "label %q is reserved for the console's built-in reference agent: choose another label", ReferenceAgentLabel))
 	}
 	if !slices.Contains(Families, s.Family) {
 		names := make([]string, len(Families))

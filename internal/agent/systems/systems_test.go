@@ -64,6 +64,10 @@ func TestParseProblems(t *testing.T) {
 			`systems.json: system "a": endpoint "wss://x.example/ws": a key in the URL is not allowed (use key_label)`, systems.ErrBadEndpoint},
 		{"live needs an endpoint", `{"systems":[{"label":"a","family":"live","model":"m","key_label":"K"}]}`,
 			`systems.json: system "a": missing endpoint (family live has no default)`, systems.ErrBadEndpoint},
+		{"reserved label", `{"systems":[{"label":"reference-agent","family":"openai","model":"m","key_label":"K"}]}`,
+			`systems.json: system "reference-agent": label "reference-agent" is reserved for the console's built-in reference agent: choose another label`, systems.ErrMalformed},
+		{"long label", `{"systems":[{"label":"` + strings.Repeat("a", 65) + `","family":"reference"}]}`,
+			`systems.json: system "` + strings.Repeat("a", 65) + `": label must be at most 64 letters, digits, '.', '_' or '-'`, systems.ErrMalformed},
 		{"missing model and key label", `{"systems":[{"label":"a","family":"openai"}]}`,
 			"systems.json: system \"a\": missing model\nsystems.json: system \"a\": missing key_label (the label of its API key in secrets.txt or the environment)", systems.ErrMalformed},
 	}
