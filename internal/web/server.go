@@ -241,6 +241,9 @@ func statusOf(err error) (int, string) {
 }
 
 func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
+	if handled, herr := s.outageError(c, err); handled {
+		return herr
+	}
 	status, msg := statusOf(err)
 	if status >= 500 {
 		s.log.Error("request failed", slog.String("path", c.Path()), slog.Any("err", err))
