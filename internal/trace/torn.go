@@ -11,7 +11,7 @@ import (
 )
 
 // TornLine is a trace's final line cut short by a crash: bytes with no terminating newline that
-// do not decode as an event. Every event is written as one line ending in a newline, so only the
+// are not a whole JSON value. Every event is written as one line ending in a newline, so only the
 // write in progress when a process died can be torn.
 type TornLine struct {
 	Line  int // 1-based line number
@@ -42,15 +42,15 @@ func ReadJSONLTolerant(r io.Reader) ([]Event, *TornLine, error) {
 			continue
 		}
 		var e Event
-		err = json.Unmarshal(t, &e)
-		if err == nil && e.Type == "" {
-			err = errors.New("event has no type")
-		}
-		if err != nil {
+		if err := json.Unmarshal(t, &e); err != nil {
+			// Only a fragment cut short (no newline, not decodable) is a crash's tear.
 			if !complete {
 				return events, &TornLine{Line: line, Bytes: len(b)}, nil
 			}
 			return nil, nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		if e.Type == "" {
+			return nil, nil, fmt.Errorf("line %d: event has no type", line)
 		}
 		events = append(events, e)
 		if !complete {
