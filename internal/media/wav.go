@@ -273,6 +273,11 @@ type Recorder struct {
 // CreateRecorder creates (truncating) a stereo WAV at path with the given sample rate and starts
 // its writer goroutine.
 func CreateRecorder(path string, rate int) (*Recorder, error) {
+	return createRecorder(path, rate, RecorderFlushInterval)
+}
+
+// createRecorder is CreateRecorder with another flush interval (benchmarks compare them).
+func createRecorder(path string, rate int, every time.Duration) (*Recorder, error) {
 	if rate <= 0 {
 		return nil, fmt.Errorf("create recorder: %w: rate %d", ErrBadConfig, rate)
 	}
@@ -286,8 +291,8 @@ func CreateRecorder(path string, rate int) (*Recorder, error) {
 		f.Close()
 		return nil, fmt.Errorf("create recorder %s: %w", path, err)
 	}
-	flush := int(int64(rate)*int64(RecorderFlushInterval)/int64(time.Second)) * 4
-	slack := int(recorderSlack / RecorderFlushInterval)
+	flush := int(int64(rate)*int64(every)/int64(time.Second)) * 4
+	slack := int(recorderSlack / every)
 	r := &Recorder{
 		path:       path,
 		f:          f,

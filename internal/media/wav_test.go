@@ -238,3 +238,43 @@ func TestWriteReadWAVRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRecorderSessionSecond records one second of a call (25 ticks of stereo at 24 kHz) per
+// op and reports the process CPU (tick and writer goroutine) per session-second, for the 1 s flush
+// the recorder had and the RecorderFlushInterval it has, in the same process under the same load.
+func BenchmarkRecorderSessionSecond(b *testing.B) {
+	dir, err := os.MkdirTemp("/dev/shm", "rec-bench-")
+	if err != nil {
+		dir = b.TempDir()
+	}
+	defer os.RemoveAll(dir)
+	for _, every := range []time.Duration{time.Second, RecorderFlushInterval} {
+		b.Run("flush="+every.String(), func(b *testing.B) {
+			rec, err := createRecorder(filepath.Join(dir, every.String()+".wav"), RecordRate, every)
+			if err != nil {
+				b.Fatal(err)
+			}
+			l, r := rampBlock(0, FrameSamples)
+			cpu0 := processCPUTime()
+			seconds := 0
+			for b.Loop() {
+				for range 25 {
+					if err := rec.Write(l, r); err != nil {
+						b.Fatal(err)
+					}
+				}
+				seconds++
+			}
+			if err := rec.Close(); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64((processCPUTime()-cpu0).Microseconds())/float64(seconds), "cpu_us_per_session_s")
+		})
+	}
+}
+
+func processCPUTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
