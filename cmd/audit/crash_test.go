@@ -432,7 +432,10 @@ func TestDatabaseKilledMidCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { store.StopCluster(context.Background(), store.ClusterConfig{Dir: pgDir}); cluster.Close(context.Background()) })
+	t.Cleanup(func() {
+		store.StopCluster(context.Background(), store.ClusterConfig{Dir: pgDir})
+		cluster.Close(context.Background())
+	})
 	if err := store.CreateDatabase(ctx, cluster.URL("postgres"), "audit"); err != nil {
 		t.Fatal(err)
 	}
