@@ -140,8 +140,10 @@ func newCrashKit(t *testing.T, dbURL string) *crashKit {
 	}
 	k := &crashKit{dbURL: dbURL, data: t.TempDir(), addr: freeAddr(t)}
 	var replies []agenttest.Reply
-	for range 12 { // every caller turn is answered with two seconds of speech: the trace keeps growing
-		replies = append(replies, agenttest.Reply{Text: "Thanks, I have noted that. What else is affected?", AudioMS: 2500, ChunkMS: 100})
+	for range 12 {
+		// Every caller turn is answered with 2.5 s of speech streamed in real time (a delta every
+		// 100 ms, each committed as an agent.raw event), so a kill lands while events flow.
+		replies = append(replies, agenttest.Reply{Text: "Thanks, I have noted that. What else is affected?", AudioMS: 2500, ChunkMS: 100, Pace: 100 * time.Millisecond})
 	}
 	k.fake = agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{Replies: replies})
 	sys := filepath.Join(k.data, "systems.json")
@@ -277,8 +279,9 @@ func (k *crashKit) waitAgentSpeaking(t *testing.T, sid string, after int) {
 // checkRecovered checks the interrupted session after recovery: closed with reason and a
 // platform_lost exclusion, its recording registered and served on the review page, at most
 // 200 ms of audio lost against the last committed event, graded with a partial note. It returns
-// the audio lost.
-func (k *crashKit) checkRecovered(t *testing.T, sid, reason string) time.Duration {
+// the audio lost, and logs it also against the media clock at the moment of the crash (killed,
+// the wall time of the kill), estimated from the events' media and wall times.
+func (k *crashKit) checkRecovered(t *testing.T, sid, reason string, killed time.Time) time.Duration {
 	t.Helper()
 	ctx := context.Background()
 	s, err := k.db.Session(ctx, sid)
@@ -294,8 +297,12 @@ func (k *crashKit) checkRecovered(t *testing.T, sid, reason string) time.Duratio
 		t.Fatalf("the trace does not end with session.exclusion platform_lost and session.end %s: %+v", reason, events[max(0, n-3):])
 	}
 	var lastT int64
+	start := time.Time{} // the earliest media-clock origin the events allow: wall - media time
 	for _, e := range events[:n-2] { // the committed events, before what the closing added
 		lastT = max(lastT, e.T)
+		if o := e.Wall.Add(-time.Duration(e.T) * time.Millisecond); e.Type != trace.SessionStart && (start.IsZero() || o.Before(start)) {
+			start = o
+		}
 	}
 	recs, _ := k.db.Recordings(ctx, sid)
 	if len(recs) != 1 {
@@ -306,7 +313,9 @@ func (k *crashKit) checkRecovered(t *testing.T, sid, reason string) time.Duratio
 		t.Fatal(err)
 	}
 	lost := time.Duration(lastT)*time.Millisecond - w.Duration()
-	t.Logf("%s: recording %v, last committed event at %d ms (%d events): audio lost %v", reason, w.Duration(), lastT, n-2, lost)
+	atKill := killed.Sub(start)
+	t.Logf("%s: recording %v, last committed event at %d ms (%d events): audio lost %v; media clock at the kill about %v: %v short of it",
+		reason, w.Duration(), lastT, n-2, lost, atKill.Round(time.Millisecond), (atKill - w.Duration()).Round(time.Millisecond))
 	if lost > 200*time.Millisecond {
 		t.Errorf("audio lost %v, want at most 200 ms", lost)
 	}
@@ -390,6 +399,7 @@ func TestConsoleKilledMidCall(t *testing.T) {
 	sid := k.sessionsOf(t, "crash", ps[0])[0].ID
 	k.waitAgentSpeaking(t, sid, 1)
 	time.Sleep(1200 * time.Millisecond) // mid-reply: agent audio and its events are flowing
+	killed := time.Now()
 	k.console.kill()
 	b.Shot(browsertest.ArtifactsDir(t), "1-console-killed")
 
@@ -410,7 +420,7 @@ func TestConsoleKilledMidCall(t *testing.T) {
 	if !strings.Contains(k.console.stderr.String(), "reconciled sessions left running") || !strings.Contains(k.console.stderr.String(), "closed=1") {
 		t.Errorf("no reconciliation log line with the counts:\n%s", k.console.stderr.String())
 	}
-	lost := k.checkRecovered(t, sid, "console_crash")
+	lost := k.checkRecovered(t, sid, "console_crash", killed)
 	t.Logf("AUDIO LOST (console SIGKILL): %d ms", lost.Milliseconds())
 	k.rerun(t, b, "crash", ps[0], sid)
 	studyStatus(t, "crash", 1)
@@ -450,6 +460,7 @@ func TestDatabaseKilledMidCall(t *testing.T) {
 	time.Sleep(1200 * time.Millisecond)
 
 	pid := cluster.PID()
+	killed := time.Now()
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +508,7 @@ func TestDatabaseKilledMidCall(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("session closed %v after the database came back", time.Since(restarted).Round(time.Millisecond))
-	lost := k.checkRecovered(t, sid, "storage_error")
+	lost := k.checkRecovered(t, sid, "storage_error", killed)
 	t.Logf("AUDIO LOST (postmaster SIGKILL): %d ms", lost.Milliseconds())
 	k.rerun(t, b, "pgcrash", ps[0], sid)
 	studyStatus(t, "pgcrash", 1)
