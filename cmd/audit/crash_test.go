@@ -348,6 +348,7 @@ func (k *crashKit) checkRecovered(t *testing.T, sid, reason string, killed time.
 func (k *crashKit) rerun(t *testing.T, b *browsertest.Browser, study string, p store.Participant, first string) {
 	t.Helper()
 	b.Do(90*time.Second, chromedp.WaitVisible("#brief-interrupted"))
+	b.Shot(browsertest.ArtifactsDir(t), "briefing-after-interruption-"+strconv.FormatInt(p.ID, 10))
 	if got := b.Text("#brief-interrupted"); !strings.Contains(got, "Your call was interrupted by a technical problem. You can start it again.") &&
 		!strings.Contains(got, "ended on the study's side") {
 		t.Errorf("briefing after the interruption says %q", got)
@@ -495,7 +496,7 @@ func TestDatabaseKilledMidCall(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Cleanup(func() { back.Close(context.Background()) })
-	t.Logf("postgres back %v after the kill", time.Since(restarted).Round(time.Millisecond))
+	t.Logf("postgres started again in %v", time.Since(restarted).Round(time.Millisecond))
 	restarted = time.Now()
 	var s store.Session
 	for {
