@@ -278,3 +278,39 @@ func processCPUTime() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestRecorderKeepsAtMost200msOffDisk: at every tick, the audio not yet written to the file (what
+// a kill would lose; the kernel keeps what was written) is at most 200 ms once the writer had a
+// moment, and the header always describes a playable prefix.
+func TestRecorderKeepsAtMost200msOffDisk(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rec.wav")
+	rec, err := CreateRecorder(path, RecordRate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	const bound = 200 * time.Millisecond
+	for n := range int64(60) {
+		l, r := rampBlock(n*FrameSamples, FrameSamples)
+		if err := rec.Write(l, r); err != nil {
+			t.Fatal(err)
+		}
+		want := rec.Frames() - int64(bound/time.Millisecond)*RecordRate/1000
+		deadline := time.Now().Add(2 * time.Second)
+		for {
+			declared := headerDataSize(path) / 4
+			if declared >= want {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after %d ticks %v recorded but only %v in the file's header", n+1,
+					time.Duration(rec.Frames())*time.Second/RecordRate, time.Duration(declared)*time.Second/RecordRate)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		declared := headerDataSize(path) // before the size: the writer writes data, then the header
+		if st, _ := os.Stat(path); st.Size()-wavHeaderSize < declared {
+			t.Fatalf("header claims %d bytes, the file holds %d", declared, st.Size()-wavHeaderSize)
+		}
+	}
+}
