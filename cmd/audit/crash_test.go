@@ -297,7 +297,7 @@ func (k *crashKit) checkRecovered(t *testing.T, sid, reason string, killed time.
 		t.Fatalf("the trace does not end with session.exclusion platform_lost and session.end %s: %+v", reason, events[max(0, n-3):])
 	}
 	var lastT int64
-	start := time.Time{} // the earliest media-clock origin the events allow: wall - media time
+	start := time.Time{}             // the earliest media-clock origin the events allow: wall - media time
 	for _, e := range events[:n-2] { // the committed events, before what the closing added
 		lastT = max(lastT, e.T)
 		if o := e.Wall.Add(-time.Duration(e.T) * time.Millisecond); e.Type != trace.SessionStart && (start.IsZero() || o.Before(start)) {
