@@ -310,7 +310,7 @@ func (s *Service) persist(l *Live) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	e := ending{Reason: res.Reason, Exclusion: res.Exclusion, Note: "session ended: " + res.Reason, Grade: res.Grade,
-		GradeErr: res.GradeErr, Graded: len(res.Events), Transcribed: true}
+		GradeErr: res.GradeErr, Graded: len(res.Events)}
 	l.mu.Lock()
 	if x := l.exclude; x != nil {
 		e.Exclusion, e.Note, e.By = string(x.Reason), x.Note, x.By

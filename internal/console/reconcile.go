@@ -148,7 +148,9 @@ func (s *Service) retryPending() {
 
 // ending says how to close a session whose stored trace has no session.end: the reason and
 // exclusion recorded for it. When the trace has its session.end (the session wrote it), the
-// trace's own reason and exclusion apply and only Note and By are taken from here.
+// trace's own reason and exclusion apply and only Note and By are taken from here. A session
+// closed after a crash is not transcribed after the call: its trace has the provider's
+// transcripts only.
 type ending struct {
 	Reason    string
 	Exclusion string // "" : the session counts
@@ -159,8 +161,6 @@ type ending struct {
 	Grade    *grade.Result
 	GradeErr error
 	Graded   int
-	// Transcribed: the session ran its post-call transcription (a closing never does).
-	Transcribed bool
 }
 
 // Closed is what closing a session did.
