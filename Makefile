@@ -24,6 +24,7 @@ test: deps
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoadTask$$' -fuzztime 10s ./internal/task
 	$(GO) test -run '^$$' -fuzz '^FuzzReadJSONL$$' -fuzztime 10s ./internal/trace
+	$(GO) test -run '^$$' -fuzz '^FuzzReadJSONLTolerant$$' -fuzztime 10s ./internal/trace
 
 check: deps fmt vet staticcheck tidy-check rolecards-check
 	$(GO) test -race -count=1 $(PKGS)

@@ -11,21 +11,54 @@ const AUDIO_CONSTRAINTS = { echoCancellation: true, noiseSuppression: true, auto
 let micStream = null;
 let micDeviceId = "";
 
+// unavailable marks errors that mean "the study's server or its database is down for now": the
+// page says so and retries by itself.
+const UNAVAILABLE = "The study is temporarily unavailable. Your progress is saved: nothing you have done is lost. This page keeps trying and carries on by itself.";
+
 async function call(path, opts = {}) {
-  const res = await fetch(api(path), opts);
+  let res;
+  try {
+    res = await fetch(api(path), opts);
+  } catch (e) {
+    const err = new Error(UNAVAILABLE);
+    err.unavailable = true; // the server could not be reached at all
+    throw err;
+  }
   const type = res.headers.get("content-type") || "";
   const body = type.includes("json") ? await res.json() : await res.text();
-  if (!res.ok) throw new Error((body && body.error) || `${res.status} ${res.statusText}`);
+  if (!res.ok) {
+    const err = new Error((body && body.error) || `${res.status} ${res.statusText}`);
+    err.unavailable = res.status === 503 || res.status === 502;
+    throw err;
+  }
   return body;
+}
+
+// notice shows a lasting message above the current step (why a call ended); a transient one
+// (the connection was lost) goes once the server answers again.
+let noticeTransient = false;
+function notice(text, transient = false) {
+  $("notice").hidden = !text;
+  $("notice").textContent = text || "";
+  noticeTransient = transient;
 }
 
 function show(step) {
   for (const s of ["consent", "mic", "brief", "call", "done", "none"]) $(`step-${s}`).hidden = s !== step;
 }
 
+let retryTimer = null;
 function fail(err) {
   $("error").hidden = false;
   $("error").textContent = String(err.message || err);
+  if (err.unavailable) {
+    show(""); // what to do next is known once the server answers
+    $("error").className = "card unavailable";
+    clearTimeout(retryTimer);
+    retryTimer = setTimeout(load, 3000);
+  } else {
+    $("error").className = "card error";
+  }
 }
 
 function el(tag, attrs = {}, ...children) {
@@ -81,6 +114,9 @@ function renderCues(cues, newCues) {
 async function load() {
   try {
     const st = await call("/state");
+    clearTimeout(retryTimer);
+    $("error").hidden = true;
+    if (noticeTransient) notice("");
     $("study-title").textContent = st.study || "Voice assistant study";
     document.title = st.study || document.title;
     $("progress").textContent = st.done ? "All calls done" : st.call && st.total ? `Call ${st.call.position} of ${st.total}` : "";
@@ -197,10 +233,13 @@ async function showMic() {
 }
 
 function showBrief(c) {
+  if (c.notice) notice(""); // the briefing says it
+  $("brief-interrupted").hidden = !c.notice;
+  $("brief-interrupted").textContent = c.notice || "";
   $("brief-position").textContent = c.position;
   $("brief-agent").textContent = c.agent;
   renderCard(c.card, $("brief-card"));
-  $("brief-start").textContent = c.live_session ? "Rejoin call" : "Start call";
+  $("brief-start").textContent = c.live_session ? "Rejoin call" : c.notice ? "Start the call again" : "Start call";
   $("brief-start").disabled = false;
   $("brief-start").onclick = () => { $("brief-start").disabled = true; startCall().catch(fail); };
   show("brief");
@@ -218,6 +257,7 @@ document.addEventListener("click", () => { const a = $("agent-audio"); if (a.src
 async function startCall() {
   ending = false;
   const started = await call("/call", { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
+  notice("");
   const sid = started.session;
   $("call-agent").textContent = started.agent;
   shownCues = new Set();
@@ -234,17 +274,28 @@ async function startCall() {
       renderCard(msg.card, $("call-card"), { cues: true, newCues: msg.new_cues || [] });
       setElapsed(msg.card.elapsed_ms);
     }
-    if (msg.type === "ended" || msg.ended) finishCall(sid);
+    if (msg.type === "ended" || msg.ended) {
+      if (msg.notice) notice(msg.notice);
+      finishCall(sid);
+    }
   };
   dc.onopen = () => renderCues(started.card.cues || [], []);
   pc.ontrack = (e) => {
     $("agent-audio").srcObject = e.streams[0] || new MediaStream([e.track]);
     $("agent-audio").play().catch(() => fail(new Error("The browser blocked the agent's audio: click anywhere on the page to hear it.")));
   };
+  let lostTimer = null;
   pc.onconnectionstatechange = () => {
+    if (!pc) return;
     const s = pc.connectionState;
     $("call-status").textContent = s === "connected" ? "connected" : s;
     $("call-status").className = "pill " + (s === "connected" ? "live" : s === "failed" ? "bad" : "");
+    clearTimeout(lostTimer);
+    // The console went away (or the network did): leave the call and ask the server where things
+    // stand, retrying until it answers (a call still running is rejoined from the briefing).
+    const lost = () => { notice("The connection to the study was lost. Waiting for it to come back…", true); finishCall(sid); };
+    if (s === "failed") lost();
+    else if (s === "disconnected") lostTimer = setTimeout(lost, 6000);
   };
   const offer = await pc.createOffer();
   await pc.setLocalDescription(offer);

@@ -54,7 +54,7 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("grade", stderr)
 	taskRef := fs.String("task", "", "task id (looked up in --tasks) or task file; default: the task the trace names")
 	tasksDir := fs.String("tasks", "tasks", "task directory")
-	incomplete := fs.Bool("allow-incomplete", false, "grade a trace without session.end (a call cut short)")
+	incomplete := fs.Bool("allow-incomplete", false, "grade a trace without session.end (a call cut short), leaving out a last line a crash tore")
 	jf := addJudgeFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -64,9 +64,9 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stderr, "usage: audit grade [--task ID_OR_FILE] TRACE.jsonl [--judge-cache DIR]")
 		return errUsage
 	}
-	events, err := trace.ReadFile(pos[0])
+	events, err := readTrace(pos[0], *incomplete, stderr)
 	if err != nil {
-		return fmt.Errorf("read trace: %w", err)
+		return err
 	}
 	named, version, err := traceTask(pos[0], events, *incomplete)
 	if err != nil {

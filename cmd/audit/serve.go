@@ -153,6 +153,11 @@ func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, er
 	if err != nil {
 		return nil, err
 	}
+	// Sessions a console that died left running are closed before anyone can ask for them (the
+	// participant then runs the cell again); Reconcile logs one line with the counts.
+	if _, err := st.console.Reconcile(ctx); err != nil {
+		log.Error("some sessions left running could not be closed; the next start tries again", slog.Any("err", err))
+	}
 	// Studies may name systems this console cannot call (a systems file edited since): say so now,
 	// not when a participant presses Start call.
 	if known, err := st.db.Systems(ctx); err == nil {

@@ -61,10 +61,22 @@ type Service struct {
 	cfg   Config
 	log   *slog.Logger
 	tasks map[string]*task.Task
+	id    string // this console process, recorded on its sessions
 
 	mu   sync.Mutex
 	live map[string]*Live
 	wg   sync.WaitGroup
+
+	// Crash safety (reconcile.go): the liveness lock other consoles test before closing this one's
+	// sessions, the closings waiting for the database, and the keeper that retries them.
+	lockMu    sync.Mutex
+	lock      *store.NamedLock
+	closeMu   sync.Mutex // one closing at a time
+	pendMu    sync.Mutex
+	pending   map[string]ending
+	stopKeep  chan struct{}
+	keeper    sync.WaitGroup
+	closeOnce sync.Once
 }
 
 // New registers the tasks and systems in the store and returns the service.
@@ -76,7 +88,8 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Transcriber == nil {
 		cfg.Transcriber = &Recognizer{}
 	}
-	s := &Service{cfg: cfg, log: log, tasks: map[string]*task.Task{}, live: map[string]*Live{}}
+	s := &Service{cfg: cfg, log: log, tasks: map[string]*task.Task{}, live: map[string]*Live{}, id: newConsoleID(),
+		pending: map[string]ending{}, stopKeep: make(chan struct{})}
 	for _, t := range cfg.Tasks {
 		spec, err := os.ReadFile(t.Path)
 		if err != nil {
@@ -95,9 +108,16 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 			}
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "recordings"), 0o755); err != nil {
+	for _, dir := range []string{"recordings", "traces"} {
+		if err := os.MkdirAll(filepath.Join(cfg.DataDir, dir), 0o755); err != nil {
+			return nil, fmt.Errorf("console: %w", err)
+		}
+	}
+	if err := s.holdLock(ctx); err != nil {
 		return nil, fmt.Errorf("console: %w", err)
 	}
+	s.keeper.Add(1)
+	go s.keep()
 	return s, nil
 }
 
@@ -134,6 +154,8 @@ type Live struct {
 	send    func(any) error // the participant's DataChannel, when a peer is attached
 	ended   chan struct{}
 	outcome Outcome
+	journal *trace.Journal
+	exclude *store.Exclusion // an experimenter's exclusion of the running call (ExcludeLive)
 }
 
 // Outcome is what a finished session left in the store.
@@ -141,6 +163,9 @@ type Outcome struct {
 	Reason    string
 	Exclusion string
 	WS        int
+	// Stored is nil once the session is closed in the store; otherwise why not yet (the console
+	// retries until the database answers).
+	Stored error
 }
 
 // Message is a DataChannel message to the participant.
@@ -149,6 +174,7 @@ type Message struct {
 	Card    any            `json:"card,omitempty"`
 	NewCues []string       `json:"new_cues,omitempty"`
 	Ended   bool           `json:"ended,omitempty"`
+	Notice  string         `json:"notice,omitempty"` // why the call ended, in plain words
 	Extra   map[string]any `json:"extra,omitempty"`
 }
 
@@ -169,7 +195,11 @@ func (l *Live) deliver(u session.Update) {
 	if send == nil {
 		return
 	}
-	if err := send(Message{Type: "card", Card: u.Card, NewCues: u.NewCues, Ended: u.Ended}); err != nil {
+	m := Message{Type: "card", Card: u.Card, NewCues: u.NewCues, Ended: u.Ended}
+	if u.Ended {
+		m.Notice = EndNotice(u.Reason)
+	}
+	if err := send(m); err != nil {
 		slog.Debug("card update not delivered", slog.Any("err", err))
 	}
 }
@@ -218,25 +248,38 @@ func (s *Service) StartHuman(ctx context.Context, p store.Participant, a store.A
 		alias = st.Alias
 	}
 	rec, err := s.cfg.Store.CreateSession(ctx, store.NewSession{AssignmentID: a.ID, ParticipantID: p.ID, TaskID: t.ID,
-		TaskVersion: t.Version, System: a.System, Mode: store.ModeHuman, Seed: a.ID})
+		TaskVersion: t.Version, System: a.System, Mode: store.ModeHuman, Seed: a.ID, ConsoleID: s.id})
 	if err != nil {
 		return nil, fmt.Errorf("console: create session: %w", err)
 	}
 	live := &Live{ID: rec.ID, ParticipantID: p.ID, Assignment: a, Task: t, Alias: alias, Started: time.Now(), ended: make(chan struct{})}
 	adapter, err := systems.New(sys, systems.DialOptions{Keys: s.cfg.Keys, Endpoint: s.endpoint(sys)})
 	if err == nil {
+		sinks := []trace.Sink{s.cfg.Store.EventSink(rec.ID)}
+		if j, jerr := trace.CreateJournal(s.journalPath(rec.ID)); jerr == nil {
+			live.journal = j
+			sinks = append(sinks, j) // after the database: the file holds acknowledged events only
+		} else {
+			s.log.Warn("no trace journal for the session", slog.String("session", rec.ID), slog.Any("err", jerr))
+		}
 		cfg := session.Config{ID: rec.ID, Task: t, Mode: session.Human, Seed: a.ID, System: a.System, Adapter: adapter,
 			Voice: sys.Voice, ServerTurnDetection: sys.ServerVAD,
-			RecordingPath: filepath.Join(s.cfg.DataDir, "recordings", rec.ID+".wav"),
-			Sinks:         []trace.Sink{s.cfg.Store.EventSink(rec.ID)}, TimeLimit: s.cfg.TimeLimit, Endpointer: s.cfg.Endpointer,
-			Grade: s.cfg.Grade, Logger: s.log, OnUpdate: live.deliver, Meta: meta, Transcriber: s.cfg.Transcriber}
+			RecordingPath: s.recordingPath(rec.ID),
+			Sinks:         sinks, TimeLimit: s.cfg.TimeLimit, Endpointer: s.cfg.Endpointer,
+			Grade: s.cfg.Grade, Logger: s.log, OnUpdate: live.deliver, Meta: meta, Transcriber: s.cfg.Transcriber,
+			Attempt: rec.Attempt, Reruns: rec.Reruns}
 		live.Session, err = session.Start(context.WithoutCancel(ctx), cfg)
 	}
 	if err != nil {
+		if live.journal != nil {
+			live.journal.Close()
+		}
 		s.log.Warn("agent unavailable", slog.String("session", rec.ID), slog.String("system", a.System), slog.Any("err", err))
-		s.cfg.Store.EndSession(ctx, rec.ID, session.EndPlatformLost)
-		s.cfg.Store.ExcludeSession(ctx, store.Exclusion{SessionID: rec.ID, Reason: store.ExclusionReason(session.ExclusionPlatformLost),
-			Note: "agent could not be reached: " + err.Error(), By: "system"})
+		e := ending{Reason: session.EndPlatformLost, Exclusion: session.ExclusionPlatformLost, Note: "agent could not be reached: " + err.Error()}
+		if _, cerr := s.closeSession(context.WithoutCancel(ctx), rec.ID, e); cerr != nil {
+			s.log.Error("session not stored yet: retrying until the database answers", slog.String("session", rec.ID), slog.Any("err", cerr))
+			s.retryLater(rec.ID, e)
+		}
 		return nil, fmt.Errorf("%w (session %s)", ErrAgentUnavailable, rec.ID)
 	}
 	if err := s.cfg.Store.StartSession(ctx, rec.ID); err != nil {
@@ -253,18 +296,34 @@ func (s *Service) StartHuman(ctx context.Context, p store.Participant, a store.A
 	return live, nil
 }
 
-// persist waits for a session to end and stores its recording, grade and exclusion.
+// persist waits for a session to end and closes it in the store (recording, grade, end,
+// exclusion, the assignment's next step) through the same path that reconciles sessions a crash
+// left running. When the database cannot take it (its writes are what failed), the closing is
+// retried until it does.
 func (s *Service) persist(l *Live) {
 	res := l.Session.Result()
+	if l.journal != nil {
+		if err := l.journal.Close(); err != nil {
+			s.log.Warn("trace journal", slog.String("session", l.ID), slog.Any("err", err))
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st := s.cfg.Store
-	l.outcome = Outcome{Reason: res.Reason, Exclusion: res.Exclusion}
-	if err := SaveResult(ctx, st, l.ID, res); err != nil {
-		s.log.Error("store session result", slog.String("session", l.ID), slog.Any("err", err))
+	e := ending{Reason: res.Reason, Exclusion: res.Exclusion, Note: "session ended: " + res.Reason, Grade: res.Grade,
+		GradeErr: res.GradeErr, Graded: len(res.Events)}
+	l.mu.Lock()
+	if x := l.exclude; x != nil {
+		e.Exclusion, e.Note, e.By = string(x.Reason), x.Note, x.By
 	}
+	l.mu.Unlock()
+	l.outcome = Outcome{Reason: res.Reason, Exclusion: e.Exclusion}
 	if res.Grade != nil {
 		l.outcome.WS = res.Grade.WS
+	}
+	if _, err := s.closeSession(ctx, l.ID, e); err != nil {
+		l.outcome.Stored = err
+		s.log.Error("session not stored yet: retrying until the database answers", slog.String("session", l.ID), slog.Any("err", err))
+		s.retryLater(l.ID, e)
 	}
 	s.mu.Lock()
 	delete(s.live, l.ID)
@@ -349,17 +408,29 @@ func (s *Service) LiveSessions() []*Live {
 }
 
 // EndConsoleShutdown is the end reason of sessions cut short by the console stopping.
-const EndConsoleShutdown = "console_shutdown"
+const EndConsoleShutdown = session.EndConsoleShutdown
 
-// Close ends every live session (excluded: a call cut short by the platform cannot count) and
-// waits until each is stored.
+// Close ends every live session as console_shutdown (excluded: a call cut short by the platform
+// cannot count; its participant runs it again as a new attempt), waits until each is flushed,
+// graded and stored, and gives up the console's liveness lock.
 func (s *Service) Close() error {
-	for _, l := range s.LiveSessions() {
-		l.Session.Stop(EndConsoleShutdown, session.ExclusionPlatformLost)
-	}
-	s.wg.Wait()
-	if r, ok := s.cfg.Transcriber.(*Recognizer); ok {
-		return r.Close()
-	}
-	return nil
+	var err error
+	s.closeOnce.Do(func() {
+		for _, l := range s.LiveSessions() {
+			l.Session.Stop(EndConsoleShutdown, session.ExclusionPlatformLost)
+		}
+		s.wg.Wait()
+		close(s.stopKeep)
+		s.keeper.Wait()
+		s.pendMu.Lock()
+		if n := len(s.pending); n > 0 {
+			s.log.Warn("sessions not stored when the console stopped: the next console to start closes them", slog.Int("sessions", n))
+		}
+		s.pendMu.Unlock()
+		s.releaseLock()
+		if r, ok := s.cfg.Transcriber.(*Recognizer); ok {
+			err = r.Close()
+		}
+	})
+	return err
 }

@@ -39,6 +39,8 @@ type Result struct {
 	Violations     []string      `json:"violations"`
 	MissingActions []string      `json:"missing_actions"`
 	Judge          string        `json:"judge"`
+	// Partial says the grade covers a call cut short (see PartialNote); empty for a whole call.
+	Partial string `json:"partial,omitempty"`
 }
 
 // AFA is Artifact Field Accuracy, micro-averaged over graded fields.
@@ -242,6 +244,7 @@ func (g *Grader) Grade(ctx context.Context, events []trace.Event) (Result, error
 		ttr := reachedTarget - anchor
 		r.TTRMS = &ttr
 	}
+	r.Partial = PartialNote(events)
 	return r, nil
 }
 

@@ -2,9 +2,12 @@ package media
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -685,3 +688,64 @@ func checkLeaks(t *testing.T) {
 type nullLink struct{}
 
 func (nullLink) WriteAgentOpus([]byte, uint32) error { return nil }
+
+// BenchmarkCallSecondRecorded is BenchmarkCallTick with the recording on (to tmpfs): one op is one
+// second of a call (25 ticks), and the figure is the process CPU per session-second, writer
+// goroutine included, for the one-second flush the recorder had and the RecorderFlushInterval it
+// has, alternated in one process so that both see the same load.
+func BenchmarkCallSecondRecorded(b *testing.B) {
+	dir, err := os.MkdirTemp("/dev/shm", "call-bench-")
+	if err != nil {
+		dir = b.TempDir()
+	}
+	defer os.RemoveAll(dir)
+	enc, _ := newOpusEncoder(32000)
+	src := speechLike(RecordRate, RecordRate, 1)
+	var pkts [][]byte
+	for off := 0; off < len(src); off += packetSamples {
+		p, _ := enc.encode(src[off : off+packetSamples])
+		pkts = append(pkts, p)
+	}
+	enc.close()
+	agent := speechLike(RecordRate, FrameSamples, 2)
+	defer func(old time.Duration) { recorderFlush = old }(recorderFlush)
+	for _, every := range []time.Duration{time.Second, RecorderFlushInterval, time.Second, RecorderFlushInterval} {
+		b.Run("flush="+every.String(), func(b *testing.B) {
+			recorderFlush = every
+			clk := NewManualClock(clockBase)
+			c, err := NewCall(CallConfig{AgentRate: 16000, Clock: clk, RecordingPath: filepath.Join(dir, fmt.Sprintf("%s-%d.wav", every, b.N))})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			link := nullLink{}
+			c.Attach(link)
+			k := 0
+			tick := func() {
+				n := c.MediaTime() / TickDuration
+				due := clk.Due(int64(n))
+				for range 2 {
+					c.ReceiveCallerRTP(link, CallerPacket{SSRC: 1, Seq: uint16(k), Timestamp: uint32(k * 960), Payload: pkts[k%len(pkts)], Arrival: due.Add(-time.Millisecond)})
+					k++
+				}
+				c.PushAgentAudio(agent)
+				clk.Advance()
+			}
+			for range 50 {
+				tick()
+			}
+			var ru0, ru1 syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+			seconds := 0
+			for b.Loop() {
+				for range 25 {
+					tick()
+				}
+				seconds++
+			}
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+			cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
+			b.ReportMetric(float64(cpu.Microseconds())/float64(seconds), "cpu_us_per_session_s")
+		})
+	}
+}

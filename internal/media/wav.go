@@ -243,17 +243,23 @@ func RepairWAV(path string) (WAVRepair, error) {
 }
 
 // RecorderFlushInterval is how much audio the Recorder buffers before writing it and patching the
-// header sizes: a crash loses at most this much, and `audit recover` repairs the rest.
-const RecorderFlushInterval = time.Second
+// header sizes (four 40 ms ticks): a crash of the console loses at most this much (the kernel keeps
+// what was written), and RepairWAV repairs a header cut short between the two writes.
+const RecorderFlushInterval = 160 * time.Millisecond
+
+// recorderSlack is how much audio may wait for a stalled disk before Write blocks the tick.
+const recorderSlack = 8 * time.Second
 
 // Recorder writes a stereo 16-bit PCM WAV incrementally. The caller (the media tick) appends one
-// block per tick without touching the disk; a writer goroutine writes each full second and then
-// patches the RIFF and data sizes, so a crash leaves a playable file short of at most one second.
+// block per tick without touching the disk; a writer goroutine writes each RecorderFlushInterval of
+// audio and then patches the RIFF and data sizes, so a crash leaves a playable file short of at
+// most that much.
 type Recorder struct {
 	path       string
 	f          *os.File
 	rate       int
 	flushBytes int
+	hdr        [wavHeaderSize]byte // the header, whose sizes the writer patches (writer goroutine only)
 
 	cur    []byte        // being filled by Write (tick goroutine only)
 	full   chan []byte   // filled buffers to the writer
@@ -267,6 +273,15 @@ type Recorder struct {
 // CreateRecorder creates (truncating) a stereo WAV at path with the given sample rate and starts
 // its writer goroutine.
 func CreateRecorder(path string, rate int) (*Recorder, error) {
+	return createRecorder(path, rate, recorderFlush)
+}
+
+// recorderFlush is the flush interval CreateRecorder uses: RecorderFlushInterval, which this
+// package's benchmarks compare with the one second the recorder had before.
+var recorderFlush = RecorderFlushInterval
+
+// createRecorder is CreateRecorder with another flush interval (benchmarks compare them).
+func createRecorder(path string, rate int, every time.Duration) (*Recorder, error) {
 	if rate <= 0 {
 		return nil, fmt.Errorf("create recorder: %w: rate %d", ErrBadConfig, rate)
 	}
@@ -280,17 +295,18 @@ func CreateRecorder(path string, rate int) (*Recorder, error) {
 		f.Close()
 		return nil, fmt.Errorf("create recorder %s: %w", path, err)
 	}
-	flush := int(int64(rate)*int64(RecorderFlushInterval)/int64(time.Second)) * 4
+	flush := int(int64(rate)*int64(every)/int64(time.Second)) * 4
+	slack := int(recorderSlack / every)
 	r := &Recorder{
 		path:       path,
 		f:          f,
 		rate:       rate,
 		flushBytes: flush,
 		cur:        make([]byte, 0, flush+flush/4),
-		// Eight seconds of slack before Write blocks on a stalled disk.
-		full: make(chan []byte, 8),
-		free: make(chan []byte, 8),
-		done: make(chan struct{}),
+		full:       make(chan []byte, slack),
+		free:       make(chan []byte, slack),
+		done:       make(chan struct{}),
+		hdr:        hdr,
 	}
 	go r.writeLoop()
 	return r, nil
@@ -306,7 +322,8 @@ func (r *Recorder) Rate() int { return r.rate }
 func (r *Recorder) Frames() int64 { return r.frames }
 
 // Write appends one block of both channels, which must have the same length. It does no I/O
-// except handing a full second to the writer goroutine. Not safe for concurrent use.
+// except handing each RecorderFlushInterval of audio to the writer goroutine. Not safe for
+// concurrent use.
 func (r *Recorder) Write(left, right []int16) error {
 	if r.closed {
 		return ErrClosed
@@ -355,16 +372,12 @@ func (r *Recorder) writeLoop() {
 }
 
 // patchSizes rewrites the RIFF and data sizes for the data written so far. Data is written first,
-// so the header never claims samples that are not in the file.
+// so the header never claims samples that are not in the file; both sizes go in one write of the
+// header's bytes 4 to 44 (one sector), so a killed process leaves both old or both new.
 func (r *Recorder) patchSizes(dataBytes int64) error {
-	// Data size first, RIFF size last: RepairWAV trusts a header whose RIFF size matches the file.
-	var b [4]byte
-	binary.LittleEndian.PutUint32(b[:], uint32(dataBytes))
-	if _, err := r.f.WriteAt(b[:], 40); err != nil {
-		return fmt.Errorf("record %s: patch header: %w", r.path, err)
-	}
-	binary.LittleEndian.PutUint32(b[:], uint32(36+dataBytes))
-	if _, err := r.f.WriteAt(b[:], 4); err != nil {
+	binary.LittleEndian.PutUint32(r.hdr[4:8], uint32(36+dataBytes))
+	binary.LittleEndian.PutUint32(r.hdr[40:44], uint32(dataBytes))
+	if _, err := r.f.WriteAt(r.hdr[4:], 4); err != nil {
 		return fmt.Errorf("record %s: patch header: %w", r.path, err)
 	}
 	return nil

@@ -46,7 +46,26 @@ const (
 	// EndCallerDisconnected: the participant's browser was gone (tab closed, network lost) for
 	// longer than the console waits for a rejoin.
 	EndCallerDisconnected = "caller_disconnected"
+	// EndConsoleCrash: the console process died mid-call; the next console to start closes the
+	// session from what was stored (the trace up to its last committed event, the recording up to
+	// its last flush).
+	EndConsoleCrash = "console_crash"
+	// EndConsoleShutdown: the console was stopped (SIGINT/SIGTERM) during the call.
+	EndConsoleShutdown = "console_shutdown"
+	// EndExcludedByExperimenter: an experimenter excluded the call while it was running.
+	EndExcludedByExperimenter = "excluded_by_experimenter"
 )
+
+// Interrupted reports whether a call that ended for reason was cut short by the console itself
+// (a crash, a stop, failed database writes) rather than by the caller, the agent or the study: the
+// participant did nothing wrong and runs the same assignment again as a new attempt.
+func Interrupted(reason string) bool {
+	switch reason {
+	case EndConsoleCrash, EndConsoleShutdown, EndStorageError:
+		return true
+	}
+	return false
+}
 
 // Exclusion reasons (the experimenter may add others when reviewing).
 const (
@@ -68,6 +87,9 @@ type Update struct {
 	// NewCues are the cues fired since the last update, to highlight.
 	NewCues []string `json:"new_cues,omitempty"`
 	Ended   bool     `json:"ended,omitempty"`
+	// Reason is the end reason of the final update, for the console to explain it in plain words;
+	// it is never sent as such.
+	Reason string `json:"-"`
 }
 
 // Config describes one call.
@@ -102,6 +124,10 @@ type Config struct {
 	OnEvent func(trace.Event)
 	// Meta is added to the session.start event (participant and assignment ids, browser info).
 	Meta map[string]string
+	// Attempt numbers the sessions of one assignment (0: not recorded); an attempt after the
+	// first re-runs the session Reruns, which the platform cut short. Both go into session.start.
+	Attempt int
+	Reruns  string
 	// Transcriber, when set, transcribes the recording after the call for any side the provider
 	// gave no transcript of.
 	Transcriber Transcriber
@@ -245,6 +271,12 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		"mode": string(cfg.Mode), "seed": strconv.FormatInt(cfg.Seed, 10), "system": cfg.System,
 		"agent_input_rate": strconv.Itoa(s.format.InputRate), "agent_output_rate": strconv.Itoa(s.format.OutputRate),
 		"turn_taking": turnTaking(cfg.ServerTurnDetection)}
+	if cfg.Attempt > 0 {
+		meta["attempt"] = strconv.Itoa(cfg.Attempt)
+	}
+	if cfg.Reruns != "" {
+		meta["reruns"] = cfg.Reruns
+	}
 	for k, v := range cfg.Meta {
 		meta[k] = v
 	}
@@ -762,7 +794,7 @@ func (s *Session) finish(reason, exclusion string) {
 	}
 	s.log.Info("session ended", slog.String("reason", reason), slog.String("exclusion", exclusion), slog.Int("events", len(s.result.Events)))
 	if s.cfg.OnUpdate != nil {
-		s.cfg.OnUpdate(Update{Card: s.Card(), Ended: true})
+		s.cfg.OnUpdate(Update{Card: s.Card(), Ended: true, Reason: reason})
 	}
 	close(s.done)
 }

@@ -84,6 +84,9 @@ func translate(err error, what string) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return &domainError{msg: what + ": " + ErrNotFound.Error(), kind: ErrNotFound, cause: err}
 	}
+	if unavailable(err) {
+		return &domainError{msg: what + ": " + ErrUnavailable.Error(), kind: ErrUnavailable, cause: err}
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		var kind error

@@ -18,3 +18,6 @@ func QueryInt(db *DB, sql string, args ...any) (int64, error) {
 // SetGroupCommit switches between group commit (the default) and one INSERT per event, so the
 // benchmark can show what group commit buys.
 func SetGroupCommit(db *DB, on bool) { db.events.group = on }
+
+// Translate exposes translate to tests of error mapping.
+func Translate(err error, what string) error { return translate(err, what) }

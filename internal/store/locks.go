@@ -61,3 +61,10 @@ func (l *NamedLock) Release(ctx context.Context) error {
 	})
 	return l.err
 }
+
+// Check reports whether the lock's connection still answers: the server dropped the lock if it
+// did not (a restart, a network failure), and the holder must take it again.
+func (l *NamedLock) Check(ctx context.Context) error {
+	_, err := l.conn.Exec(ctx, `SELECT 1`)
+	return translate(err, "lock "+l.name)
+}

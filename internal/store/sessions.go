@@ -51,6 +51,11 @@ type Session struct {
 	EndReason     string
 	RecordingPath string     // the stereo recording, once stored
 	Exclusion     *Exclusion // nil unless excluded
+	// Attempt counts the sessions of the same assignment: 1, or more when earlier attempts were
+	// cut short by the platform; Reruns is then the session this attempt runs again.
+	Attempt   int
+	Reruns    string
+	ConsoleID string // the console process that ran the session ("" before it was recorded)
 }
 
 // NewSession is what CreateSession needs. With an AssignmentID, the study, participant, task and
@@ -65,11 +70,14 @@ type NewSession struct {
 	System        string
 	Mode          Mode
 	Seed          int64
+	ConsoleID     string // the console process running it, for reconciliation after a crash
 }
 
 // CreateSession stores a new session. For a planned session the assignment must be running
 // (claimed) by the same participant and not have a session yet (ErrConflict otherwise); the
-// assignment then points at the session. The task version must be stored (PutTask).
+// assignment then points at the session. An assignment whose earlier attempts were cut short by
+// the platform gets the next attempt number, linked to the last attempt. The task version must be
+// stored (PutTask).
 func (db *DB) CreateSession(ctx context.Context, ns NewSession) (Session, error) {
 	if ns.ID == "" {
 		ns.ID = "s_" + newToken()[:22]
@@ -82,7 +90,7 @@ func (db *DB) CreateSession(ctx context.Context, ns NewSession) (Session, error)
 	}
 	s := Session{ID: ns.ID, StudyID: ns.StudyID, AssignmentID: ns.AssignmentID, ParticipantID: ns.ParticipantID,
 		TaskID: ns.TaskID, TaskVersion: ns.TaskVersion, System: ns.System, Mode: ns.Mode, Seed: ns.Seed,
-		Status: SessionCreated, CreatedAt: db.stamp()}
+		Status: SessionCreated, CreatedAt: db.stamp(), Attempt: 1, ConsoleID: ns.ConsoleID}
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		if ns.AssignmentID != 0 {
 			a, err := scanAssignment(tx.QueryRow(ctx, `SELECT `+assignmentCols+` FROM assignments a WHERE a.id = $1 FOR UPDATE`, ns.AssignmentID))
@@ -92,14 +100,21 @@ func (db *DB) CreateSession(ctx context.Context, ns NewSession) (Session, error)
 			if err := s.fromAssignment(a); err != nil {
 				return err
 			}
+			var last *string
+			if err := tx.QueryRow(ctx, `SELECT count(*) + 1, (SELECT id FROM sessions WHERE assignment_id = $1 ORDER BY attempt DESC LIMIT 1)
+				FROM sessions WHERE assignment_id = $1`, a.ID).Scan(&s.Attempt, &last); err != nil {
+				return err
+			}
+			s.Reruns = deref(last)
 		}
 		if s.Mode == ModeHuman && s.ParticipantID == 0 {
 			return newError(ErrInvalid, "human session %s has no participant", s.ID)
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO sessions (id, study_id, assignment_id, participant_id, task_id, task_version,
-			system_label, mode, seed, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			system_label, mode, seed, status, created_at, attempt, reruns, console_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 			s.ID, nullString(s.StudyID), nullInt(s.AssignmentID), nullInt(s.ParticipantID), s.TaskID, s.TaskVersion,
-			s.System, s.Mode, s.Seed, s.Status, s.CreatedAt)
+			s.System, s.Mode, s.Seed, s.Status, s.CreatedAt, s.Attempt, nullString(s.Reruns), s.ConsoleID)
 		if err != nil {
 			return err
 		}
@@ -177,7 +192,7 @@ func (db *DB) EndSession(ctx context.Context, id, reason string) error {
 			return err
 		}
 		if assignment != nil {
-			_, err := tx.Exec(ctx, `UPDATE assignments SET status = 'done', finished_at = $2 WHERE id = $1 AND status = 'running'`, *assignment, now)
+			_, err := tx.Exec(ctx, `UPDATE assignments SET status = 'done', finished_at = $2 WHERE id = $1 AND status = 'running' AND session_id = $3`, *assignment, now, id)
 			return err
 		}
 		return nil
@@ -187,7 +202,7 @@ func (db *DB) EndSession(ctx context.Context, id, reason string) error {
 
 const sessionCols = `s.id, s.study_id, s.assignment_id, s.participant_id, s.task_id, s.task_version, s.system_label,
 	s.mode, s.seed, s.status, s.created_at, s.started_at, s.ended_at, s.end_reason,
-	r.path, e.reason, e.note, e.excluded_by, e.excluded_at`
+	r.path, e.reason, e.note, e.excluded_by, e.excluded_at, s.attempt, coalesce(s.reruns, ''), s.console_id`
 
 const sessionFrom = ` FROM sessions s
 	LEFT JOIN recordings r ON r.session_id = s.id AND r.kind = 'stereo'
@@ -199,7 +214,8 @@ func scanSession(r pgx.Row, extra ...any) (Session, error) {
 	var assignment, participant *int64
 	var started, ended, excludedAt *time.Time
 	dest := append([]any{&s.ID, &study, &assignment, &participant, &s.TaskID, &s.TaskVersion, &s.System, &s.Mode, &s.Seed,
-		&s.Status, &s.CreatedAt, &started, &ended, &s.EndReason, &recording, &reason, &note, &by, &excludedAt}, extra...)
+		&s.Status, &s.CreatedAt, &started, &ended, &s.EndReason, &recording, &reason, &note, &by, &excludedAt,
+		&s.Attempt, &s.Reruns, &s.ConsoleID}, extra...)
 	if err := r.Scan(dest...); err != nil {
 		return Session{}, err
 	}
@@ -325,15 +341,19 @@ const RecordingStereo = "stereo"
 
 // SaveRecording stores or replaces (after the file is finalised) a session's recording of a kind.
 func (db *DB) SaveRecording(ctx context.Context, r Recording) error {
+	return translate(db.saveRecording(ctx, db.pool, r), "save recording of session "+r.SessionID)
+}
+
+func (db *DB) saveRecording(ctx context.Context, x execer, r Recording) error {
 	if r.Kind == "" {
 		r.Kind = RecordingStereo
 	}
-	_, err := db.pool.Exec(ctx, `INSERT INTO recordings (session_id, kind, path, sample_rate, channels, duration_ms, bytes, sha256, created_at)
+	_, err := x.Exec(ctx, `INSERT INTO recordings (session_id, kind, path, sample_rate, channels, duration_ms, bytes, sha256, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (session_id, kind) DO UPDATE SET path = EXCLUDED.path, sample_rate = EXCLUDED.sample_rate,
 		  channels = EXCLUDED.channels, duration_ms = EXCLUDED.duration_ms, bytes = EXCLUDED.bytes, sha256 = EXCLUDED.sha256`,
 		r.SessionID, r.Kind, r.Path, r.SampleRate, r.Channels, r.DurationMS, r.Bytes, r.SHA256, db.stamp())
-	return translate(err, "save recording of session "+r.SessionID)
+	return err
 }
 
 // Recordings lists a session's recordings by kind.
@@ -365,6 +385,10 @@ type Score struct {
 
 // SaveScore stores a session's grade, replacing an earlier grade by the same grader version.
 func (db *DB) SaveScore(ctx context.Context, s Score) error {
+	return db.saveScore(ctx, db.pool, s)
+}
+
+func (db *DB) saveScore(ctx context.Context, x execer, s Score) error {
 	if s.GraderVersion == "" {
 		return newError(ErrInvalid, "score of session %s has no grader version", s.SessionID)
 	}
@@ -375,7 +399,7 @@ func (db *DB) SaveScore(ctx context.Context, s Score) error {
 	if s.GradedAt.IsZero() {
 		s.GradedAt = db.stamp()
 	}
-	_, err := db.pool.Exec(ctx, `INSERT INTO scores (session_id, grader_version, grade, ws, ts, pv, ac, av, afa, ttr_ms, graded_at)
+	_, err := x.Exec(ctx, `INSERT INTO scores (session_id, grader_version, grade, ws, ts, pv, ac, av, afa, ttr_ms, graded_at)
 		VALUES ($1, $2, $3::json, $4, $5, $6, $7, $8, $9, $10, $11)
 		ON CONFLICT (session_id, grader_version) DO UPDATE SET grade = EXCLUDED.grade, ws = EXCLUDED.ws, ts = EXCLUDED.ts,
 		  pv = EXCLUDED.pv, ac = EXCLUDED.ac, av = EXCLUDED.av, afa = EXCLUDED.afa, ttr_ms = EXCLUDED.ttr_ms, graded_at = EXCLUDED.graded_at`,
@@ -437,7 +461,9 @@ func (db *DB) ExcludeSession(ctx context.Context, e Exclusion) (Assignment, erro
 	var cell Assignment
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		var assignment *int64
-		if err := tx.QueryRow(ctx, `SELECT assignment_id FROM sessions WHERE id = $1 FOR UPDATE`, e.SessionID).Scan(&assignment); err != nil {
+		// Only the assignment's current attempt moves it: an earlier attempt's exclusion leaves it alone.
+		if err := tx.QueryRow(ctx, `SELECT a.id FROM sessions s LEFT JOIN assignments a ON a.id = s.assignment_id AND a.session_id = s.id
+			WHERE s.id = $1 FOR UPDATE OF s`, e.SessionID).Scan(&assignment); err != nil {
 			return err
 		}
 		tag, err := tx.Exec(ctx, `INSERT INTO exclusions (session_id, reason, note, excluded_by, excluded_at) VALUES ($1, $2, $3, $4, $5)

@@ -95,6 +95,7 @@ type checked struct {
 	id     string
 	reason string // session.end's reason
 	excl   string // a session.exclusion's reason, if any
+	torn   *trace.TornLine
 }
 
 // badTrace is a refusal: its message is the reason alone, and it matches ErrBadTrace.
@@ -114,10 +115,16 @@ func check(cfg ImportConfig, tasks map[string]*task.Task, file string) (checked,
 	if err != nil {
 		return c, refuse("%v", err)
 	}
-	events, err := trace.ReadJSONL(f)
+	// A crash mid-write tears at most the last line: it is left out (and said), any other
+	// malformed line refuses the file.
+	events, torn, err := trace.ReadJSONLTolerant(f)
 	f.Close()
 	if err != nil {
 		return c, refuse("events do not decode: %v", err)
+	}
+	tornNote := ""
+	if torn != nil {
+		tornNote = "; " + torn.String()
 	}
 	if len(events) == 0 {
 		return c, refuse("no events")
@@ -160,9 +167,9 @@ func check(cfg ImportConfig, tasks map[string]*task.Task, file string) (checked,
 	}
 	last := events[len(events)-1]
 	if last.Type != trace.SessionEnd {
-		return c, refuse("last event is %s, want session.end (an unfinished call)", last.Type)
+		return c, refuse("last event is %s, want session.end (an unfinished call)%s", last.Type, tornNote)
 	}
-	c = checked{events: events, task: t, seed: seed, system: system, id: m["session"], reason: last.Text}
+	c = checked{events: events, task: t, seed: seed, system: system, id: m["session"], reason: last.Text, torn: torn}
 	for _, e := range events {
 		if e.Type == trace.Exclusion {
 			c.excl = e.Text
@@ -236,6 +243,9 @@ func importOne(ctx context.Context, cfg ImportConfig, tasks map[string]*task.Tas
 		r.Reason = "excluded: " + res.Exclusion
 	} else if res.GradeErr != nil {
 		r.Reason = "excluded: grader error: " + res.GradeErr.Error()
+	}
+	if c.torn != nil {
+		r.Reason = strings.TrimPrefix(r.Reason+"; "+c.torn.String(), "; ")
 	}
 	return r
 }

@@ -263,8 +263,12 @@ func (s *Server) excludeSession(c *fiber.Ctx) error {
 		return badRequest("exclude: reason %q is not one of caller_broke_script, platform_lost, grader_error, other", body.Reason)
 	}
 	x := experimenterOf(c)
-	cell, err := s.cfg.Store.ExcludeSession(c.UserContext(), store.Exclusion{SessionID: c.Params("sid"),
-		Reason: store.ExclusionReason(body.Reason), Note: body.Note, By: x.Name})
+	ex := store.Exclusion{SessionID: c.Params("sid"), Reason: store.ExclusionReason(body.Reason), Note: body.Note, By: x.Name}
+	// A running call is ended first, so its cell never goes to someone else while it runs.
+	if live, err := s.excludeLive(c, ex); live || err != nil {
+		return err
+	}
+	cell, err := s.cfg.Store.ExcludeSession(c.UserContext(), ex)
 	if err != nil {
 		return err
 	}

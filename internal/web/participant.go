@@ -129,6 +129,10 @@ type callBrief struct {
 	Agent    string        `json:"agent"`
 	Card     flow.RoleCard `json:"card"`
 	Live     string        `json:"live_session,omitempty"` // a call already running (reload)
+	// Notice explains, after an earlier attempt of this call was cut short by the platform, that
+	// it can be started again; Attempt is then the number of the attempt Start begins.
+	Notice  string `json:"notice,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
 }
 
 func (s *Server) participantState(c *fiber.Ctx) error {
@@ -144,7 +148,7 @@ func (s *Server) participantState(c *fiber.Ctx) error {
 	var claimErr error
 	if out.Consented && out.MicChecked {
 		// Claiming binds the participant's whole plan slot, so count the calls after it.
-		a, claimErr = study.NextAssignment(ctx, s.cfg.Store, p.ID)
+		a, claimErr = s.nextAssignment(ctx, p)
 		if claimErr != nil && !errors.Is(claimErr, store.ErrNoAssignment) {
 			return claimErr
 		}
@@ -196,6 +200,15 @@ func (s *Server) brief(ctx context.Context, p store.Participant, a store.Assignm
 			b.Live = l.ID
 			b.Card = l.Session.Card()
 		}
+		return b, nil
+	}
+	prev, err := s.cfg.Store.AssignmentSessions(ctx, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(prev); n > 0 {
+		b.Attempt = n + 1
+		b.Notice = restartNotice(prev[n-1].EndReason)
 	}
 	return b, nil
 }
@@ -241,7 +254,7 @@ func (s *Server) participantStartCall(c *fiber.Ctx) error {
 	if p.Consent == nil || p.MicCheck == nil {
 		return badRequest("consent and the microphone check come first")
 	}
-	a, err := study.NextAssignment(ctx, s.cfg.Store, p.ID)
+	a, err := s.nextAssignment(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -323,7 +336,7 @@ func (s *Server) participantOffer(c *fiber.Ctx) error {
 		select {
 		case <-peer.Done():
 		case <-l.Ended():
-			peer.Send(console.Message{Type: "ended", Ended: true})
+			peer.Send(console.Message{Type: "ended", Ended: true, Notice: console.EndNotice(l.Outcome().Reason)})
 			time.Sleep(500 * time.Millisecond)
 			peer.Close()
 		}

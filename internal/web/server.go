@@ -255,6 +255,9 @@ func statusOf(err error) (int, string) {
 }
 
 func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
+	if handled, herr := s.outageError(c, err); handled {
+		return herr
+	}
 	status, msg := statusOf(err)
 	msg = redact.String(msg)
 	if status >= 500 {
