@@ -194,7 +194,7 @@ func (k *crashKit) setup(t *testing.T, study string, participants int) []store.P
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k.xtoken, err = db.CreateExperimenterSession(ctx, x.ID, "test", store.SessionLimits{}); err != nil {
+	if k.xtoken, err = db.CreateExperimenterSession(ctx, x.ID, "password", store.SessionLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	return ps

@@ -51,7 +51,7 @@ func TestExcludingALiveCallEndsItFirst(t *testing.T) {
 		t.Fatal("call not live")
 	}
 	x, _ := k.db.CreateExperimenter(ctx, "eve", "correct horse battery staple")
-	tok, _ := k.db.CreateExperimenterSession(ctx, x.ID, "test", store.SessionLimits{})
+	tok, _ := k.db.CreateExperimenterSession(ctx, x.ID, "password", store.SessionLimits{})
 	st, body := get(t, "POST", k.base+"/api/x/sessions/"+sid+"/exclude", `{"reason":"caller_broke_script","note":"read the role card aloud"}`,
 		"Authorization", "Bearer "+tok, "Content-Type", "application/json")
 	if st != 200 {
