@@ -49,9 +49,9 @@ type ApprovalToken struct {
 // Workspace is the state of one call's environment. It is not safe for concurrent use; the session
 // serialises tool calls and caller authorization events.
 type Workspace struct {
-	task    *task.Task
-	emit    Emit
-	schemas map[string]*jsonschema.Schema
+	env  *Env
+	task *task.Task
+	emit Emit
 
 	fields    map[string]json.RawMessage
 	state     string
@@ -62,26 +62,14 @@ type Workspace struct {
 	committed map[string]bool
 }
 
-// New returns a workspace for task t in its initial state, emitting events through emit.
+// New returns a workspace for task t in its initial state, emitting events through emit. It
+// compiles the task's tool schemas; Compile once and use Env.New for many workspaces of a task.
 func New(t *task.Task, emit Emit) (*Workspace, error) {
-	w := &Workspace{
-		task:      t,
-		emit:      emit,
-		schemas:   map[string]*jsonschema.Schema{},
-		fields:    map[string]json.RawMessage{},
-		state:     t.InitialState(),
-		tokens:    map[string]*ApprovalToken{},
-		revoked:   map[string]bool{},
-		committed: map[string]bool{},
+	env, err := Compile(t)
+	if err != nil {
+		return nil, err
 	}
-	for _, tl := range t.Agent.Tools {
-		s, err := task.CompileToolSchema(tl.Name, tl.Parameters)
-		if err != nil {
-			return nil, fmt.Errorf("tool %s parameters: %w", tl.Name, err)
-		}
-		w.schemas[tl.Name] = s
-	}
-	return w, nil
+	return env.New(emit), nil
 }
 
 // Result is what a tool call returns to the agent.
@@ -121,14 +109,18 @@ func (w *Workspace) dispatch(name string, raw json.RawMessage) Result {
 		}
 		return fail(CodeUnknownTool, fmt.Sprintf("no tool named %q; tools: %s", name, strings.Join(names, ", ")))
 	}
-	var args map[string]any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&args); err != nil || args == nil {
-		return fail(CodeBadArguments, "arguments must be a JSON object")
+	args, ok := decodeArgs(raw)
+	if !ok {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&args); err != nil || args == nil {
+			return fail(CodeBadArguments, "arguments must be a JSON object")
+		}
 	}
-	if err := w.schemas[name].Validate(toValidatable(args)); err != nil {
-		return fail(CodeBadArguments, describeSchemaError(err))
+	if q := w.env.quick[name]; q == nil || !q.valid(args) {
+		if err := w.env.schemas[name].Validate(toValidatable(args)); err != nil {
+			return fail(CodeBadArguments, describeSchemaError(err))
+		}
 	}
 	switch tl.Kind {
 	case task.ToolRecord:
@@ -139,7 +131,7 @@ func (w *Workspace) dispatch(name string, raw json.RawMessage) Result {
 		return w.verify(tl, args)
 	case task.ToolKBSearch:
 		q, _ := args["query"].(string)
-		return okResult(map[string]any{"results": Search(w.task.Agent.Knowledge, q, 2)})
+		return okResult(map[string]any{"results": w.env.kb.Search(q, 2)})
 	case task.ToolTransition:
 		return w.transition(tl.To)
 	case task.ToolRequestApproval:
@@ -161,34 +153,57 @@ func (w *Workspace) record(tl *task.Tool, args map[string]any) Result {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	recorded := map[string]any{}
+	// recorded lists what the tool result echoes, by field; two arguments mapped to one field
+	// leave the later one, as a map assignment would.
+	type entry struct {
+		field string
+		val   json.RawMessage
+	}
+	recorded := make([]entry, 0, len(names))
 	changed := false
 	for _, arg := range names {
 		field := arg
 		if f, ok := tl.Fields[arg]; ok {
 			field = f
 		}
-		val := compactJSON(mustJSON(args[arg]))
+		val := mustJSON(args[arg])
+		dup := false
+		for i := range recorded {
+			if recorded[i].field == field {
+				recorded[i].val, dup = val, true
+			}
+		}
+		if !dup {
+			recorded = append(recorded, entry{field, val})
+		}
 		if prev, ok := w.fields[field]; ok && bytes.Equal(prev, val) {
-			recorded[field] = args[arg]
 			continue
 		}
 		w.fields[field] = val
 		changed = true
 		w.out(trace.Event{Type: trace.ArtifactUpdate, Field: field, Value: val})
-		recorded[field] = args[arg]
 	}
 	// Approval covers what the caller reviewed: changing the artifact afterwards voids the token.
 	if changed && w.state == task.StateApproved {
-		for action, tok := range w.tokens {
-			if tok.Valid {
-				tok.Valid = false
-				w.out(trace.Event{Type: trace.AuthTokenInvalidated, Action: action, Token: tok.ID, Text: "artifact changed after approval"})
-			}
-		}
+		w.invalidateAll("artifact changed after approval")
 		w.setState(task.StateReady)
 	}
-	return okResult(map[string]any{"recorded": recorded, "state": w.state})
+	sort.Slice(recorded, func(i, j int) bool { return recorded[i].field < recorded[j].field })
+	// The result is {"ok":true,"recorded":{…},"state":…}, keys in encoding/json's sorted order.
+	out := make([]byte, 0, 64+32*len(recorded))
+	out = append(out, `{"ok":true,"recorded":{`...)
+	for i, r := range recorded {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendJSONString(out, r.field)
+		out = append(out, ':')
+		out = append(out, r.val...)
+	}
+	out = append(out, `},"state":`...)
+	out = appendJSONString(out, w.state)
+	out = append(out, '}')
+	return Result{OK: true, Output: out}
 }
 
 func (w *Workspace) lookup(tl *task.Tool, args map[string]any) Result {
@@ -218,11 +233,18 @@ func (w *Workspace) verify(tl *task.Tool, args map[string]any) Result {
 	return okResult(map[string]any{"verified": true})
 }
 
-// findRow returns the first row of table whose columns all match the arguments.
+// findRow returns the first row of table whose columns all match the arguments. Columns are
+// compared in argument-name order, so the outcome never depends on map order.
 func (w *Workspace) findRow(table string, cols map[string]task.Column, args map[string]any) map[string]any {
+	names := make([]string, 0, len(cols))
+	for arg := range cols {
+		names = append(names, arg)
+	}
+	sort.Strings(names)
 	for _, row := range w.task.Environment.Tables[table] {
 		match := true
-		for arg, c := range cols {
+		for _, arg := range names {
+			c := cols[arg]
 			a, ok := args[arg]
 			if !ok || !Same(c.Compare, fmt.Sprint(a), fmt.Sprint(row[c.Column])) {
 				match = false
@@ -428,7 +450,12 @@ func fail(code, msg string) Result {
 	return Result{OK: false, Code: code, Output: mustJSON(map[string]any{"ok": false, "error": code, "message": msg})}
 }
 
+// mustJSON encodes v as encoding/json does without HTML escaping: by hand for the values tool
+// calls carry (decoded arguments, strings, maps), through encoding/json for anything else.
 func mustJSON(v any) json.RawMessage {
+	if b, ok := appendCanonical(make([]byte, 0, 64), v); ok {
+		return b
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -439,6 +466,9 @@ func mustJSON(v any) json.RawMessage {
 }
 
 func compactJSON(raw json.RawMessage) json.RawMessage {
+	if isCompact(raw) {
+		return raw
+	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
 		return raw
