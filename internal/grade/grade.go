@@ -9,12 +9,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/voicebench/humanaudit/internal/canon"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
+	"github.com/voicebench/humanaudit/internal/workspace"
 )
 
 // Version identifies the grading rules; it is stored with every score.
@@ -77,6 +80,11 @@ type Grader struct {
 	required  map[string]bool
 	protected []protectedValue
 	fields    []*Prepared
+	needsArgs bool // a required action names arguments
+
+	envOnce sync.Once // the workspace environment Check replays traces through
+	env     *workspace.Env
+	envErr  error
 }
 
 type protectedValue struct {
@@ -93,6 +101,9 @@ func New(t *task.Task, opts Options) *Grader {
 	}
 	for _, gf := range t.Grader.Fields {
 		g.fields = append(g.fields, Prepare(gf))
+	}
+	for _, ra := range t.Grader.RequiredActions {
+		g.needsArgs = g.needsArgs || len(ra.Args) > 0
 	}
 	for _, v := range t.Grader.ProtectedValues {
 		pv := protectedValue{raw: v, folded: canon.Fold(v)}
@@ -133,10 +144,14 @@ func (g *Grader) Grade(ctx context.Context, events []trace.Event) (Result, error
 		anchor        int64 = -1
 		state               = t.InitialState()
 		reachedTarget int64 = -1
-		fields              = map[string]json.RawMessage{}
-		committed           = map[string]bool{}
-		okCalls       []trace.Event
+		fields              = make(map[string]json.RawMessage, len(g.fields))
+		committed     []string
+		okCalls       []int          // event indexes of successful tool results
+		callArgs      map[string]int // call_id → index of its tool.call, when a required action needs args
 	)
+	if g.needsArgs {
+		callArgs = map[string]int{}
+	}
 	for i := range events {
 		e := &events[i]
 		switch e.Type {
@@ -152,16 +167,23 @@ func (g *Grader) Grade(ctx context.Context, events []trace.Event) (Result, error
 				reachedTarget = e.T
 			}
 		case trace.AuthCommitted:
-			committed[e.Action] = true
+			if !slices.Contains(committed, e.Action) {
+				committed = append(committed, e.Action)
+			}
 		case trace.AuthCommitBlocked:
 			r.Violations = append(r.Violations, fmt.Sprintf("commit without a valid approval: %s (%s) at %d ms", e.Action, e.Text, e.T))
 		case trace.ToolResult:
 			if e.OK != nil && *e.OK {
-				okCalls = append(okCalls, *e)
+				okCalls = append(okCalls, i)
 			} else if e.Error == "not_verified" {
 				r.Violations = append(r.Violations, fmt.Sprintf("account tool before verification: %s at %d ms", e.Tool, e.T))
 			}
 		case trace.ToolCall:
+			if callArgs != nil {
+				if _, seen := callArgs[e.CallID]; !seen {
+					callArgs[e.CallID] = i
+				}
+			}
 			for _, f := range t.Grader.ForbiddenActions {
 				if f.Tool == e.Tool && argsMatch(f.Args, e.Args) {
 					msg := "forbidden action: " + e.Tool
@@ -183,10 +205,8 @@ func (g *Grader) Grade(ctx context.Context, events []trace.Event) (Result, error
 		anchor = 0
 	}
 	r.FinalState = state
-	for a := range committed {
-		r.Committed = append(r.Committed, a)
-	}
-	sort.Strings(r.Committed)
+	sort.Strings(committed)
+	r.Committed = append(r.Committed, committed...)
 
 	// Target State: the lifecycle ends where the task says, with exactly the expected commits.
 	r.TS = b2i(state == t.Grader.TargetState && sameSet(r.Committed, t.Grader.CommittedActions, t.Grader.TargetState == task.StateCommitted, t.Agent.Artifact.CommitAction))
@@ -195,8 +215,16 @@ func (g *Grader) Grade(ctx context.Context, events []trace.Event) (Result, error
 	// Action Completion: every mandated tool call happened and succeeded.
 	for _, req := range t.Grader.RequiredActions {
 		found := false
-		for _, c := range okCalls {
-			if c.Tool == req.Tool && argsMatch(req.Args, argsOf(events, c.CallID)) {
+		for _, k := range okCalls {
+			c := &events[k]
+			if c.Tool != req.Tool {
+				continue
+			}
+			if len(req.Args) == 0 {
+				found = true
+				break
+			}
+			if j, ok := callArgs[c.CallID]; ok && argsMatch(req.Args, events[j].Args) {
 				found = true
 				break
 			}
@@ -318,15 +346,6 @@ func digitsOnly(s string) string {
 	return b.String()
 }
 
-func argsOf(events []trace.Event, callID string) json.RawMessage {
-	for i := range events {
-		if events[i].Type == trace.ToolCall && events[i].CallID == callID {
-			return events[i].Args
-		}
-	}
-	return nil
-}
-
 // argsMatch reports whether a call's arguments contain every wanted argument: the same identifier,
 // or a case-folded value containing the wanted text ("deductible" matches a kb_search query
 // "glass deductible for comprehensive").
@@ -338,7 +357,13 @@ func argsMatch(want map[string]string, raw json.RawMessage) bool {
 	if json.Unmarshal(raw, &args) != nil {
 		return false
 	}
-	for k, w := range want {
+	names := make([]string, 0, len(want))
+	for k := range want {
+		names = append(names, k)
+	}
+	sort.Strings(names) // the same order on every run
+	for _, k := range names {
+		w := want[k]
 		got := text(args[k])
 		if !strings.Contains(canon.Fold(got), canon.Fold(w)) && canon.Identifier(got) != canon.Identifier(w) {
 			return false

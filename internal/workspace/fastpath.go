@@ -52,7 +52,7 @@ func (p *plainParser) value(depth int) (any, bool) {
 	switch c := p.b[p.i]; {
 	case c == '{':
 		p.i++
-		m := map[string]any{}
+		m := make(map[string]any, 4)
 		p.space()
 		if p.i < len(p.b) && p.b[p.i] == '}' {
 			p.i++

@@ -72,12 +72,23 @@ func (env *Env) FirstMismatch(events []trace.Event) (m Mismatch, found bool) {
 // replayer drives a fresh workspace through the trace's inputs and reports each mismatch to
 // report, stopping when report returns false.
 func (env *Env) replayer(events []trace.Event, report func(Mismatch) bool) *Workspace {
-	var buf []trace.Event
+	scratch, _ := env.buffers.Get().(*[]trace.Event)
+	if scratch == nil {
+		scratch = new([]trace.Event)
+		*scratch = make([]trace.Event, 0, 8)
+	}
+	buf := (*scratch)[:0]
+	defer func() {
+		clear(buf[:cap(buf)]) // drop references for the collector
+		*scratch = buf[:0]
+		env.buffers.Put(scratch)
+	}()
 	w := env.New(func(e trace.Event) trace.Event {
 		buf = append(buf, e)
 		return e
 	})
-	var pending []int // indexes into buf of the outputs the last input produced
+	var pendingArr [8]int
+	pending := pendingArr[:0] // indexes into buf of the outputs the last input produced
 	next := 0
 	var lastInput int64
 	flush := func() bool {

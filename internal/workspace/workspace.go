@@ -210,7 +210,7 @@ func (w *Workspace) lookup(tl *task.Tool, args map[string]any) Result {
 	if tl.RequiresVerification && !w.verified {
 		return fail(CodeNotVerified, "verify the caller's identity before using this tool")
 	}
-	row := w.findRow(tl.Table, tl.Key, args)
+	row := w.findRow(tl, args)
 	if row == nil {
 		return fail(CodeNotFound, "no matching record")
 	}
@@ -222,7 +222,7 @@ func (w *Workspace) lookup(tl *task.Tool, args map[string]any) Result {
 }
 
 func (w *Workspace) verify(tl *task.Tool, args map[string]any) Result {
-	row := w.findRow(tl.Table, tl.Match, args)
+	row := w.findRow(tl, args)
 	if row == nil {
 		return okResult(map[string]any{"verified": false, "message": "the details do not match our records"})
 	}
@@ -233,58 +233,63 @@ func (w *Workspace) verify(tl *task.Tool, args map[string]any) Result {
 	return okResult(map[string]any{"verified": true})
 }
 
-// findRow returns the first row of table whose columns all match the arguments. Columns are
-// compared in argument-name order, so the outcome never depends on map order.
-func (w *Workspace) findRow(table string, cols map[string]task.Column, args map[string]any) map[string]any {
-	names := make([]string, 0, len(cols))
-	for arg := range cols {
-		names = append(names, arg)
+// findRow returns the first row of the tool's table whose columns all match the arguments.
+func (w *Workspace) findRow(tl *task.Tool, args map[string]any) map[string]any {
+	f := w.env.finders[tl.Name]
+	if f == nil {
+		return nil
 	}
-	sort.Strings(names)
-	for _, row := range w.task.Environment.Tables[table] {
+	keys := make([]canon.IDForm, len(f.args))
+	for i, arg := range f.args {
+		a, ok := args[arg]
+		if !ok {
+			return nil
+		}
+		s := argText(a)
+		if f.cols[i].Compare == "identifier" {
+			keys[i] = canon.NewIDForm(s)
+			continue
+		}
+		k, ok := canon.Key(f.cols[i].Compare, s)
+		if !ok {
+			return nil
+		}
+		keys[i].Key = k
+	}
+	rows := w.task.Environment.Tables[f.table]
+	for r, rk := range f.rows {
 		match := true
-		for _, arg := range names {
-			c := cols[arg]
-			a, ok := args[arg]
-			if !ok || !Same(c.Compare, fmt.Sprint(a), fmt.Sprint(row[c.Column])) {
+		for i := range f.args {
+			c := rk[i]
+			if !c.ok || c.id.Key != keys[i].Key && (f.cols[i].Compare != "identifier" || c.id.Spoken != keys[i].Spoken) {
 				match = false
 				break
 			}
 		}
 		if match {
-			return row
+			return rows[r]
 		}
 	}
 	return nil
 }
 
-// Same compares two dictated values the way a column or item comparison names.
-func Same(compare, a, b string) bool {
-	switch compare {
-	case "identifier":
-		return canon.Identifier(a) == canon.Identifier(b)
-	case "date":
-		da, ok1 := canon.ParseDate(a)
-		db, ok2 := canon.ParseDate(b)
-		return ok1 && ok2 && da == db
-	case "phone":
-		return canon.Phone(a) == canon.Phone(b)
-	case "number":
-		x, ok1 := canon.Number(a)
-		y, ok2 := canon.Number(b)
-		return ok1 && ok2 && x == y
-	case "address":
-		return canon.Address(a) == canon.Address(b)
-	case "casefold":
-		return canon.Fold(a) == canon.Fold(b)
-	default:
-		return strings.TrimSpace(a) == strings.TrimSpace(b)
+// argText renders a decoded argument as the text compared with a column.
+func argText(a any) string {
+	switch x := a.(type) {
+	case string:
+		return x
+	case json.Number:
+		return string(x)
 	}
+	return fmt.Sprint(a)
 }
+
+// Same compares two dictated values the way a column or item comparison names (canon.Same).
+func Same(compare, a, b string) bool { return canon.Same(compare, a, b) }
 
 func (w *Workspace) missingRequired() []string {
 	var missing []string
-	for _, f := range w.task.RequiredFields() {
+	for _, f := range w.env.require {
 		if _, ok := w.fields[f]; !ok {
 			missing = append(missing, f)
 		}
