@@ -131,7 +131,7 @@ func CheckLines(data []byte, allowUnknown bool) Defects {
 			want, known := fieldKinds[k]
 			if !known {
 				if !allowUnknown {
-					ds = append(ds, Defect{Line: line, Type: typ, Message: fmt.Sprintf("field %q is not in the trace format (grade it anyway with --allow-unknown)", k)})
+					ds = append(ds, Defect{Line: line, Type: typ, Message: fmt.Sprintf("field %q is not in the trace format (--allow-unknown lets it through)", k)})
 				}
 				continue
 			}
@@ -340,7 +340,7 @@ func Verify(events []Event, opts VerifyOptions) Defects {
 		}
 		if !KnownType(e.Type) {
 			if !opts.AllowUnknown {
-				add(i, "unknown event type %q (grade it anyway with --allow-unknown)", e.Type)
+				add(i, "unknown event type %q (--allow-unknown lets it through)", e.Type)
 			}
 			continue
 		}
