@@ -145,8 +145,13 @@ func dropLead(ws []string) []string {
 	return ws
 }
 
-// numbersOnlyIn reports whether no number is said outside the two dates of an interval.
+// numbersOnlyIn reports whether no number is said outside the two dates of an interval, but for
+// times of day ("2026-12-18T00:00:00Z/…", "from 9 am on December 18 …").
 func numbersOnlyIn(toks []string, spans []dateSpan) bool {
+	numbers, timed := false, false
+	for _, sp := range spans {
+		timed = timed || sp.timed
+	}
 	for i, w := range toks {
 		in := false
 		for _, sp := range spans {
@@ -154,9 +159,11 @@ func numbersOnlyIn(toks []string, spans []dateSpan) bool {
 				in = true
 			}
 		}
-		if !in && isNumeral(w) {
-			return false
+		if in {
+			continue
 		}
+		timed = timed || timeWords[w]
+		numbers = numbers || isNumeral(w)
 	}
-	return true
+	return !numbers || timed
 }

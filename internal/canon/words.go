@@ -258,7 +258,7 @@ loop:
 			}
 			break loop
 		case unitWord:
-			if (w == "o" || w == "oh") && last == none && !(i+1 < len(toks) && startsNumber(toks[i+1])) && !(start > 0 && endsNumber(toks[start-1])) {
+			if (w == "o" || w == "oh") && last == none && !nextIsNumber(toks, i+1) && !prevIsNumber(toks, start-1) {
 				break loop // "oh, I see"
 			}
 			if last == unit || last == teen {
@@ -296,6 +296,24 @@ loop:
 		return 0, 0
 	}
 	return total + cur, i - start
+}
+
+// pauses are what a speaker puts between dictated digits without ending the number.
+var pauses = map[string]bool{",": true, "uh": true, "um": true, "er": true, "erm": true, "ah": true, "hmm": true}
+
+// nextIsNumber reports whether the next token after toks[i:], past pauses, can begin a number:
+// then "oh" is zero ("five five five, oh, uh, one nine three").
+func nextIsNumber(toks []string, i int) bool {
+	for ; i < len(toks) && pauses[toks[i]]; i++ {
+	}
+	return i < len(toks) && startsNumber(toks[i])
+}
+
+// prevIsNumber reports whether the token before toks[i+1], past pauses, ends a number.
+func prevIsNumber(toks []string, i int) bool {
+	for ; i >= 0 && pauses[toks[i]]; i-- {
+	}
+	return i >= 0 && endsNumber(toks[i])
 }
 
 // startsCardinal reports whether a cardinal group can start with w.
