@@ -134,9 +134,27 @@ func Address(s string) string {
 	return strings.Join(out, " ")
 }
 
+// nameStarts are the first words of the multi-word names and of the country words.
+var nameStarts = func() map[string]bool {
+	m := map[string]bool{}
+	for name := range stateNames {
+		if first, _, multi := strings.Cut(name, " "); multi {
+			m[first] = true
+		}
+	}
+	for name := range countryWords {
+		first, _, _ := strings.Cut(name, " ")
+		m[first] = true
+	}
+	return m
+}()
+
 // longestName returns the longest multi-word state or country name starting at toks[i] and how
 // many tokens it spans.
 func longestName(toks []string, i int) (string, int) {
+	if !nameStarts[toks[i]] {
+		return "", 0
+	}
 	best, bestN := "", 0
 	name := toks[i]
 	for n := 2; n <= 4 && i+n-1 < len(toks); n++ {

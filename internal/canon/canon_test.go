@@ -127,3 +127,18 @@ func TestFold(t *testing.T) {
 		t.Errorf("Fold = %q", got)
 	}
 }
+
+// The plain-code fast path reads exactly what the general reader reads, or declines.
+func TestPlainCodeMatchesTheGeneralReader(t *testing.T) {
+	for _, s := range []string{"PA-20-44718", "RX 6023-1148", "HO3-77310586", "5TH-AVE", "21st", "CS 42ND", "A-1005", "oh3", "ONE-2",
+		"QX7K2M", "7306ab", "HVS-55120-JA", "acct_88", "x-ray 5", "P as in Paul", "double-e 4", "ab.cd/ef#9", "Alpha 7", "in 5"} {
+		code, ok := plainCode(s)
+		if !ok {
+			continue
+		}
+		want := spelledCode(s)
+		if code != want {
+			t.Errorf("plainCode(%q) = %q, the general reader %q", s, code, want)
+		}
+	}
+}

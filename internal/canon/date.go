@@ -292,6 +292,9 @@ func numericDateAt(toks []string, i int) (dateSpan, bool) {
 // follow ("at 3 pm"); any other number, a second date or a missing year is no reading. Two-digit
 // years pivot at 30.
 func ParseDate(s string) (Date, bool) {
+	if d, ok := isoDate(s); ok {
+		return d, true
+	}
 	toks := digitize(tokens(s), nil)
 	spans := scanDates(toks, true)
 	if len(spans) != 1 || spans[0].d.Year == 0 {
@@ -303,6 +306,30 @@ func ParseDate(s string) (Date, bool) {
 	d := spans[0].d
 	d.Weekday, d.HasWeekday = 0, false
 	return d, true
+}
+
+// isoDate reads a plain YYYY-MM-DD, the common recorded form, without tokenizing.
+func isoDate(s string) (Date, bool) {
+	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
+		return Date{}, false
+	}
+	n := func(a, b int) (int, bool) {
+		v := 0
+		for i := a; i < b; i++ {
+			if s[i] < '0' || s[i] > '9' {
+				return 0, false
+			}
+			v = v*10 + int(s[i]-'0')
+		}
+		return v, true
+	}
+	y, ok1 := n(0, 4)
+	m, ok2 := n(5, 7)
+	d, ok3 := n(8, 10)
+	if !ok1 || !ok2 || !ok3 || !validDate(y, m, d) || y == 0 {
+		return Date{}, false
+	}
+	return Date{Year: y, Month: m, Day: d}, true
 }
 
 // timeOfDayOnly reports whether the tokens outside the date hold no number, or hold a time of day.

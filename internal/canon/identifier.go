@@ -29,6 +29,14 @@ var spellingFillers = map[string]bool{
 // "capital") drop out, spelling-alphabet words are their letters, and "oh" right after a spelled
 // letter is the letter O ("H O three" is HO3) where after a digit it is zero.
 func SpelledCode(s string) string {
+	if code, ok := plainCode(s); ok {
+		return code
+	}
+	return spelledCode(s)
+}
+
+// spelledCode is SpelledCode's general reader.
+func spelledCode(s string) string {
 	raw := tokens(s)
 	toks := make([]string, 0, len(raw))
 	for i := 0; i < len(raw); i++ {
@@ -79,6 +87,61 @@ func SpelledCode(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// plainCode reads a code written plainly ("PA-20-44718", "RX 6023-1148"): ASCII letters, digits
+// and separators, whose letter runs are none of the words SpelledCode reads specially (number
+// words, spelling-alphabet words, fillers). It is the common case and skips tokenizing.
+func plainCode(s string) (string, bool) {
+	b := make([]byte, 0, len(s))
+	start := -1         // start of the current letter run in s
+	afterDigits := false // the run is glued to digits before it ("5th")
+	flush := func(end int) bool {
+		if start < 0 {
+			return true
+		}
+		w := strings.ToLower(s[start:end])
+		start = -1
+		if afterDigits && (w == "st" || w == "nd" || w == "rd" || w == "th") {
+			return false // a written ordinal, which the tokenizer reads as its number
+		}
+		if _, ok := lexicon[w]; ok {
+			return false
+		}
+		if _, ok := natoLetters[w]; ok {
+			return false
+		}
+		return !spellingFillers[w] && w != "as" && w != "in" && w != "double" && w != "triple" && w != "x"
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			if start < 0 {
+				start = i
+				afterDigits = i > 0 && s[i-1] >= '0' && s[i-1] <= '9'
+			}
+			b = append(b, c&^0x20)
+			continue
+		case c >= '0' && c <= '9':
+			// A letter run glued to digits ("ho3", "5th") is a code, not a word.
+			if start >= 0 {
+				start = -1
+			}
+			b = append(b, c)
+			continue
+		case c == '-' || c == ' ' || c == '_' || c == '/' || c == '.' || c == '#':
+		default:
+			return "", false
+		}
+		if !flush(i) {
+			return "", false
+		}
+	}
+	if !flush(len(s)) {
+		return "", false
+	}
+	return string(b), true
 }
 
 // Identifier canonicalises an account, policy or ticket identifier: its spelled code (see

@@ -53,17 +53,8 @@ func (ds Defects) Error() string {
 
 // KnownType reports whether t is an event type of the canonical trace (docs/trace.md).
 func KnownType(t Type) bool {
-	switch t {
-	case SessionStart, SessionEnd, Exclusion,
-		CallerAudioStart, CallerSpeechStart, CallerSpeechEnd, CallerPlan, CallerUtterance,
-		AgentSpeechStart, AgentSpeechEnd, AgentTranscript, AgentAct, AgentResponseDone, AgentUsage, AgentError, AgentRaw,
-		ToolCall, ToolResult, ArtifactUpdate, ArtifactState,
-		AuthVerified, AuthApprovalRequested, AuthApprovalGranted, AuthApprovalDeclined, AuthRevoked,
-		AuthTokenInvalidated, AuthCommitted, AuthCommitBlocked,
-		EnvEvent, FactRevealed, CueIssued, CueShown, CueActed, MediaBargeIn, MediaGap, MediaStats:
-		return true
-	}
-	return false
+	_, known := typeInfo(t)
+	return known
 }
 
 // fieldKind is the JSON type a field of an event line has.
@@ -228,33 +219,38 @@ type VerifyOptions struct {
 	Lines []int
 }
 
-// requiredFields lists the fields an event of type t must carry.
-func requiredFields(t Type) []string {
+// typeInfo reports whether t is a known event type and lists the fields its events must carry,
+// in one switch: Verify runs it for every event of every graded trace.
+func typeInfo(t Type) (required []string, known bool) {
 	switch t {
 	case ToolCall:
-		return reqToolCall
+		return reqToolCall, true
 	case ToolResult:
-		return reqToolResult
+		return reqToolResult, true
 	case ArtifactUpdate:
-		return reqArtifactUpdate
+		return reqArtifactUpdate, true
 	case ArtifactState:
-		return reqState
+		return reqState, true
 	case AuthApprovalGranted:
-		return reqGranted
+		return reqGranted, true
 	case AuthApprovalRequested, AuthApprovalDeclined, AuthRevoked, AuthTokenInvalidated, AuthCommitted, AuthCommitBlocked:
-		return reqAction
+		return reqAction, true
 	case FactRevealed:
-		return reqFact
+		return reqFact, true
 	case EnvEvent:
-		return reqEventID
+		return reqEventID, true
 	case CueIssued, CueShown, CueActed:
-		return reqCue
+		return reqCue, true
 	case AgentAct:
-		return reqAct
+		return reqAct, true
 	case CallerPlan:
-		return reqPlan
+		return reqPlan, true
+	case SessionStart, SessionEnd, Exclusion, CallerAudioStart, CallerSpeechStart, CallerSpeechEnd, CallerUtterance,
+		AgentSpeechStart, AgentSpeechEnd, AgentTranscript, AgentResponseDone, AgentUsage, AgentError, AgentRaw,
+		AuthVerified, MediaBargeIn, MediaGap, MediaStats:
+		return nil, true
 	}
-	return nil
+	return nil, false
 }
 
 var (
@@ -338,24 +334,30 @@ func Verify(events []Event, opts VerifyOptions) Defects {
 		default:
 			add(i, "seq %d follows seq %d: %d event(s) missing", e.Seq, events[i-1].Seq, e.Seq-events[i-1].Seq-1)
 		}
-		if !KnownType(e.Type) {
+		required, known := typeInfo(e.Type)
+		if !known {
 			if !opts.AllowUnknown {
 				add(i, "unknown event type %q (--allow-unknown lets it through)", e.Type)
 			}
 			continue
 		}
-		switch {
-		case e.Type == SessionStart && i != 0:
-			add(i, "session.start must be the first event")
-		case e.Type == SessionEnd && i != len(events)-1:
-			add(i, "session.end must be the last event")
-		case i == 0 && e.Type != SessionStart:
-			add(i, "the first event is %s, want session.start", e.Type)
+		if i == 0 || i == len(events)-1 || e.Type == SessionStart || e.Type == SessionEnd {
+			switch {
+			case e.Type == SessionStart && i != 0:
+				add(i, "session.start must be the first event")
+			case e.Type == SessionEnd && i != len(events)-1:
+				add(i, "session.end must be the last event")
+			case i == 0 && e.Type != SessionStart:
+				add(i, "the first event is %s, want session.start", e.Type)
+			}
 		}
-		for _, f := range requiredFields(e.Type) {
+		for _, f := range required {
 			if !has(e, f) {
 				add(i, "a %s event needs %q", e.Type, f)
 			}
+		}
+		if required == nil {
+			continue
 		}
 		switch e.Type {
 		case ToolCall:

@@ -11,8 +11,11 @@ import (
 // decodeArgs decodes a tool call's arguments as encoding/json's Decoder with UseNumber would, for
 // plain input: ASCII without escapes, no duplicate keys, nothing after the value but whitespace.
 // ok is false when it declines.
-func decodeArgs(raw []byte) (args map[string]any, ok bool) {
-	p := plainParser{b: raw}
+// into, when not nil, is cleared and filled as the top-level object, so a workspace can reuse it
+// from call to call.
+func decodeArgs(raw []byte, into map[string]any) (args map[string]any, ok bool) {
+	clear(into)
+	p := plainParser{b: raw, top: into}
 	p.space()
 	if p.i >= len(p.b) || p.b[p.i] != '{' {
 		return nil, false
@@ -30,8 +33,9 @@ func decodeArgs(raw []byte) (args map[string]any, ok bool) {
 }
 
 type plainParser struct {
-	b []byte
-	i int
+	b   []byte
+	i   int
+	top map[string]any // the map to fill for the top-level object, if any
 }
 
 func (p *plainParser) space() {
@@ -52,7 +56,11 @@ func (p *plainParser) value(depth int) (any, bool) {
 	switch c := p.b[p.i]; {
 	case c == '{':
 		p.i++
-		m := make(map[string]any, 4)
+		m := p.top
+		p.top = nil
+		if m == nil {
+			m = make(map[string]any, 4)
+		}
 		p.space()
 		if p.i < len(p.b) && p.b[p.i] == '}' {
 			p.i++

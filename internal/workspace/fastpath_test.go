@@ -74,7 +74,7 @@ func TestDecodeArgsMatchesEncodingJSON(t *testing.T) {
 		inputs = append(inputs, string(b))
 	}
 	for _, in := range inputs {
-		got, ok := decodeArgs([]byte(in))
+		got, ok := decodeArgs([]byte(in), map[string]any{"stale": 1})
 		var want map[string]any
 		dec := json.NewDecoder(strings.NewReader(in))
 		dec.UseNumber()

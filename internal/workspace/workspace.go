@@ -38,6 +38,12 @@ const (
 	CodeApprovalRequired = "approval_required"
 )
 
+// recordedField is a field a record call echoes back, with its encoded value.
+type recordedField struct {
+	field string
+	val   json.RawMessage
+}
+
 // ApprovalToken is an action-scoped authorization minted by a caller's approval. It is valid until
 // it is used by a commit, revoked by the caller, or invalidated by a change to the approved artifact.
 type ApprovalToken struct {
@@ -52,6 +58,12 @@ type Workspace struct {
 	env  *Env
 	task *task.Task
 	emit Emit
+
+	// Scratch reused from call to call: the decoded arguments, a record call's argument names
+	// and echoed fields.
+	argScratch map[string]any
+	names      []string
+	recorded   []recordedField
 
 	fields    map[string]json.RawMessage
 	state     string
@@ -109,8 +121,12 @@ func (w *Workspace) dispatch(name string, raw json.RawMessage) Result {
 		}
 		return fail(CodeUnknownTool, fmt.Sprintf("no tool named %q; tools: %s", name, strings.Join(names, ", ")))
 	}
-	args, ok := decodeArgs(raw)
+	if w.argScratch == nil {
+		w.argScratch = make(map[string]any, 8)
+	}
+	args, ok := decodeArgs(raw, w.argScratch)
 	if !ok {
+		args = nil
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
 		if err := dec.Decode(&args); err != nil || args == nil {
@@ -148,18 +164,16 @@ func (w *Workspace) record(tl *task.Tool, args map[string]any) Result {
 	if w.state == task.StateCommitted {
 		return fail(CodeBadState, "the artifact is committed and can no longer change")
 	}
-	names := make([]string, 0, len(args))
+	names := w.names[:0]
 	for k := range args {
 		names = append(names, k)
 	}
 	sort.Strings(names)
+	w.names = names
 	// recorded lists what the tool result echoes, by field; two arguments mapped to one field
 	// leave the later one, as a map assignment would.
-	type entry struct {
-		field string
-		val   json.RawMessage
-	}
-	recorded := make([]entry, 0, len(names))
+	recorded := w.recorded[:0]
+	defer func() { w.recorded = recorded[:0] }()
 	changed := false
 	for _, arg := range names {
 		field := arg
@@ -174,7 +188,7 @@ func (w *Workspace) record(tl *task.Tool, args map[string]any) Result {
 			}
 		}
 		if !dup {
-			recorded = append(recorded, entry{field, val})
+			recorded = append(recorded, recordedField{field, val})
 		}
 		if prev, ok := w.fields[field]; ok && bytes.Equal(prev, val) {
 			continue
@@ -224,13 +238,13 @@ func (w *Workspace) lookup(tl *task.Tool, args map[string]any) Result {
 func (w *Workspace) verify(tl *task.Tool, args map[string]any) Result {
 	row := w.findRow(tl, args)
 	if row == nil {
-		return okResult(map[string]any{"verified": false, "message": "the details do not match our records"})
+		return Result{OK: true, Output: json.RawMessage(`{"message":"the details do not match our records","ok":true,"verified":false}`)}
 	}
 	if !w.verified {
 		w.verified = true
 		w.out(trace.Event{Type: trace.AuthVerified, Tool: tl.Name})
 	}
-	return okResult(map[string]any{"verified": true})
+	return Result{OK: true, Output: json.RawMessage(`{"ok":true,"verified":true}`)}
 }
 
 // findRow returns the first row of the tool's table whose columns all match the arguments.
@@ -314,7 +328,7 @@ func (w *Workspace) transition(to string) Result {
 	default:
 		return fail(CodeBadState, "cannot move the artifact to "+to)
 	}
-	return okResult(map[string]any{"state": w.state})
+	return okStrings("state", w.state)
 }
 
 func (w *Workspace) requestApproval(action string, args map[string]any) Result {
@@ -326,7 +340,7 @@ func (w *Workspace) requestApproval(action string, args map[string]any) Result {
 	}
 	summary, _ := args["summary"].(string)
 	w.out(trace.Event{Type: trace.AuthApprovalRequested, Action: action, Text: summary, Source: "tool"})
-	return okResult(map[string]any{"status": "approval_requested", "next": "ask the caller and wait for a clear yes before committing"})
+	return okStrings("next", "ask the caller and wait for a clear yes before committing", "status", "approval_requested")
 }
 
 func (w *Workspace) commit(action string) Result {
@@ -354,7 +368,7 @@ func (w *Workspace) commit(action string) Result {
 	if action == w.task.Agent.Artifact.CommitAction {
 		w.setState(task.StateCommitted)
 	}
-	return okResult(map[string]any{"committed": action, "state": w.state})
+	return okStrings("committed", action, "state", w.state)
 }
 
 func (w *Workspace) setState(to string) {
@@ -445,6 +459,39 @@ func (w *Workspace) Snapshot() Snapshot {
 
 // State returns the artifact's lifecycle state.
 func (w *Workspace) State() string { return w.state }
+
+// okStrings is a successful result {"ok": true, key: value, …} with string values, encoded as
+// encoding/json would (keys sorted) without building a map.
+func okStrings(kv ...string) Result {
+	type pair struct{ k, v string }
+	pairs := make([]pair, 0, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		pairs = append(pairs, pair{kv[i], kv[i+1]})
+	}
+	sort.Slice(pairs, func(i, j int) bool { return pairs[i].k < pairs[j].k })
+	b := make([]byte, 0, 64)
+	b = append(b, '{')
+	okDone := false
+	for i, p := range pairs {
+		if !okDone && p.k > "ok" {
+			b = append(b, `"ok":true,`...)
+			okDone = true
+		}
+		b = appendJSONString(b, p.k)
+		b = append(b, ':')
+		b = appendJSONString(b, p.v)
+		if i < len(pairs)-1 {
+			b = append(b, ',')
+		}
+	}
+	if !okDone {
+		if len(pairs) > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"ok":true`...)
+	}
+	return Result{OK: true, Output: append(b, '}')}
+}
 
 func okResult(v map[string]any) Result {
 	v["ok"] = true
