@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -22,8 +21,6 @@ type Env struct {
 	kb      *Index
 	finders map[string]*finder // lookup and verify tools: their columns, read once
 	require []string           // the artifact's required fields
-
-	buffers sync.Pool // *[]trace.Event: a replay's scratch of emitted events
 }
 
 // finder holds a lookup or verify tool's columns in argument-name order and every row's values

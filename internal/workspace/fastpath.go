@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"encoding/json"
+	"slices"
 )
 
 // The fast paths below let a replay re-execute tool calls cheaply. Each one either gives exactly
@@ -204,6 +205,7 @@ func isCompact(raw []byte) bool {
 // yes. valid reports true only when the full validator would accept the value too; any other
 // answer sends the value to the full validator, which also words the error.
 type quickSchema struct {
+	name       string // the property name this schema is declared under, if any
 	types      []string
 	props      map[string]*quickSchema
 	required   []string
@@ -262,6 +264,7 @@ func quickFrom(doc any, depth int) *quickSchema {
 				if sub == nil {
 					return nil
 				}
+				sub.name = name
 				q.props[name] = sub
 			}
 		case "required":
@@ -410,4 +413,176 @@ func quickType(t string, v any) bool {
 		return s != ""
 	}
 	return false
+}
+
+// plainArg is a top-level argument of a call whose value is a plain scalar: a string of printable
+// ASCII without escapes, a number, true, false or null. Its raw bytes are then exactly what
+// encoding/json writes for the decoded value.
+type plainArg struct {
+	key  []byte
+	raw  []byte
+	kind byte // 's' string, 'n' number, 'b' boolean, 'z' null
+}
+
+// plainArgs reads a call's arguments when every value is a plain scalar, reusing into; ok is false
+// when it declines (nested values, escapes, duplicate keys, anything after the object).
+func plainArgs(raw []byte, into []plainArg) ([]plainArg, bool) {
+	out := into[:0]
+	p := plainParser{b: raw}
+	p.space()
+	if p.i >= len(p.b) || p.b[p.i] != '{' {
+		return nil, false
+	}
+	p.i++
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == '}' {
+		p.i++
+	} else {
+		for {
+			p.space()
+			ks := p.i
+			if _, ok := p.strSpan(); !ok {
+				return nil, false
+			}
+			key := p.b[ks+1 : p.i-1]
+			for _, a := range out {
+				if string(a.key) == string(key) {
+					return nil, false
+				}
+			}
+			p.space()
+			if p.i >= len(p.b) || p.b[p.i] != ':' {
+				return nil, false
+			}
+			p.i++
+			p.space()
+			vs := p.i
+			var kind byte
+			switch c := byte(0); {
+			case p.i < len(p.b) && p.b[p.i] == '"':
+				if _, ok := p.strSpan(); !ok {
+					return nil, false
+				}
+				kind = 's'
+			case p.i < len(p.b) && (p.b[p.i] == '-' || p.b[p.i] >= '0' && p.b[p.i] <= '9'):
+				for p.i < len(p.b) {
+					c = p.b[p.i]
+					if c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' || c >= '0' && c <= '9' {
+						p.i++
+						continue
+					}
+					break
+				}
+				if !validNumber(string(p.b[vs:p.i])) {
+					return nil, false
+				}
+				kind = 'n'
+			case p.word("true"), p.word("false"):
+				kind = 'b'
+			case p.word("null"):
+				kind = 'z'
+			default:
+				return nil, false
+			}
+			out = append(out, plainArg{key: key, raw: p.b[vs:p.i], kind: kind})
+			p.space()
+			if p.i >= len(p.b) {
+				return nil, false
+			}
+			if p.b[p.i] == '}' {
+				p.i++
+				break
+			}
+			if p.b[p.i] != ',' {
+				return nil, false
+			}
+			p.i++
+		}
+	}
+	p.space()
+	if p.i != len(p.b) {
+		return nil, false
+	}
+	return out, true
+}
+
+// strSpan skips a string of printable ASCII without escapes.
+func (p *plainParser) strSpan() (int, bool) {
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		return 0, false
+	}
+	for j := p.i + 1; j < len(p.b); j++ {
+		c := p.b[j]
+		if c == '"' {
+			p.i = j + 1
+			return j, true
+		}
+		if c == '\\' || c < 0x20 || c >= 0x7f {
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// validPlain reports whether plain arguments certainly satisfy the quick schema of an object.
+func (q *quickSchema) validPlain(args []plainArg) bool {
+	if q.hasEnum || len(q.types) > 0 && !slices.Contains(q.types, "object") {
+		return false
+	}
+	for _, a := range args {
+		sub, ok := q.props[string(a.key)]
+		if !ok {
+			if q.closed {
+				return false
+			}
+			continue
+		}
+		if len(sub.types) > 0 {
+			want := map[byte]string{'s': "string", 'n': "number", 'b': "boolean", 'z': "null"}[a.kind]
+			if !slices.Contains(sub.types, want) {
+				// An integer is only certain for plain digits.
+				if !(a.kind == 'n' && slices.Contains(sub.types, "integer") && quickType("integer", json.Number(a.raw))) {
+					return false
+				}
+			}
+		}
+		if sub.hasEnum {
+			if a.kind != 's' {
+				return false
+			}
+			inner := a.raw[1 : len(a.raw)-1]
+			found := false
+			for _, e := range sub.enum {
+				if e == string(inner) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				return false
+			}
+		}
+	}
+	for _, r := range q.required {
+		found := false
+		for _, a := range args {
+			if string(a.key) == r {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// propName returns the argument name as a string, the schema's own copy when it declares it (so
+// recording does not allocate it again).
+func (q *quickSchema) propName(key []byte) string {
+	if sub, ok := q.props[string(key)]; ok && sub.name != "" {
+		return sub.name
+	}
+	return string(key)
 }

@@ -6,11 +6,13 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/voicebench/humanaudit/internal/task"
+	"github.com/voicebench/humanaudit/internal/trace"
 )
 
 // randomValue builds a JSON-like value of the kinds tool arguments carry, with the characters
@@ -23,7 +25,13 @@ func randomValue(r *rand.Rand, depth int) any {
 		return strs[r.IntN(len(strs))]
 	case k == 3:
 		nums := []string{"0", "-1", "612.40", "1e3", "3.5E-2", "100"}
+		if r.IntN(2) == 0 {
+			floats := []float64{0, -1, 612.4, 1e21, 1e20, 1e-6, 1e-7, 123456789.125, -0.000001234, 3e-9, 2.5e300}
+			return floats[r.IntN(len(floats))]
+		}
 		return json.Number(nums[r.IntN(len(nums))])
+	case k == 4 && depth == 1:
+		return []Hit{{ID: "a<b>", Title: "T \"q\"", Text: strs[r.IntN(len(strs))]}, {ID: "2"}}
 	case k == 4:
 		return r.IntN(2) == 0
 	case k == 5:
@@ -141,4 +149,88 @@ func TestQuickSchemaNeverAcceptsWhatTheValidatorRefuses(t *testing.T) {
 		t.Fatalf("quick subset covers %d tools and accepted %d argument sets: the fast path is never taken", covered, accepted)
 	}
 	t.Logf("%d tools within the quick subset, %d argument sets accepted and confirmed", covered, accepted)
+}
+
+// A record call taken by the plain path records, emits and answers exactly what the general
+// path (decode, validate, encode) does, on every record tool of the suite.
+func TestRecordPlainMatchesTheGeneralPath(t *testing.T) {
+	tasks, probs := task.LoadAll(filepath.Join("..", "..", "tasks"))
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	r := rand.New(rand.NewPCG(8, 9))
+	scalars := []string{`"2026-11-24"`, `"PA-20-44718"`, `"glass"`, `100`, `612.40`, `-3`, `1e2`, `true`, `false`, `null`, `"two words"`, `""`}
+	taken := 0
+	for _, tk := range tasks {
+		env, err := Compile(tk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range tk.Agent.Tools {
+			tl := &tk.Agent.Tools[i]
+			q := env.quick[tl.Name]
+			if tl.Kind != task.ToolRecord || q == nil {
+				continue
+			}
+			var props []string
+			for p := range q.props {
+				props = append(props, p)
+			}
+			slices.Sort(props)
+			var fastEv, slowEv []trace.Event
+			fast := env.New(func(e trace.Event) trace.Event { fastEv = append(fastEv, e); return e })
+			slow := env.New(func(e trace.Event) trace.Event { slowEv = append(slowEv, e); return e })
+			for k := 0; k < 60; k++ {
+				var parts []string
+				for _, p := range props {
+					if r.IntN(3) != 0 {
+						continue
+					}
+					v := scalars[r.IntN(len(scalars))]
+					if sub := q.props[p]; sub.hasEnum && r.IntN(2) == 0 {
+						v = strconv.Quote(sub.enum[r.IntN(len(sub.enum))])
+					}
+					parts = append(parts, strconv.Quote(p)+":"+v)
+				}
+				raw := []byte("{" + strings.Join(parts, ",") + "}")
+				res, ok := fast.recordPlain(tl, q, raw)
+				if !ok {
+					continue
+				}
+				taken++
+				args, ok := decodeArgs(raw, nil)
+				if !ok {
+					t.Fatalf("%s: %s decodes on the plain path only", tl.Name, raw)
+				}
+				if err := env.schemas[tl.Name].Validate(toValidatable(args)); err != nil {
+					t.Fatalf("%s: the plain path accepted %s, the validator refuses it: %v", tl.Name, raw, err)
+				}
+				want := slow.record(tl, args)
+				if !bytes.Equal(res.Output, want.Output) || res.OK != want.OK {
+					t.Fatalf("%s %s:\n plain   %s\n general %s", tl.Name, raw, res.Output, want.Output)
+				}
+				if !reflect.DeepEqual(fastEv, slowEv) {
+					t.Fatalf("%s %s: events differ:\n%v\n%v", tl.Name, raw, fastEv, slowEv)
+				}
+			}
+		}
+	}
+	if taken == 0 {
+		t.Fatal("the plain path was never taken")
+	}
+	t.Logf("%d record calls compared", taken)
+}
+
+// okStrings encodes as encoding/json does.
+func TestOkStringsMatchesEncodingJSON(t *testing.T) {
+	for _, kv := range [][]string{{"state", "draft"}, {"committed", "submit <claim> & \"x\"", "state", "committed"},
+		{"next", "ask the caller", "status", "approval_requested"}, {"a", "1", "z", "2"}, {}} {
+		m := map[string]any{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		if got, want := okStrings(kv...).Output, okResult(m).Output; !bytes.Equal(got, want) {
+			t.Errorf("okStrings(%q) = %s, want %s", kv, got, want)
+		}
+	}
 }

@@ -3,7 +3,9 @@ package workspace
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"sort"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -77,6 +79,24 @@ func appendCanonical(b []byte, v any) ([]byte, bool) {
 			}
 		}
 		return append(b, '}'), true
+	case float64:
+		return appendFloat(b, x)
+	case []Hit:
+		b = append(b, '[')
+		for i, h := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			// Struct fields in declaration order, as encoding/json writes them.
+			b = append(b, `{"id":`...)
+			b = appendJSONString(b, h.ID)
+			b = append(b, `,"title":`...)
+			b = appendJSONString(b, h.Title)
+			b = append(b, `,"text":`...)
+			b = appendJSONString(b, h.Text)
+			b = append(b, '}')
+		}
+		return append(b, ']'), true
 	case map[string]json.RawMessage:
 		if x == nil {
 			return append(b, "null"...), true
@@ -101,6 +121,26 @@ func appendCanonical(b []byte, v any) ([]byte, bool) {
 		return append(b, '}'), true
 	}
 	return b, false
+}
+
+// appendFloat writes a float64 the way encoding/json does: the shortest decimal that reads back,
+// in exponent form only below 1e-6 or from 1e21 on, with a one-digit negative exponent.
+func appendFloat(b []byte, f float64) ([]byte, bool) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return b, false
+	}
+	format := byte('f')
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, true
 }
 
 const hexDigits = "0123456789abcdef"

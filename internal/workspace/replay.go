@@ -70,84 +70,65 @@ func (env *Env) FirstMismatch(events []trace.Event) (m Mismatch, found bool) {
 }
 
 // replayer drives a fresh workspace through the trace's inputs and reports each mismatch to
-// report, stopping when report returns false.
+// report, stopping when report returns false. Each event the workspace emits is compared at once
+// with the next recorded workspace event, which must come after the input that caused it and
+// before the next input; nothing is copied.
 func (env *Env) replayer(events []trace.Event, report func(Mismatch) bool) *Workspace {
-	scratch, _ := env.buffers.Get().(*[]trace.Event)
-	if scratch == nil {
-		scratch = new([]trace.Event)
-		*scratch = make([]trace.Event, 0, 8)
+	stop := false
+	cur := 0 // the next recorded event not yet matched
+	var input *trace.Event
+	skip := func() {
+		for cur < len(events) && !isInput(&events[cur]) && !isOutput(&events[cur]) {
+			cur++
+		}
 	}
-	buf := (*scratch)[:0]
-	defer func() {
-		clear(buf[:cap(buf)]) // drop references for the collector
-		*scratch = buf[:0]
-		env.buffers.Put(scratch)
-	}()
 	w := env.New(func(e trace.Event) trace.Event {
-		buf = append(buf, e)
+		if stop {
+			return e
+		}
+		if !isOutput(&e) {
+			// The input's own record: an approval's token must be the one the environment mints.
+			if input != nil && e.Type == input.Type && e.Type != trace.ToolCall && e.Token != input.Token {
+				stop = !report(Mismatch{Seq: input.Seq, Recorded: describe(input), Replayed: describe(&e)})
+			}
+			return e
+		}
+		skip()
+		switch {
+		case cur >= len(events) || isInput(&events[cur]):
+			stop = !report(Mismatch{Seq: input.Seq, Recorded: "nothing", Replayed: describe(&e)})
+		case !sameOutput(&events[cur], &e):
+			stop = !report(Mismatch{Seq: events[cur].Seq, Recorded: describe(&events[cur]), Replayed: describe(&e)})
+			cur++
+		default:
+			cur++
+		}
 		return e
 	})
-	var pendingArr [8]int
-	pending := pendingArr[:0] // indexes into buf of the outputs the last input produced
-	next := 0
-	var lastInput int64
-	flush := func() bool {
-		for ; next < len(pending); next++ {
-			if !report(Mismatch{Seq: lastInput, Recorded: "nothing", Replayed: describe(&buf[pending[next]])}) {
-				return false
-			}
+	for !stop {
+		skip()
+		if cur >= len(events) {
+			break
 		}
-		return true
-	}
-	for i := range events {
-		e := &events[i]
-		switch {
-		case isInput(e):
-			if !flush() {
-				return w
-			}
-			buf = buf[:0]
-			switch e.Type {
-			case trace.ToolCall:
-				w.Call(e.CallID, e.Tool, e.Args)
-			case trace.AuthApprovalGranted:
-				w.Approve(e.Action)
-			case trace.AuthRevoked:
-				w.Revoke(e.Action)
-			case trace.AuthApprovalDeclined:
-				w.Decline(e.Action)
-			}
-			lastInput = e.Seq
-			// The first event emitted is the input's own record; an approval's token must be
-			// the one the environment mints.
-			if len(buf) > 0 && buf[0].Type == e.Type && e.Type != trace.ToolCall && buf[0].Token != e.Token {
-				if !report(Mismatch{Seq: e.Seq, Recorded: describe(e), Replayed: describe(&buf[0])}) {
-					return w
-				}
-			}
-			pending = pending[:0]
-			for j := range buf {
-				if isOutput(&buf[j]) {
-					pending = append(pending, j)
-				}
-			}
-			next = 0
-		case isOutput(e):
-			if next >= len(pending) {
-				if !report(Mismatch{Seq: e.Seq, Recorded: describe(e), Replayed: "nothing"}) {
-					return w
-				}
-				continue
-			}
-			if r := &buf[pending[next]]; !sameOutput(e, r) {
-				if !report(Mismatch{Seq: e.Seq, Recorded: describe(e), Replayed: describe(r)}) {
-					return w
-				}
-			}
-			next++
+		e := &events[cur]
+		cur++
+		if isOutput(e) {
+			// Recorded, but the environment did not produce it.
+			stop = !report(Mismatch{Seq: e.Seq, Recorded: describe(e), Replayed: "nothing"})
+			continue
+		}
+		input = e
+		switch e.Type {
+		case trace.ToolCall:
+			w.Call(e.CallID, e.Tool, e.Args)
+		case trace.AuthApprovalGranted:
+			w.Approve(e.Action)
+		case trace.AuthRevoked:
+			w.Revoke(e.Action)
+		case trace.AuthApprovalDeclined:
+			w.Decline(e.Action)
 		}
 	}
-	flush()
 	return w
 }
 

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,6 +64,8 @@ type Workspace struct {
 	// and echoed fields.
 	argScratch map[string]any
 	names      []string
+	vals       []argValue
+	pairs      []plainArg
 	recorded   []recordedField
 
 	fields    map[string]json.RawMessage
@@ -121,6 +124,13 @@ func (w *Workspace) dispatch(name string, raw json.RawMessage) Result {
 		}
 		return fail(CodeUnknownTool, fmt.Sprintf("no tool named %q; tools: %s", name, strings.Join(names, ", ")))
 	}
+	if tl.Kind == task.ToolRecord {
+		if q := w.env.quick[name]; q != nil {
+			if res, ok := w.recordPlain(tl, q, raw); ok {
+				return res
+			}
+		}
+	}
 	if w.argScratch == nil {
 		w.argScratch = make(map[string]any, 8)
 	}
@@ -161,26 +171,44 @@ func (w *Workspace) dispatch(name string, raw json.RawMessage) Result {
 }
 
 func (w *Workspace) record(tl *task.Tool, args map[string]any) Result {
-	if w.state == task.StateCommitted {
-		return fail(CodeBadState, "the artifact is committed and can no longer change")
-	}
 	names := w.names[:0]
 	for k := range args {
 		names = append(names, k)
 	}
 	sort.Strings(names)
 	w.names = names
+	vals := w.vals[:0]
+	for _, arg := range names {
+		vals = append(vals, argValue{arg: arg, val: mustJSON(args[arg])})
+	}
+	w.vals = vals
+	return w.recordValues(tl, vals)
+}
+
+// argValue is one argument of a record call, with its encoded value.
+type argValue struct {
+	arg string
+	val json.RawMessage
+}
+
+// recordValues records a record call's arguments, given in argument-name order: each one sets its
+// field (by name, or as mapped in the tool's "fields"), an unchanged value emits nothing, and a
+// change after approval voids the token.
+func (w *Workspace) recordValues(tl *task.Tool, vals []argValue) Result {
+	if w.state == task.StateCommitted {
+		return fail(CodeBadState, "the artifact is committed and can no longer change")
+	}
 	// recorded lists what the tool result echoes, by field; two arguments mapped to one field
 	// leave the later one, as a map assignment would.
 	recorded := w.recorded[:0]
 	defer func() { w.recorded = recorded[:0] }()
 	changed := false
-	for _, arg := range names {
-		field := arg
-		if f, ok := tl.Fields[arg]; ok {
+	for _, av := range vals {
+		field := av.arg
+		if f, ok := tl.Fields[av.arg]; ok {
 			field = f
 		}
-		val := mustJSON(args[arg])
+		val := av.val
 		dup := false
 		for i := range recorded {
 			if recorded[i].field == field {
@@ -202,7 +230,7 @@ func (w *Workspace) record(tl *task.Tool, args map[string]any) Result {
 		w.invalidateAll("artifact changed after approval")
 		w.setState(task.StateReady)
 	}
-	sort.Slice(recorded, func(i, j int) bool { return recorded[i].field < recorded[j].field })
+	slices.SortFunc(recorded, func(a, b recordedField) int { return strings.Compare(a.field, b.field) })
 	// The result is {"ok":true,"recorded":{…},"state":…}, keys in encoding/json's sorted order.
 	out := make([]byte, 0, 64+32*len(recorded))
 	out = append(out, `{"ok":true,"recorded":{`...)
@@ -468,7 +496,7 @@ func okStrings(kv ...string) Result {
 	for i := 0; i+1 < len(kv); i += 2 {
 		pairs = append(pairs, pair{kv[i], kv[i+1]})
 	}
-	sort.Slice(pairs, func(i, j int) bool { return pairs[i].k < pairs[j].k })
+	slices.SortFunc(pairs, func(a, b pair) int { return strings.Compare(a.k, b.k) })
 	b := make([]byte, 0, 64)
 	b = append(b, '{')
 	okDone := false
@@ -571,4 +599,25 @@ func describeSchemaError(err error) string {
 	walk(ve)
 	sort.Strings(msgs)
 	return strings.Join(msgs, "; ")
+}
+
+// recordPlain runs a record call whose arguments are all plain scalars that certainly satisfy
+// the tool's schema, without decoding them into a map: each value's bytes are already its
+// encoding. ok is false when it declines and the general path runs.
+func (w *Workspace) recordPlain(tl *task.Tool, q *quickSchema, raw []byte) (Result, bool) {
+	pairs, ok := plainArgs(raw, w.pairs)
+	if !ok {
+		return Result{}, false
+	}
+	w.pairs = pairs
+	if !q.validPlain(pairs) {
+		return Result{}, false
+	}
+	slices.SortFunc(pairs, func(a, b plainArg) int { return bytes.Compare(a.key, b.key) })
+	vals := w.vals[:0]
+	for _, a := range pairs {
+		vals = append(vals, argValue{arg: q.propName(a.key), val: json.RawMessage(a.raw)})
+	}
+	w.vals = vals
+	return w.recordValues(tl, vals), true
 }
