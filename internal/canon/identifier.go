@@ -94,7 +94,7 @@ func spelledCode(s string) string {
 // words, spelling-alphabet words, fillers). It is the common case and skips tokenizing.
 func plainCode(s string) (string, bool) {
 	b := make([]byte, 0, len(s))
-	start := -1         // start of the current letter run in s
+	start := -1          // start of the current letter run in s
 	afterDigits := false // the run is glued to digits before it ("5th")
 	flush := func(end int) bool {
 		if start < 0 {
