@@ -21,7 +21,7 @@ import (
 )
 
 // Version identifies the grading rules; it is stored with every score.
-const Version = "grade/1"
+const Version = "grade/2"
 
 // Result is the grade of one call.
 type Result struct {
