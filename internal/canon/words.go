@@ -55,6 +55,10 @@ var lexicon = func() map[string]lexeme {
 	return m
 }()
 
+// IsNumberWord reports whether w (lower case) is an English cardinal number word: a unit ("oh"
+// included), teen, tens, hundred, dozen or scale word.
+func IsNumberWord(w string) bool { return isNumberWord(w) }
+
 // isNumberWord reports whether w is a cardinal number word (a unit, teen, tens, hundred, dozen or
 // scale word).
 func isNumberWord(w string) bool {
