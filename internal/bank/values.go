@@ -287,8 +287,7 @@ func (u *utterance) states(kind valueKind, forms []string, short, strict bool) b
 				return true
 			}
 		case kindInterval:
-			a, b, ok := splitInterval(v)
-			if ok && u.hasDate(a) && u.hasDate(b) {
+			if ds := canon.FindDates(v); len(ds) == 2 && u.hasDate(ds[0]) && u.hasDate(ds[1]) {
 				return true
 			}
 		case kindPhone:
@@ -463,17 +462,6 @@ func (u *utterance) hasNumber(v string, short bool) bool {
 		}
 	}
 	return false
-}
-
-func splitInterval(v string) (canon.Date, canon.Date, bool) {
-	for _, sep := range []string{" to ", " until ", " through "} {
-		if a, b, ok := strings.Cut(v, sep); ok {
-			da, ok1 := canon.ParseDate(a)
-			db, ok2 := canon.ParseDate(b)
-			return da, db, ok1 && ok2
-		}
-	}
-	return canon.Date{}, canon.Date{}, false
 }
 
 // addressParts returns the canonical street line ("2150 sw borland rd") and unit ("unit 3b") of a
