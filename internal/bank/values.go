@@ -105,18 +105,6 @@ func hasDigit(s string) bool {
 	return false
 }
 
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 var punctuation = strings.NewReplacer("’", "'", ",", " ", ".", " ", "!", " ", ";", " ", ":", " ", "?", " ", "—", " ", "–", " ", "\"", " ", "(", " ", ")", " ")
 
 func normalise(s string) string {

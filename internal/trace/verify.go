@@ -80,9 +80,6 @@ var fieldKinds = map[string]fieldKind{
 	"meta": kindMeta, "raw": kindAny,
 }
 
-var kindNames = map[fieldKind]string{kindInteger: "an integer", kindString: "a string", kindBoolean: "a boolean",
-	kindObject: "an object", kindMeta: "an object of strings"}
-
 // CheckLines checks the fields of every event line of a JSONL trace against their documented
 // JSON types, and refuses fields the format does not have (unless allowUnknown). Lines that are
 // not JSON objects are left to the decoder (ReadJSONL), which names them.
