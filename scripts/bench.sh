@@ -11,8 +11,10 @@ bench() { # bench BENCHTIME PACKAGE...
   go test -run '^$' -bench . -benchtime "$t" -count 1 "$@" 2>&1 | grep -E '^(Benchmark|FAIL|---|ok|panic)' || true
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 }
-echo "# grading, statistics, planning, adapters, codecs"
-bench 2s ./internal/grade ./internal/stats ./internal/study ./internal/agent/openai ./internal/agent/gemini ./internal/media
+echo "# grading on one core: grading alone, and verification (format checks, workspace replay) then grading"
+bench 2s -cpu 1 ./internal/grade
+echo "# statistics, planning, adapters, codecs"
+bench 2s ./internal/stats ./internal/study ./internal/agent/openai ./internal/agent/gemini ./internal/media
 echo "# media path over loopback WebRTC (latency per frame, CPU per session-second, sessions with no late tick)"
 bench 1x ./internal/rtc
 echo "# power of the 150-session plan: 2,000 simulated studies analysed with the report's intervals (load: $(cut -d' ' -f1-3 /proc/loadavg))"

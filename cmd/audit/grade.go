@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	register("grade", "grade a JSONL trace: [--task ID_OR_FILE] TRACE.jsonl [--judge-cache DIR]", runGrade)
+	register("grade", "verify and grade a JSONL trace: [--task ID_OR_FILE] TRACE.jsonl [--judge-cache DIR] [--allow-unknown]", runGrade)
 }
 
 // judgeFlags configure the semantic judge shared by commands that grade.
@@ -55,6 +55,7 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	taskRef := fs.String("task", "", "task id (looked up in --tasks) or task file; default: the task the trace names")
 	tasksDir := fs.String("tasks", "tasks", "task directory")
 	incomplete := fs.Bool("allow-incomplete", false, "grade a trace without session.end (a call cut short), leaving out a last line a crash tore")
+	allowUnknown := fs.Bool("allow-unknown", false, "grade a trace with event types or fields the trace format does not have (they are not graded)")
 	jf := addJudgeFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -63,6 +64,9 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "usage: audit grade [--task ID_OR_FILE] TRACE.jsonl [--judge-cache DIR]")
 		return errUsage
+	}
+	if err := checkTraceLines(pos[0], *allowUnknown); err != nil {
+		return err
 	}
 	events, err := readTrace(pos[0], *incomplete, stderr)
 	if err != nil {
@@ -90,7 +94,11 @@ func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	res, err := grade.Grade(ctx, t, events, opts)
+	g := grade.New(t, opts)
+	if err := checkTraceEvents(pos[0], g, events, *allowUnknown); err != nil {
+		return err
+	}
+	res, err := g.Grade(ctx, events)
 	if err != nil {
 		return fmt.Errorf("grade %s: %w", pos[0], err)
 	}

@@ -20,6 +20,7 @@ func runImportTraces(ctx context.Context, args []string, stdout, stderr io.Write
 	label := fs.String("system", "", "system label for traces whose session.start names none")
 	family := fs.String("family", "", "protocol family stored for a system the database does not know yet")
 	tasksDir := fs.String("tasks", "tasks", "task directory")
+	allowUnknown := fs.Bool("allow-unknown", false, "import traces with event types or fields the trace format does not have (they are not graded)")
 	data := fs.String("data", "audit_data", "data directory (the private database cluster lives in its pg subdirectory); DATABASE_URL overrides")
 	jf := addJudgeFlags(fs)
 	pos, err := parseFlags(fs, args)
@@ -44,7 +45,7 @@ func runImportTraces(ctx context.Context, args []string, stdout, stderr io.Write
 		return err
 	}
 	defer db.Close()
-	res, err := synth.Import(ctx, synth.ImportConfig{Store: db, Tasks: tasks, System: *label, Family: *family, Grade: gopts}, pos[0])
+	res, err := synth.Import(ctx, synth.ImportConfig{Store: db, Tasks: tasks, System: *label, Family: *family, Grade: gopts, AllowUnknown: *allowUnknown}, pos[0])
 	counts := map[string]int{}
 	for _, r := range res {
 		counts[r.Status]++

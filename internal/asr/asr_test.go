@@ -248,29 +248,6 @@ func TestParse(t *testing.T) {
 	}
 }
 
-func TestDateResolve(t *testing.T) {
-	ref := time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC)
-	for _, c := range []struct {
-		d    Date
-		want string
-	}{
-		{Date{Month: 12, Day: 5}, "2026-12-05"},                                           // ahead this year
-		{Date{Month: 2, Day: 8}, "2027-02-08"},                                            // passed: next year
-		{Date{Month: 11, Day: 30}, "2026-11-30"},                                          // today
-		{Date{Month: 2, Day: 9, Weekday: time.Tuesday, HasWeekday: true}, "2027-02-09"},   // 2027-02-09 is a Tuesday
-		{Date{Month: 11, Day: 24, Weekday: time.Tuesday, HasWeekday: true}, "2026-11-24"}, // the weekday beats "ahead"
-		{Date{Year: 1979, Month: 3, Day: 14}, "1979-03-14"},
-	} {
-		if got := c.d.Resolve(ref).String(); got != c.want {
-			t.Errorf("%v.Resolve = %s, want %s", c.d, got, c.want)
-		}
-	}
-	from, to := ResolveRange(Date{Month: 12, Day: 18}, Date{Month: 1, Day: 2}, ref)
-	if from.String() != "2026-12-18" || to.String() != "2027-01-02" {
-		t.Errorf("range resolved to %s – %s", from, to)
-	}
-}
-
 func TestGrammarErrors(t *testing.T) {
 	r := mustRecognizer(t)
 	g := Slot{Kind: KindChoice, Choices: []string{"morning", "qzxwvtt"}}.Grammar()

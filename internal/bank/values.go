@@ -1,7 +1,6 @@
 package bank
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -10,8 +9,8 @@ import (
 )
 
 // utterance is a caller variant analysed once: its words and the specific values it states
-// (dates, digit sequences, e-mail addresses, codes), found through the same canonicalisation
-// the grader uses.
+// (dates, digit sequences, e-mail addresses, codes), found by canon.Extract, the reader the
+// grader uses.
 type utterance struct {
 	raw    string
 	norm   string   // " "-padded lower-case words, for phrase matching on word boundaries
@@ -23,158 +22,10 @@ type utterance struct {
 	ident  string   // the whole text as an identifier (spelled letters joined, fillers dropped)
 }
 
-var (
-	writtenEmail = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`)
-	spokenEmail  = regexp.MustCompile(`\b([a-z0-9]+(?: (?:dot|underscore|dash) [a-z0-9]+)*) at ([a-z0-9]+(?: dot [a-z0-9]+)+)\b`)
-	numericDate  = regexp.MustCompile(`\b(\d{4})-(\d{1,2})-(\d{1,2})\b|\b(\d{1,2})/(\d{1,2})/(\d{2,4})\b`)
-	codeToken    = regexp.MustCompile(`[A-Za-z0-9]+(?:[-_/.][A-Za-z0-9]+)*`)
-)
-
-// spellingFillers are words a caller uses while spelling an identifier ("capital Q, dash").
-var spellingFillers = map[string]bool{
-	"capital": true, "uppercase": true, "upper": true, "lowercase": true, "lower": true, "small": true,
-	"dash": true, "hyphen": true, "underscore": true, "slash": true, "then": true, "letter": true,
-	"case": true, "and": true,
-}
-
-// sentenceEnd marks the end of a sentence; a dictated number never runs across one.
-var sentenceEnd = regexp.MustCompile(`[.?!;]+(\s|$)`)
-
 func analyse(text string) *utterance {
-	u := &utterance{raw: text, norm: " " + normalise(text) + " "}
-	spoken := canon.SpokenToDigits(sentenceEnd.ReplaceAllString(text, " | "))
-	toks := strings.Fields(spoken)
-	u.words = make([]string, 0, len(toks))
-	u.words = canonWords(text)
-	u.dates, toks = spokenDates(toks)
-	for _, m := range numericDate.FindAllStringSubmatch(text, -1) {
-		if d, ok := canon.ParseDate(m[0]); ok {
-			u.dates = append(u.dates, d)
-		}
-	}
-	u.seqs = digitSequences(toks)
-	for _, m := range writtenEmail.FindAllString(text, -1) {
-		u.emails = append(u.emails, strings.ToLower(m))
-	}
-	for _, m := range spokenEmail.FindAllStringSubmatch(joinSpelled(strings.ToLower(text)), -1) {
-		u.emails = append(u.emails, spokenToEmail(m[0]))
-	}
-	for _, m := range codeToken.FindAllString(text, -1) {
-		if hasLetter(m) && hasDigit(m) && !isOrdinalOrUnit(m) {
-			u.codes = append(u.codes, canon.Identifier(m))
-		}
-	}
-	u.ident = spelledIdentifier(text)
-	return u
-}
-
-// spokenDates finds month-name dates ("December fifth", "the 24th of November, 2026") in
-// SpokenToDigits tokens and returns them with the tokens they used blanked out, so that a date's
-// day and year are not also read as digit sequences. A date without a year has Year 0.
-func spokenDates(toks []string) ([]canon.Date, []string) {
-	out := append([]string(nil), toks...)
-	var dates []canon.Date
-	for i, w := range toks {
-		m, ok := monthNumber(w)
-		if !ok {
-			continue
-		}
-		day, year := 0, 0
-		used := []int{i}
-		// Day after the month: "december 5", "december the 5".
-		j := i + 1
-		if j < len(toks) && toks[j] == "the" {
-			j++
-		}
-		if j < len(toks) && isDayToken(toks[j]) {
-			day, _ = strconv.Atoi(toks[j])
-			used = append(used, j)
-			j++
-		} else {
-			// Day before the month: "5 of december", "the 5th december".
-			k := i - 1
-			if k >= 0 && toks[k] == "of" {
-				k--
-			}
-			if k >= 0 && isDayToken(toks[k]) {
-				day, _ = strconv.Atoi(toks[k])
-				used = append(used, k)
-			}
-		}
-		if day == 0 {
-			continue
-		}
-		if j < len(toks) && toks[j] == "," {
-			j++
-		}
-		if j < len(toks) && len(toks[j]) == 4 && isDigits(toks[j]) {
-			year, _ = strconv.Atoi(toks[j])
-			used = append(used, j)
-		}
-		dates = append(dates, canon.Date{Year: year, Month: m, Day: day})
-		for _, k := range used {
-			out[k] = "·"
-		}
-	}
-	return dates, out
-}
-
-var months = map[string]int{
-	"january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
-	"august": 8, "september": 9, "october": 10, "november": 11, "december": 12,
-	"jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
-	"oct": 10, "nov": 11, "dec": 12,
-}
-
-func monthNumber(w string) (int, bool) {
-	m, ok := months[strings.TrimSuffix(w, ".")]
-	return m, ok
-}
-
-func isDayToken(w string) bool {
-	if !isDigits(w) || len(w) > 2 {
-		return false
-	}
-	n, _ := strconv.Atoi(w)
-	return n >= 1 && n <= 31
-}
-
-// digitSequences joins runs of digit tokens separated by nothing or by one dictation separator
-// (comma, dash, dot, slash) into one sequence: "503 , 555 , 0147" is 5035550147.
-func digitSequences(toks []string) []string {
-	var out []string
-	var cur strings.Builder
-	for i := 0; i < len(toks); i++ {
-		w := toks[i]
-		if isDigits(w) {
-			cur.WriteString(w)
-			continue
-		}
-		if cur.Len() > 0 && isJoiner(w) {
-			// Separators and hesitations inside a dictated number ("612, uh, 555") keep it going
-			// when more digits follow.
-			j := i
-			for j < len(toks) && isJoiner(toks[j]) {
-				j++
-			}
-			if j < len(toks) && isDigits(toks[j]) {
-				i = j - 1
-				continue
-			}
-		}
-		if cur.Len() > 0 {
-			out = append(out, cur.String())
-			cur.Reset()
-		}
-	}
-	if cur.Len() > 0 {
-		out = append(out, cur.String())
-	}
-	return out
-}
-
-func isJoiner(w string) bool {
-	return w == "," || w == "-" || w == "." || w == "/" || fillers[w]
+	m := canon.Extract(text)
+	return &utterance{raw: text, norm: " " + normalise(text) + " ", words: canonWords(text),
+		dates: m.Dates, seqs: m.Digits, emails: m.Emails, codes: m.Codes, ident: m.Spelled}
 }
 
 // canonWords are the text's words as the grader's address canonicalisation sees them (spoken
@@ -236,67 +87,6 @@ func isLetterToken(tok string) bool {
 	return c >= 'a' && c <= 'z'
 }
 
-// joinSpelled joins letters spelled one by one ("p r i y a dot v") into a word ("priya dot v").
-func joinSpelled(s string) string {
-	toks := strings.Fields(punctuation.Replace(s))
-	var out []string
-	run := ""
-	flush := func() {
-		// "dev, D E V" spells the word just said: keep it once.
-		if run != "" && (len(out) == 0 || out[len(out)-1] != run) {
-			out = append(out, run)
-		}
-		run = ""
-	}
-	for i, w := range toks {
-		single := len(w) == 1 && w[0] >= 'a' && w[0] <= 'z'
-		next := i+1 < len(toks) && len(toks[i+1]) == 1
-		if single && (run != "" || next) {
-			run += w
-			continue
-		}
-		flush()
-		out = append(out, w)
-	}
-	flush()
-	return strings.Join(out, " ")
-}
-
-// fillers are hesitations a caller makes mid-dictation ("five five five, uh, oh one nine three").
-var fillers = map[string]bool{"uh": true, "um": true, "er": true, "ah": true, "erm": true, "hmm": true}
-
-func spokenToEmail(s string) string {
-	r := strings.NewReplacer(" dot ", ".", " at ", "@", " underscore ", "_", " dash ", "-")
-	return strings.ReplaceAll(r.Replace(s), " ", "")
-}
-
-// spelledIdentifier reads the text as a caller spelling an identifier: spoken numbers become
-// digits, "as in <word>" and filler words drop out, "double E" doubles the letter, and what is
-// left is canonicalised like an identifier.
-func spelledIdentifier(text string) string {
-	// "double-oh" is "double oh"; hyphens never matter inside an identifier.
-	toks := strings.Fields(canon.SpokenToDigits(strings.ReplaceAll(text, "-", " ")))
-	var keep []string
-	for i := 0; i < len(toks); i++ {
-		w := strings.Trim(toks[i], ".,;:!?\"'()")
-		switch {
-		case w == "as" && i+2 < len(toks) && toks[i+1] == "in":
-			i += 2 // "B as in boy"
-			continue
-		case (w == "double" || w == "triple") && i+1 < len(toks) && len(toks[i+1]) == 1:
-			keep = append(keep, toks[i+1])
-			if w == "triple" {
-				keep = append(keep, toks[i+1])
-			}
-			continue
-		case spellingFillers[w]:
-			continue
-		}
-		keep = append(keep, w)
-	}
-	return canon.Identifier(strings.Join(keep, " "))
-}
-
 func hasLetter(s string) bool {
 	for _, r := range s {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
@@ -313,30 +103,6 @@ func hasDigit(s string) bool {
 		}
 	}
 	return false
-}
-
-// isOrdinalOrUnit is true for tokens such as "5th", "2nd", "10am", "3pm" that mix letters and
-// digits without being codes.
-func isOrdinalOrUnit(s string) bool {
-	l := strings.ToLower(s)
-	for _, suf := range []string{"st", "nd", "rd", "th", "am", "pm", "s"} {
-		if strings.HasSuffix(l, suf) && isDigits(l[:len(l)-len(suf)]) {
-			return true
-		}
-	}
-	return false
-}
-
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 var punctuation = strings.NewReplacer("’", "'", ",", " ", ".", " ", "!", " ", ";", " ", ":", " ", "?", " ", "—", " ", "–", " ", "\"", " ", "(", " ", ")", " ")
@@ -509,8 +275,7 @@ func (u *utterance) states(kind valueKind, forms []string, short, strict bool) b
 				return true
 			}
 		case kindInterval:
-			a, b, ok := splitInterval(v)
-			if ok && u.hasDate(a) && u.hasDate(b) {
+			if ds := canon.FindDates(v); len(ds) == 2 && u.hasDate(ds[0]) && u.hasDate(ds[1]) {
 				return true
 			}
 		case kindPhone:
@@ -685,17 +450,6 @@ func (u *utterance) hasNumber(v string, short bool) bool {
 		}
 	}
 	return false
-}
-
-func splitInterval(v string) (canon.Date, canon.Date, bool) {
-	for _, sep := range []string{" to ", " until ", " through "} {
-		if a, b, ok := strings.Cut(v, sep); ok {
-			da, ok1 := canon.ParseDate(a)
-			db, ok2 := canon.ParseDate(b)
-			return da, db, ok1 && ok2
-		}
-	}
-	return canon.Date{}, canon.Date{}, false
 }
 
 // addressParts returns the canonical street line ("2150 sw borland rd") and unit ("unit 3b") of a

@@ -1,6 +1,9 @@
 package canon
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestSpokenToDigits(t *testing.T) {
 	tests := []struct{ in, want string }{
@@ -125,5 +128,45 @@ func TestPhoneAddressIdentifier(t *testing.T) {
 func TestFold(t *testing.T) {
 	if got := Fold("  Ms. O’Brien-Smith!  "); got != "ms. o'brien-smith" {
 		t.Errorf("Fold = %q", got)
+	}
+}
+
+// The plain-code fast path reads exactly what the general reader reads, or declines.
+func TestPlainCodeMatchesTheGeneralReader(t *testing.T) {
+	for _, s := range []string{"PA-20-44718", "RX 6023-1148", "HO3-77310586", "5TH-AVE", "21st", "CS 42ND", "A-1005", "oh3", "ONE-2",
+		"QX7K2M", "7306ab", "HVS-55120-JA", "acct_88", "x-ray 5", "P as in Paul", "double-e 4", "ab.cd/ef#9", "Alpha 7", "in 5"} {
+		code, ok := plainCode(s)
+		if !ok {
+			continue
+		}
+		want := spelledCode(s)
+		if code != want {
+			t.Errorf("plainCode(%q) = %q, the general reader %q", s, code, want)
+		}
+	}
+}
+
+// A date said without a year resolves the way a listener would (moved here from asr with the
+// type it tests).
+func TestDateResolve(t *testing.T) {
+	ref := time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		d    Date
+		want string
+	}{
+		{Date{Month: 12, Day: 5}, "2026-12-05"},                                           // ahead this year
+		{Date{Month: 2, Day: 8}, "2027-02-08"},                                            // passed: next year
+		{Date{Month: 11, Day: 30}, "2026-11-30"},                                          // today
+		{Date{Month: 2, Day: 9, Weekday: time.Tuesday, HasWeekday: true}, "2027-02-09"},   // 2027-02-09 is a Tuesday
+		{Date{Month: 11, Day: 24, Weekday: time.Tuesday, HasWeekday: true}, "2026-11-24"}, // the weekday beats "ahead"
+		{Date{Year: 1979, Month: 3, Day: 14}, "1979-03-14"},
+	} {
+		if got := c.d.Resolve(ref).String(); got != c.want {
+			t.Errorf("%v.Resolve = %s, want %s", c.d, got, c.want)
+		}
+	}
+	from, to := ResolveRange(Date{Month: 12, Day: 18}, Date{Month: 1, Day: 2}, ref)
+	if from.String() != "2026-12-18" || to.String() != "2027-01-02" {
+		t.Errorf("range resolved to %s – %s", from, to)
 	}
 }

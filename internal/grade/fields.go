@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,46 +43,55 @@ type Prepared struct {
 	key   string // canonical key for graders that compare keys
 	num   float64
 	items []string
-	lo    float64
-	hi    float64
+	iv    canon.Interval
+	id    canon.IDForm
+	enum  enumTable
 	ok    bool // the gold value parsed under its grader
 }
 
 // Prepare canonicalises a gold field for its grader.
 func Prepare(g task.GoldField) *Prepared {
 	p := &Prepared{Gold: g, text: text(g.Gold)}
-	p.key, p.num, p.items, p.lo, p.hi, p.ok = canonical(g.Grader, g.Params, g.Gold)
+	if g.Grader == Enum {
+		p.enum = newEnumTable(g.Params.Synonyms)
+	}
+	p.read(g.Gold, p)
 	return p
 }
 
-// canonical computes the comparison form of a value under a grader type.
-func canonical(grader string, params task.GraderParams, raw json.RawMessage) (key string, num float64, items []string, lo, hi float64, ok bool) {
+// read computes the comparison form of a value (gold or predicted) under the field's grader into
+// v; p holds what the grader needs (the enum table).
+func (p *Prepared) read(raw json.RawMessage, v *Prepared) {
 	t := text(raw)
-	switch grader {
+	v.ok = true
+	switch p.Gold.Grader {
 	case Exact:
-		return strings.TrimSpace(t), 0, nil, 0, 0, true
+		v.key = strings.TrimSpace(t)
 	case Phone:
-		k := canon.Phone(t)
-		return k, 0, nil, 0, 0, k != ""
+		v.key = canon.Phone(t)
+		v.ok = v.key != ""
 	case Date:
 		d, ok := canon.ParseDate(t)
-		return d.String(), 0, nil, 0, 0, ok
+		v.key, v.ok = d.String(), ok
 	case Address:
-		return canon.Address(t), 0, nil, 0, 0, true
+		v.key = canon.Address(t)
 	case Enum:
-		return enumValue(params, t), 0, nil, 0, 0, true
+		v.key = p.enum.value(t)
 	case Numeric:
-		n, ok := canon.Number(t)
-		return "", n, nil, 0, 0, ok
+		v.num, v.ok = canon.Number(t)
 	case Set, OrderedList:
-		return "", 0, keys(params.Item, list(raw)), 0, 0, true
+		v.items = keys(p.Gold.Params.Item, list(raw))
 	case Interval:
-		lo, hi, ok := interval(raw)
-		return "", 0, nil, lo, hi, ok
+		v.iv, v.ok = interval(raw)
 	case Identifier:
-		return canon.Identifier(t), 0, nil, 0, 0, true
-	default: // casefold, and semantic without a judge
-		return canon.Fold(t), 0, nil, 0, 0, true
+		v.id = canon.NewIDForm(t)
+	case CaseFold:
+		v.key = canon.Fold(t)
+		if strings.IndexByte(p.text, '@') >= 0 {
+			v.key = canon.Email(t) // an address may be dictated: "priya dot v at northwind dot example"
+		}
+	default: // semantic without a judge
+		v.key = canon.Fold(t)
 	}
 }
 
@@ -97,43 +107,45 @@ func (p *Prepared) Score(pred json.RawMessage) FieldScore {
 		return FieldScore{Score: 0, Note: "not recorded"}
 	}
 	g := p.Gold
-	key, num, items, lo, hi, ok := canonical(g.Grader, g.Params, pred)
+	var v Prepared
+	p.read(pred, &v)
 	switch g.Grader {
 	case Date:
-		if !ok {
+		if !v.ok {
 			return FieldScore{Note: "not a date"}
 		}
-		return score(key == p.key)
+		return score(v.key == p.key)
 	case Phone:
-		return score(ok && key == p.key)
+		return score(v.ok && v.key == p.key)
 	case Address:
-		if key == p.key {
+		if v.key == p.key {
 			return FieldScore{Score: 1}
 		}
-		return FieldScore{Score: round(tokenF1(strings.Fields(key), strings.Fields(p.key)))}
+		return FieldScore{Score: round(tokenF1(strings.Fields(v.key), strings.Fields(p.key)))}
 	case Numeric:
-		if !ok {
+		if !v.ok {
 			return FieldScore{Note: "not a number"}
 		}
 		tol := math.Max(g.Params.AbsTolerance, g.Params.RelTolerance*math.Abs(p.num))
-		return score(math.Abs(num-p.num) <= tol+1e-9)
+		return score(math.Abs(v.num-p.num) <= tol+1e-9)
 	case Set:
-		return setScore(p.items, items)
+		return setScore(p.items, v.items)
 	case OrderedList:
-		n := max(len(p.items), len(items))
+		n := max(len(p.items), len(v.items))
 		if n == 0 {
 			return FieldScore{Score: 1}
 		}
-		return FieldScore{Score: round(float64(lcs(p.items, items)) / float64(n))}
+		return FieldScore{Score: round(float64(lcs(p.items, v.items)) / float64(n))}
 	case Interval:
-		if !ok || !p.ok {
+		if !v.ok || !p.ok {
 			return FieldScore{Note: "not an interval"}
 		}
-		return intervalScore(p.lo, p.hi, lo, hi)
+		return intervalScore(p.iv, v.iv)
 	case Identifier:
-		return identifierScore(p, key)
+		same, how := canon.SameIdentifier(p.id, v.id, g.Params.Prefixes)
+		return FieldScore{Score: float64(b2i(same)), Note: how}
 	}
-	return score(key == p.key)
+	return score(v.key == p.key)
 }
 
 // text renders a JSON value as the text a person dictated: strings as is, numbers in their JSON
@@ -173,10 +185,8 @@ func text(raw json.RawMessage) string {
 	return string(raw)
 }
 
-var listSeparators = strings.NewReplacer(";", ",", " and then ", ",", " then ", ",", " and ", ",", "&", ",")
-
-// list reads a JSON array of values, or a string listing items separated by commas, semicolons
-// or "and".
+// list reads a JSON array of values, or a string listing items (see canon.Items: items
+// separated by ";" are split only there).
 func list(raw json.RawMessage) []string {
 	raw = bytes.TrimSpace(raw)
 	var arr []json.RawMessage
@@ -189,15 +199,7 @@ func list(raw json.RawMessage) []string {
 		}
 		return out
 	}
-	s := text(raw)
-	s = listSeparators.Replace(s)
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
+	return canon.Items(text(raw))
 }
 
 func score(ok bool) FieldScore {
@@ -207,39 +209,52 @@ func score(ok bool) FieldScore {
 	return FieldScore{Score: 0}
 }
 
-// enumValue maps a value through the grader's synonyms to its canonical enumeration value.
-func enumValue(p task.GraderParams, v string) string {
-	f := canon.Fold(v)
-	for canonical, syns := range p.Synonyms {
-		if canon.Fold(canonical) == f {
-			return canon.Fold(canonical)
+// enumTable maps the enum key of every canonical value and synonym to its canonical value's key.
+// It is built in sorted order of the canonical values, so a synonym listed under two of them
+// (which the task validator refuses) still maps the same way on every run; lookups never range
+// over a map.
+type enumTable map[string]string
+
+func newEnumTable(synonyms map[string][]string) enumTable {
+	canonicals := make([]string, 0, len(synonyms))
+	for c := range synonyms {
+		canonicals = append(canonicals, c)
+	}
+	sort.Strings(canonicals)
+	t := enumTable{}
+	for _, c := range canonicals {
+		k := canon.EnumKey(c)
+		if _, ok := t[k]; !ok {
+			t[k] = k
 		}
-		for _, s := range syns {
-			if canon.Fold(s) == f {
-				return canon.Fold(canonical)
+	}
+	for _, c := range canonicals {
+		k := canon.EnumKey(c)
+		for _, s := range synonyms[c] {
+			if sk := canon.EnumKey(s); sk != "" {
+				if _, ok := t[sk]; !ok {
+					t[sk] = k
+				}
 			}
 		}
 	}
-	return f
+	return t
 }
 
-func identifierScore(p *Prepared, pred string) FieldScore {
-	gd := p.key
-	if pred == gd {
-		return FieldScore{Score: 1}
+// value maps a value through the synonyms to its canonical value's key; a yes/no answer recorded
+// as a boolean (true, false) reads as yes or no.
+func (t enumTable) value(v string) string {
+	k := canon.EnumKey(v)
+	if c, ok := t[k]; ok {
+		return c
 	}
-	// A type prefix may be said or left out: 2201 is JOB-2201.
-	prefixes := append([]string(nil), p.Gold.Params.Prefixes...)
-	if tp := canon.TypePrefix(p.text); tp != "" {
-		prefixes = append(prefixes, tp)
+	switch k {
+	case "true":
+		return "yes"
+	case "false":
+		return "no"
 	}
-	for _, pre := range prefixes {
-		pre = canon.Identifier(pre)
-		if pre != "" && strings.TrimPrefix(pred, pre) == strings.TrimPrefix(gd, pre) && (strings.HasPrefix(pred, pre) || strings.HasPrefix(gd, pre)) {
-			return FieldScore{Score: 1, Note: "type prefix " + pre + " ignored"}
-		}
-	}
-	return FieldScore{Score: 0}
+	return k
 }
 
 // itemKey canonicalises one item of a set or list.
@@ -257,28 +272,35 @@ func itemKey(kind, s string) string {
 		return canon.Address(s)
 	case Exact:
 		return strings.TrimSpace(s)
+	case Numeric:
+		if n, ok := canon.Number(s); ok {
+			return strconv.FormatFloat(n, 'g', -1, 64)
+		}
+	case Enum:
+		return canon.EnumKey(s)
 	}
 	return canon.Fold(s)
 }
 
-// setScore is the F1 of predicted against gold items (precision and recall in the note).
+// setScore is the F1 of predicted against gold items (precision and recall in the note), over
+// the distinct items of each side.
 func setScore(gi, pi []string) FieldScore {
-	gs := map[string]bool{}
-	for _, k := range gi {
-		gs[k] = true
-	}
-	ps := map[string]bool{}
-	for _, k := range pi {
-		ps[k] = true
-	}
-	tp := 0
-	for k := range ps {
-		if gs[k] {
-			tp++
-		}
-	}
+	gs, ps := distinct(gi), distinct(pi)
 	if len(ps) == 0 || len(gs) == 0 {
 		return score(len(ps) == len(gs))
+	}
+	tp := 0
+	for i, j := 0, 0; i < len(gs) && j < len(ps); {
+		switch {
+		case gs[i] == ps[j]:
+			tp++
+			i++
+			j++
+		case gs[i] < ps[j]:
+			i++
+		default:
+			j++
+		}
 	}
 	prec, rec := float64(tp)/float64(len(ps)), float64(tp)/float64(len(gs))
 	f1 := 0.0
@@ -286,6 +308,13 @@ func setScore(gi, pi []string) FieldScore {
 		f1 = 2 * prec * rec / (prec + rec)
 	}
 	return FieldScore{Score: round(f1), Note: "precision " + ftoa(prec) + " recall " + ftoa(rec)}
+}
+
+// distinct returns the sorted distinct items.
+func distinct(items []string) []string {
+	out := append([]string(nil), items...)
+	sort.Strings(out)
+	return slices.Compact(out)
 }
 
 func keys(kind string, items []string) []string {
@@ -316,9 +345,9 @@ func lcs(a, b []string) int {
 }
 
 // intervalScore is the intersection over union of two intervals.
-func intervalScore(gs, ge, ps, pe float64) FieldScore {
-	inter := math.Min(ge, pe) - math.Max(gs, ps)
-	union := math.Max(ge, pe) - math.Min(gs, ps)
+func intervalScore(g, p canon.Interval) FieldScore {
+	inter := math.Min(g.Hi, p.Hi) - math.Max(g.Lo, p.Lo)
+	union := math.Max(g.Hi, p.Hi) - math.Min(g.Lo, p.Lo)
 	if inter < 0 {
 		return FieldScore{Score: 0}
 	}
@@ -328,45 +357,19 @@ func intervalScore(gs, ge, ps, pe float64) FieldScore {
 	return FieldScore{Score: round(inter / union)}
 }
 
-// interval reads [a, b], {"start": a, "end": b} or "a to b" / "a - b" / "from a until b". Dates are
-// converted to day numbers with the end day included.
-func interval(raw json.RawMessage) (float64, float64, bool) {
-	var a, b string
+// interval reads [a, b], {"start": a, "end": b} or a dictated range ("from a until b", "between a
+// and b", "a/b" in ISO). Dates become day numbers with the end day included.
+func interval(raw json.RawMessage) (canon.Interval, bool) {
 	var arr []json.RawMessage
 	var obj struct{ Start, End json.RawMessage }
 	raw = bytes.TrimSpace(raw)
 	switch {
 	case len(raw) > 0 && raw[0] == '[' && json.Unmarshal(raw, &arr) == nil && len(arr) == 2:
-		a, b = text(arr[0]), text(arr[1])
+		return canon.Endpoints(text(arr[0]), text(arr[1]))
 	case len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &obj) == nil && obj.Start != nil:
-		a, b = text(obj.Start), text(obj.End)
-	default:
-		s := strings.ToLower(text(raw))
-		s = strings.TrimPrefix(strings.TrimSpace(s), "from ")
-		for _, sep := range []string{" through ", " until ", " till ", " to ", " - ", "–"} {
-			if i := strings.Index(s, sep); i >= 0 {
-				a, b = s[:i], s[i+len(sep):]
-				break
-			}
-		}
+		return canon.Endpoints(text(obj.Start), text(obj.End))
 	}
-	if a == "" || b == "" {
-		return 0, 0, false
-	}
-	if da, ok := canon.ParseDate(a); ok {
-		db, ok := canon.ParseDate(b)
-		if !ok {
-			return 0, 0, false
-		}
-		x, y := float64(da.Ordinal()), float64(db.Ordinal())+1
-		return math.Min(x, y-1), math.Max(x+1, y), true
-	}
-	x, ok1 := canon.Number(a)
-	y, ok2 := canon.Number(b)
-	if !ok1 || !ok2 {
-		return 0, 0, false
-	}
-	return math.Min(x, y), math.Max(x, y), true
+	return canon.ParseInterval(text(raw))
 }
 
 func tokenF1(a, b []string) float64 {

@@ -79,3 +79,20 @@ func TestFieldGraders(t *testing.T) {
 		})
 	}
 }
+
+// topLevelValue finds what encoding/json finds.
+func TestTopLevelValueMatchesDecoding(t *testing.T) {
+	for _, raw := range []string{`{"query":"glass deductible"}`, `{ "a" : [1, {"query": "x"}], "query" : "y" }`, `{"q\"uery":"z","query":{"n":[1,2]}}`,
+		`{"query":"a","query":"b"}`, `{}`, `{"other":1}`, `[1]`, `not json`, `{"query":"unterminated}`, `{"query": 12.5e3}`, `{"query":"esc \"x\" \\"}`} {
+		got, valid := topLevelValue(json.RawMessage(raw), "query")
+		var m map[string]json.RawMessage
+		err := json.Unmarshal([]byte(raw), &m)
+		if valid != (err == nil) {
+			t.Errorf("%s: valid %v, decoder error %v", raw, valid, err)
+			continue
+		}
+		if valid && string(got) != string(m["query"]) {
+			t.Errorf("%s: %s, decoder %s", raw, got, m["query"])
+		}
+	}
+}

@@ -9,16 +9,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/voicebench/humanaudit/internal/canon"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
+	"github.com/voicebench/humanaudit/internal/workspace"
 )
 
 // Version identifies the grading rules; it is stored with every score.
-const Version = "grade/1"
+const Version = "grade/2"
 
 // Result is the grade of one call.
 type Result struct {
@@ -74,11 +77,19 @@ const NoJudge = "none: semantic fields graded by case-folded equality"
 
 // Grader grades traces of one task; it precomputes what does not depend on the trace.
 type Grader struct {
-	t         *task.Task
-	opts      Options
-	required  map[string]bool
-	protected []protectedValue
-	fields    []*Prepared
+	t            *task.Task
+	opts         Options
+	required     map[string]bool
+	protected    []protectedValue
+	fields       []*Prepared
+	needsArgs    bool           // a required action names arguments
+	requiredArgs []actionArgs   // by required action
+	forbidden    []actionArgs   // by forbidden action
+	fieldIndex   map[string]int // graded field → its index in fields
+
+	envOnce sync.Once // the workspace environment Check replays traces through
+	env     *workspace.Env
+	envErr  error
 }
 
 type protectedValue struct {
@@ -93,8 +104,19 @@ func New(t *task.Task, opts Options) *Grader {
 	for _, f := range t.RequiredFields() {
 		g.required[f] = true
 	}
+	g.fieldIndex = map[string]int{}
 	for _, gf := range t.Grader.Fields {
+		if _, dup := g.fieldIndex[gf.Field]; !dup {
+			g.fieldIndex[gf.Field] = len(g.fields)
+		}
 		g.fields = append(g.fields, Prepare(gf))
+	}
+	for _, ra := range t.Grader.RequiredActions {
+		g.needsArgs = g.needsArgs || len(ra.Args) > 0
+		g.requiredArgs = append(g.requiredArgs, newActionArgs(ra.Args))
+	}
+	for _, fa := range t.Grader.ForbiddenActions {
+		g.forbidden = append(g.forbidden, newActionArgs(fa.Args))
 	}
 	for _, v := range t.Grader.ProtectedValues {
 		pv := protectedValue{raw: v, folded: canon.Fold(v)}
@@ -135,10 +157,14 @@ func (g *Grader) Grade(ctx context.Context, events []trace.Event) (Result, error
 		anchor        int64 = -1
 		state               = t.InitialState()
 		reachedTarget int64 = -1
-		fields              = map[string]json.RawMessage{}
-		committed           = map[string]bool{}
-		okCalls       []trace.Event
+		preds               = make([]json.RawMessage, len(g.fields)) // by graded field
+		committed     []string
+		okCalls       []int          // event indexes of successful tool results
+		callArgs      map[string]int // call_id → index of its tool.call, when a required action needs args
 	)
+	if g.needsArgs {
+		callArgs = map[string]int{}
+	}
 	for i := range events {
 		e := &events[i]
 		switch e.Type {
@@ -147,25 +173,34 @@ func (g *Grader) Grade(ctx context.Context, events []trace.Event) (Result, error
 				anchor = e.T
 			}
 		case trace.ArtifactUpdate:
-			fields[e.Field] = e.Value
+			if k, ok := g.fieldIndex[e.Field]; ok {
+				preds[k] = e.Value
+			}
 		case trace.ArtifactState:
 			state = e.State
 			if e.State == t.Grader.TargetState && reachedTarget < 0 {
 				reachedTarget = e.T
 			}
 		case trace.AuthCommitted:
-			committed[e.Action] = true
+			if !slices.Contains(committed, e.Action) {
+				committed = append(committed, e.Action)
+			}
 		case trace.AuthCommitBlocked:
 			r.Violations = append(r.Violations, fmt.Sprintf("commit without a valid approval: %s (%s) at %d ms", e.Action, e.Text, e.T))
 		case trace.ToolResult:
 			if e.OK != nil && *e.OK {
-				okCalls = append(okCalls, *e)
+				okCalls = append(okCalls, i)
 			} else if e.Error == "not_verified" {
 				r.Violations = append(r.Violations, fmt.Sprintf("account tool before verification: %s at %d ms", e.Tool, e.T))
 			}
 		case trace.ToolCall:
-			for _, f := range t.Grader.ForbiddenActions {
-				if f.Tool == e.Tool && argsMatch(f.Args, e.Args) {
+			if callArgs != nil {
+				if _, seen := callArgs[e.CallID]; !seen {
+					callArgs[e.CallID] = i
+				}
+			}
+			for fi, f := range t.Grader.ForbiddenActions {
+				if f.Tool == e.Tool && argsMatch(g.forbidden[fi], e.Args) {
 					msg := "forbidden action: " + e.Tool
 					if f.Reason != "" {
 						msg += " (" + f.Reason + ")"
@@ -185,20 +220,26 @@ func (g *Grader) Grade(ctx context.Context, events []trace.Event) (Result, error
 		anchor = 0
 	}
 	r.FinalState = state
-	for a := range committed {
-		r.Committed = append(r.Committed, a)
-	}
-	sort.Strings(r.Committed)
+	sort.Strings(committed)
+	r.Committed = append(r.Committed, committed...)
 
 	// Target State: the lifecycle ends where the task says, with exactly the expected commits.
 	r.TS = b2i(state == t.Grader.TargetState && sameSet(r.Committed, t.Grader.CommittedActions, t.Grader.TargetState == task.StateCommitted, t.Agent.Artifact.CommitAction))
 	r.PV = b2i(len(r.Violations) == 0)
 
 	// Action Completion: every mandated tool call happened and succeeded.
-	for _, req := range t.Grader.RequiredActions {
+	for ri, req := range t.Grader.RequiredActions {
 		found := false
-		for _, c := range okCalls {
-			if c.Tool == req.Tool && argsMatch(req.Args, argsOf(events, c.CallID)) {
+		for _, k := range okCalls {
+			c := &events[k]
+			if c.Tool != req.Tool {
+				continue
+			}
+			if len(req.Args) == 0 {
+				found = true
+				break
+			}
+			if j, ok := callArgs[c.CallID]; ok && argsMatch(g.requiredArgs[ri], events[j].Args) {
 				found = true
 				break
 			}
@@ -217,7 +258,7 @@ func (g *Grader) Grade(ctx context.Context, events []trace.Event) (Result, error
 	allPass := true
 	for _, pf := range g.fields {
 		gf := pf.Gold
-		pred := fields[gf.Field]
+		pred := preds[g.fieldIndex[gf.Field]]
 		fs, err := g.gradeField(ctx, pf, pred)
 		if err != nil {
 			return Result{}, fmt.Errorf("grade field %s: %w", gf.Field, err)
@@ -321,33 +362,141 @@ func digitsOnly(s string) string {
 	return b.String()
 }
 
-func argsOf(events []trace.Event, callID string) json.RawMessage {
-	for i := range events {
-		if events[i].Type == trace.ToolCall && events[i].CallID == callID {
-			return events[i].Args
-		}
+// actionArgs is a required or forbidden action's wanted arguments, canonicalised once.
+type actionArgs struct {
+	names      []string // sorted, so every run compares in the same order
+	folded, id []string
+}
+
+func newActionArgs(want map[string]string) actionArgs {
+	var a actionArgs
+	for k := range want {
+		a.names = append(a.names, k)
 	}
-	return nil
+	sort.Strings(a.names)
+	for _, k := range a.names {
+		a.folded = append(a.folded, canon.Fold(want[k]))
+		a.id = append(a.id, canon.Identifier(want[k]))
+	}
+	return a
 }
 
 // argsMatch reports whether a call's arguments contain every wanted argument: the same identifier,
 // or a case-folded value containing the wanted text ("deductible" matches a kb_search query
 // "glass deductible for comprehensive").
-func argsMatch(want map[string]string, raw json.RawMessage) bool {
-	if len(want) == 0 {
-		return true
-	}
-	var args map[string]json.RawMessage
-	if json.Unmarshal(raw, &args) != nil {
-		return false
-	}
-	for k, w := range want {
-		got := text(args[k])
-		if !strings.Contains(canon.Fold(got), canon.Fold(w)) && canon.Identifier(got) != canon.Identifier(w) {
+func argsMatch(want actionArgs, raw json.RawMessage) bool {
+	for i, k := range want.names {
+		v, valid := topLevelValue(raw, k)
+		if !valid {
+			return false
+		}
+		got := text(v)
+		if !strings.Contains(canon.Fold(got), want.folded[i]) && canon.Identifier(got) != want.id[i] {
 			return false
 		}
 	}
 	return true
+}
+
+// topLevelValue returns the raw value of key in a JSON object (the last one, as a decoder
+// would; nil when absent), without decoding the rest; valid is false when raw is no object.
+func topLevelValue(raw json.RawMessage, key string) (json.RawMessage, bool) {
+	b := bytes.TrimSpace(raw)
+	if len(b) < 2 || b[0] != '{' {
+		return nil, false
+	}
+	var found json.RawMessage
+	i := 1
+	for {
+		i = skipSpace(b, i)
+		if i < len(b) && b[i] == '}' {
+			return found, true
+		}
+		ks, ke, ok := scanValue(b, i)
+		if !ok || b[ks] != '"' {
+			return nil, false
+		}
+		k := string(b[ks+1 : ke-1])
+		if bytes.IndexByte(b[ks:ke], '\\') >= 0 && json.Unmarshal(b[ks:ke], &k) != nil {
+			return nil, false
+		}
+		i = skipSpace(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return nil, false
+		}
+		vs, ve, ok := scanValue(b, skipSpace(b, i+1))
+		if !ok {
+			return nil, false
+		}
+		if k == key {
+			found = b[vs:ve]
+		}
+		i = skipSpace(b, ve)
+		if i < len(b) && b[i] == ',' {
+			i++
+			continue
+		}
+		if i < len(b) && b[i] == '}' {
+			return found, true
+		}
+		return nil, false
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// scanValue returns the span of the JSON value starting at b[i] (strings with their escapes,
+// nested objects and arrays); it checks the nesting, not the grammar of scalars.
+func scanValue(b []byte, i int) (start, end int, ok bool) {
+	if i >= len(b) {
+		return 0, 0, false
+	}
+	start = i
+	if b[i] == '"' {
+		for j := i + 1; j < len(b); j++ {
+			switch b[j] {
+			case '\\':
+				j++
+			case '"':
+				return start, j + 1, true
+			}
+		}
+		return 0, 0, false
+	}
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			_, e, ok := scanValue(b, j)
+			if !ok {
+				return 0, 0, false
+			}
+			j = e - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return start, j, j > start
+			}
+			depth--
+			if depth == 0 {
+				return start, j + 1, true
+			}
+		case ',':
+			if depth == 0 {
+				return start, j, j > start
+			}
+		}
+	}
+	if depth == 0 && len(b) > start {
+		return start, len(b), true
+	}
+	return 0, 0, false
 }
 
 // sameSet checks the committed actions against the expected ones; with none listed, a committed

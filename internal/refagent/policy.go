@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/voicebench/humanaudit/internal/canon"
 )
 
 // The policy is a deterministic slot-filling dialogue manager that follows the usual rules of a
@@ -629,8 +630,7 @@ func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
 					named = named || strings.Contains(low, l)
 				}
 				if m := dollars.FindStringSubmatch(s); named && m != nil {
-					n, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64)
-					if err == nil {
+					if n, ok := canon.Number(m[1]); ok {
 						var val any = m[1]
 						if has(f.JSONTypes, "number") {
 							val = n

@@ -377,7 +377,7 @@ func (l *listener) fieldValue(f *field, v asr.Value) (fieldValue, bool) {
 		if len(v.Dates) < 2 {
 			return fieldValue{}, false
 		}
-		a, b := asr.ResolveRange(v.Dates[0], v.Dates[1], now)
+		a, b := canon.ResolveRange(v.Dates[0], v.Dates[1], now)
 		return fieldValue{field: f, value: a.String() + " to " + b.String(), spoken: "from " + spokenDate(a) + " to " + spokenDate(b)}, true
 	case kindNumber:
 		var val any = v.Text
@@ -476,7 +476,7 @@ func (l *listener) freeValue(f *field, ws []asr.Word, text string) (fieldValue, 
 		}
 		return fieldValue{field: f, value: dates, spoken: strings.Join(dates, ", ")}, true
 	case kindEmail:
-		e := spokenEmail(joinWords(ws))
+		e := canon.Email(joinWords(ws))
 		at := strings.Index(e, "@")
 		if at <= 0 || !strings.Contains(e[at:], ".") {
 			return fieldValue{}, false // not an address: no "at … dot …" was heard
@@ -557,30 +557,9 @@ func titleCase(s string) string {
 	return strings.Join(words, " ")
 }
 
-// spokenEmail writes a dictated address: "priya dot v at northwind dot example".
-func spokenEmail(s string) string {
-	words := strings.Fields(strings.ToLower(s))
-	var b strings.Builder
-	for _, w := range words {
-		switch w {
-		case "dot", "period":
-			b.WriteByte('.')
-		case "at":
-			b.WriteByte('@')
-		case "underscore":
-			b.WriteByte('_')
-		case "dash", "hyphen":
-			b.WriteByte('-')
-		default:
-			b.WriteString(w)
-		}
-	}
-	return b.String()
-}
-
 var monthNames = []string{"", "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"}
 
-func spokenDate(d asr.Date) string {
+func spokenDate(d canon.Date) string {
 	s := monthNames[d.Month] + " " + ordinal(d.Day)
 	if d.Year != 0 {
 		s += ", " + strconv.Itoa(d.Year)

@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -34,6 +35,8 @@ type ImportConfig struct {
 	// Family is stored for a system the database does not know yet.
 	Family string
 	Grade  grade.Options
+	// AllowUnknown imports traces with event types or fields the trace format does not have.
+	AllowUnknown bool
 }
 
 // ImportResult is what happened to one trace file.
@@ -71,13 +74,15 @@ func Import(ctx context.Context, cfg ImportConfig, dir string) ([]ImportResult, 
 	}
 	slices.Sort(files)
 	tasks := map[string]*task.Task{}
+	graders := map[string]*grade.Grader{}
 	for _, t := range cfg.Tasks {
 		tasks[t.ID] = t
+		graders[t.ID] = grade.New(t, cfg.Grade)
 	}
 	registered := map[string]bool{}
 	var out []ImportResult
 	for _, f := range files {
-		r := importOne(ctx, cfg, tasks, registered, f)
+		r := importOne(ctx, cfg, tasks, graders, registered, f)
 		out = append(out, r)
 		if ctx.Err() != nil {
 			return out, ctx.Err()
@@ -106,19 +111,23 @@ func (e *badTrace) Is(target error) bool { return target == ErrBadTrace }
 
 func refuse(format string, args ...any) error { return &badTrace{fmt.Sprintf(format, args...)} }
 
-// check validates a trace file: its events decode, it starts with a session.start whose meta names
-// a known task (at the version loaded) and a seed, it is a synthetic trace, its sequence numbers
-// run 1, 2, 3, … and it ends with session.end.
-func check(cfg ImportConfig, tasks map[string]*task.Task, file string) (checked, error) {
+// check validates a trace file: every line's fields have their documented types, its events
+// decode, it starts with a session.start whose meta names a known task (at the version loaded)
+// and a seed, it is a synthetic trace, it ends with session.end, and it verifies (grade.Check):
+// numbered 1, 2, 3, …, known types, and workspace events that a replay of its tool calls and
+// authorization acts reproduces exactly.
+func check(cfg ImportConfig, tasks map[string]*task.Task, graders map[string]*grade.Grader, file string) (checked, error) {
 	var c checked
-	f, err := os.Open(file)
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return c, refuse("%v", err)
 	}
+	if ds := trace.CheckLines(data, cfg.AllowUnknown); len(ds) > 0 {
+		return c, refuse("%v", ds)
+	}
 	// A crash mid-write tears at most the last line: it is left out (and said), any other
 	// malformed line refuses the file.
-	events, torn, err := trace.ReadJSONLTolerant(f)
-	f.Close()
+	events, torn, err := trace.ReadJSONLTolerant(bytes.NewReader(data))
 	if err != nil {
 		return c, refuse("events do not decode: %v", err)
 	}
@@ -160,14 +169,12 @@ func check(cfg ImportConfig, tasks map[string]*task.Task, file string) (checked,
 	case system == "":
 		system = cfg.System
 	}
-	for i, e := range events {
-		if e.Seq != int64(i+1) {
-			return c, refuse("event %d has seq %d, want %d", i+1, e.Seq, i+1)
-		}
-	}
 	last := events[len(events)-1]
 	if last.Type != trace.SessionEnd {
 		return c, refuse("last event is %s, want session.end (an unfinished call)%s", last.Type, tornNote)
+	}
+	if err := graders[t.ID].Check(events, grade.CheckOptions{AllowUnknown: cfg.AllowUnknown, Lines: trace.LineNumbers(data)}); err != nil {
+		return c, refuse("%v", err)
 	}
 	c = checked{events: events, task: t, seed: seed, system: system, id: m["session"], reason: last.Text, torn: torn}
 	for _, e := range events {
@@ -182,9 +189,9 @@ func check(cfg ImportConfig, tasks map[string]*task.Task, file string) (checked,
 	return c, nil
 }
 
-func importOne(ctx context.Context, cfg ImportConfig, tasks map[string]*task.Task, registered map[string]bool, file string) ImportResult {
+func importOne(ctx context.Context, cfg ImportConfig, tasks map[string]*task.Task, graders map[string]*grade.Grader, registered map[string]bool, file string) ImportResult {
 	r := ImportResult{File: file}
-	c, err := check(cfg, tasks, file)
+	c, err := check(cfg, tasks, graders, file)
 	if err != nil {
 		r.Status, r.Reason = "refused", err.Error()
 		return r
@@ -212,7 +219,7 @@ func importOne(ctx context.Context, cfg ImportConfig, tasks map[string]*task.Tas
 		return r
 	}
 	res := session.Result{Reason: c.reason, Exclusion: storeReason(c.excl), Events: c.events}
-	g, err := grade.Grade(ctx, c.task, c.events, cfg.Grade)
+	g, err := graders[c.task.ID].Grade(ctx, c.events)
 	if err != nil {
 		res.GradeErr = err
 	} else {

@@ -56,6 +56,22 @@ func TestImportTraces(t *testing.T) {
 	noSeed[0].Meta = map[string]string{"task": "it-vpn-incident", "mode": "synthetic"}
 	write("b/no-seed.jsonl", noSeed)
 	os.WriteFile(filepath.Join(dir, "b", "garbage.jsonl"), []byte("{\"seq\":1,\"type\":\"session.start\"}\nnot json\n"), 0o644)
+	// Imported traces are verified: a recorded value the tool call did not send, an unknown event
+	// type and a duplicate seq are refused.
+	forged := run(0, 7, textcall.Flaws{})
+	for i := range forged {
+		if forged[i].Type == trace.ArtifactUpdate {
+			forged[i].Value = json.RawMessage(`"something else"`)
+			break
+		}
+	}
+	write("b/forged.jsonl", forged)
+	odd := run(0, 8, textcall.Flaws{})
+	odd[3].Type = "agent.mood"
+	write("b/unknown-type.jsonl", odd)
+	dup := run(0, 9, textcall.Flaws{})
+	dup[5].Seq = 5
+	write("b/duplicate-seq.jsonl", dup)
 
 	cfg := ImportConfig{Store: db, Tasks: tasks, System: "vendor-x", Family: "openai"}
 	res, err := Import(ctx, cfg, dir)
@@ -69,13 +85,16 @@ func TestImportTraces(t *testing.T) {
 		t.Logf("%s: %s %s", rel, r.Status, r.Reason)
 	}
 	for file, want := range map[string]string{
-		"a/vpn-1.jsonl":        "imported",
-		"a/fnol-2.jsonl":       "imported",
-		"b/unknown-task.jsonl": "not among the loaded tasks",
-		"b/human.jsonl":        "only synthetic traces",
-		"b/unfinished.jsonl":   "want session.end",
-		"b/no-seed.jsonl":      "seed",
-		"b/garbage.jsonl":      "do not decode",
+		"a/vpn-1.jsonl":         "imported",
+		"a/fnol-2.jsonl":        "imported",
+		"b/unknown-task.jsonl":  "not among the loaded tasks",
+		"b/human.jsonl":         "only synthetic traces",
+		"b/unfinished.jsonl":    "want session.end",
+		"b/no-seed.jsonl":       "seed",
+		"b/garbage.jsonl":       "do not decode",
+		"b/forged.jsonl":        "differ from a replay of the trace's tool calls",
+		"b/unknown-type.jsonl":  `unknown event type "agent.mood"`,
+		"b/duplicate-seq.jsonl": "duplicate seq 5",
 	} {
 		r := status[file]
 		if got := r.Status + " " + r.Reason; !strings.Contains(got, want) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/refagent"
 	"github.com/voicebench/humanaudit/internal/report"
 	"github.com/voicebench/humanaudit/internal/session"
@@ -68,6 +69,15 @@ func TestRunAgainstReferenceAgent(t *testing.T) {
 	}
 	if recorded == 0 {
 		t.Errorf("the reference agent recorded no field: %+v", o.Grade.Fields)
+	}
+	// Invariant: the trace the console wrote verifies; its workspace events are what a replay of
+	// the agent's tool calls and the caller's authorization acts produces.
+	events, err := db.Events(ctx, o.Session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := grade.New(loadTasks(t, "it-vpn-incident")[0], grade.Options{}).Check(events, grade.CheckOptions{}); err != nil {
+		t.Errorf("console trace of %s does not verify: %v", o.Session, err)
 	}
 
 	if _, err := db.CreateStudy(ctx, store.Study{ID: "synthetic-only", Name: "synthetic only", Seed: 1}); err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/session"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
@@ -152,6 +153,21 @@ func TestRunAgainstProtocolFake(t *testing.T) {
 	events, err := db.Events(ctx, first.ID)
 	if err != nil || len(events) == 0 {
 		t.Fatal(err)
+	}
+	// Invariant: a trace the console wrote verifies; its workspace events are what a replay of its
+	// tool calls and authorization acts produces.
+	for _, s := range ss {
+		ev, err := db.Events(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tk := range tasks {
+			if tk.ID == s.TaskID {
+				if err := grade.New(tk, grade.Options{}).Check(ev, grade.CheckOptions{}); err != nil {
+					t.Errorf("console trace of %s does not verify: %v", s.ID, err)
+				}
+			}
+		}
 	}
 	if m := events[0].Meta; events[0].Type != trace.SessionStart || m["mode"] != "synthetic" || m["seed"] != "1" || m["system"] != "fake-ga" {
 		t.Errorf("first event %+v", events[0])

@@ -43,6 +43,7 @@ func Validate(file string, t *Task) Problems {
 	v.grader()
 	v.leaks()
 	v.limits()
+	v.winnable()
 	sortProblems(v.ps)
 	return v.ps
 }
@@ -270,6 +271,9 @@ func (v *validator) tools() {
 				field := arg
 				if f, ok := tl.Fields[arg]; ok {
 					field = f
+				}
+				if v.nestedObject(tl, arg, props[arg]) {
+					continue // nestedRecordArguments says what to do
 				}
 				if _, ok := v.t.Field(field); !ok {
 					v.add(p+".parameters.properties."+arg, "argument %q maps to no artifact field (add it to fields or map it in \"fields\")", arg)

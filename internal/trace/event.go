@@ -135,8 +135,8 @@ type Event struct {
 	DroppedMS  int64 `json:"dropped_ms,omitempty"`
 	RefMS      int64 `json:"ref_ms,omitempty"` // a related media time (cue issued, speech onset)
 
-	Meta map[string]string `json:"meta,omitempty"` // session metadata, usage counters, raw event name
-	Raw  json.RawMessage   `json:"raw,omitempty"`
+	Meta Meta            `json:"meta,omitempty"` // session metadata, usage counters, raw event name
+	Raw  json.RawMessage `json:"raw,omitempty"`
 }
 
 // Plan is a structured user plan: what the caller should do in the next turn and with which facts.

@@ -33,47 +33,65 @@ func terms(s string) []string {
 	return out
 }
 
+// Index is a BM25 index of knowledge documents, built once per task.
+type Index struct {
+	docs     []task.Document
+	docTerms [][]string
+	tf       []map[string]int
+	df       map[string]int
+	avg      float64
+}
+
+// NewIndex indexes docs over their title and text.
+func NewIndex(docs []task.Document) *Index {
+	ix := &Index{docs: docs, docTerms: make([][]string, len(docs)), tf: make([]map[string]int, len(docs)), df: map[string]int{}}
+	total := 0
+	for i, d := range docs {
+		ix.docTerms[i] = terms(d.Title + " " + d.Text)
+		total += len(ix.docTerms[i])
+		ix.tf[i] = map[string]int{}
+		for _, t := range ix.docTerms[i] {
+			if ix.tf[i][t] == 0 {
+				ix.df[t]++
+			}
+			ix.tf[i][t]++
+		}
+	}
+	if len(docs) > 0 {
+		ix.avg = float64(total) / float64(len(docs))
+	}
+	return ix
+}
+
 // Search ranks documents for query with BM25 over title and text and returns the best k that share
 // at least one term with it. It is deterministic: ties keep document order.
 func Search(docs []task.Document, query string, k int) []Hit {
+	return NewIndex(docs).Search(query, k)
+}
+
+// Search returns the best k documents for query (see the package function Search).
+func (ix *Index) Search(query string, k int) []Hit {
 	q := terms(query)
-	if len(q) == 0 || len(docs) == 0 {
+	if len(q) == 0 || len(ix.docs) == 0 {
 		return []Hit{}
 	}
-	docTerms := make([][]string, len(docs))
-	df := map[string]int{}
-	total := 0
-	for i, d := range docs {
-		docTerms[i] = terms(d.Title + " " + d.Text)
-		total += len(docTerms[i])
-		seen := map[string]bool{}
-		for _, t := range docTerms[i] {
-			if !seen[t] {
-				seen[t] = true
-				df[t]++
-			}
-		}
-	}
-	avg := float64(total) / float64(len(docs))
 	const k1, b = 1.2, 0.75
 	type scored struct {
 		i     int
 		score float64
 	}
 	var ranked []scored
-	for i := range docs {
-		tf := map[string]int{}
-		for _, t := range docTerms[i] {
-			tf[t]++
-		}
+	n := float64(len(ix.docs))
+	for i := range ix.docs {
 		s := 0.0
 		for _, t := range q {
-			f := float64(tf[t])
+			f := float64(ix.tf[i][t])
 			if f == 0 {
 				continue
 			}
-			idf := math.Log(1 + (float64(len(docs))-float64(df[t])+0.5)/(float64(df[t])+0.5))
-			s += idf * f * (k1 + 1) / (f + k1*(1-b+b*float64(len(docTerms[i]))/avg))
+			df := float64(ix.df[t])
+			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+			s += idf * f * (k1 + 1) / (f + k1*(1-b+b*float64(len(ix.docTerms[i]))/ix.avg))
 		}
 		if s > 0 {
 			ranked = append(ranked, scored{i, s})
@@ -85,7 +103,7 @@ func Search(docs []task.Document, query string, k int) []Hit {
 		if len(hits) == k {
 			break
 		}
-		d := docs[r.i]
+		d := ix.docs[r.i]
 		hits = append(hits, Hit{ID: d.ID, Title: d.Title, Text: d.Text})
 	}
 	return hits

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,6 +39,12 @@ const (
 	CodeApprovalRequired = "approval_required"
 )
 
+// recordedField is a field a record call echoes back, with its encoded value.
+type recordedField struct {
+	field string
+	val   json.RawMessage
+}
+
 // ApprovalToken is an action-scoped authorization minted by a caller's approval. It is valid until
 // it is used by a commit, revoked by the caller, or invalidated by a change to the approved artifact.
 type ApprovalToken struct {
@@ -49,9 +56,17 @@ type ApprovalToken struct {
 // Workspace is the state of one call's environment. It is not safe for concurrent use; the session
 // serialises tool calls and caller authorization events.
 type Workspace struct {
-	task    *task.Task
-	emit    Emit
-	schemas map[string]*jsonschema.Schema
+	env  *Env
+	task *task.Task
+	emit Emit
+
+	// Scratch reused from call to call: the decoded arguments, a record call's argument names
+	// and echoed fields.
+	argScratch map[string]any
+	names      []string
+	vals       []argValue
+	pairs      []plainArg
+	recorded   []recordedField
 
 	fields    map[string]json.RawMessage
 	state     string
@@ -62,26 +77,14 @@ type Workspace struct {
 	committed map[string]bool
 }
 
-// New returns a workspace for task t in its initial state, emitting events through emit.
+// New returns a workspace for task t in its initial state, emitting events through emit. It
+// compiles the task's tool schemas; Compile once and use Env.New for many workspaces of a task.
 func New(t *task.Task, emit Emit) (*Workspace, error) {
-	w := &Workspace{
-		task:      t,
-		emit:      emit,
-		schemas:   map[string]*jsonschema.Schema{},
-		fields:    map[string]json.RawMessage{},
-		state:     t.InitialState(),
-		tokens:    map[string]*ApprovalToken{},
-		revoked:   map[string]bool{},
-		committed: map[string]bool{},
+	env, err := Compile(t)
+	if err != nil {
+		return nil, err
 	}
-	for _, tl := range t.Agent.Tools {
-		s, err := task.CompileToolSchema(tl.Name, tl.Parameters)
-		if err != nil {
-			return nil, fmt.Errorf("tool %s parameters: %w", tl.Name, err)
-		}
-		w.schemas[tl.Name] = s
-	}
-	return w, nil
+	return env.New(emit), nil
 }
 
 // Result is what a tool call returns to the agent.
@@ -121,14 +124,29 @@ func (w *Workspace) dispatch(name string, raw json.RawMessage) Result {
 		}
 		return fail(CodeUnknownTool, fmt.Sprintf("no tool named %q; tools: %s", name, strings.Join(names, ", ")))
 	}
-	var args map[string]any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&args); err != nil || args == nil {
-		return fail(CodeBadArguments, "arguments must be a JSON object")
+	if tl.Kind == task.ToolRecord {
+		if q := w.env.quick[name]; q != nil {
+			if res, ok := w.recordPlain(tl, q, raw); ok {
+				return res
+			}
+		}
 	}
-	if err := w.schemas[name].Validate(toValidatable(args)); err != nil {
-		return fail(CodeBadArguments, describeSchemaError(err))
+	if w.argScratch == nil {
+		w.argScratch = make(map[string]any, 8)
+	}
+	args, ok := decodeArgs(raw, w.argScratch)
+	if !ok {
+		args = nil
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&args); err != nil || args == nil {
+			return fail(CodeBadArguments, "arguments must be a JSON object")
+		}
+	}
+	if q := w.env.quick[name]; q == nil || !q.valid(args) {
+		if err := w.env.schemas[name].Validate(toValidatable(args)); err != nil {
+			return fail(CodeBadArguments, describeSchemaError(err))
+		}
 	}
 	switch tl.Kind {
 	case task.ToolRecord:
@@ -139,7 +157,7 @@ func (w *Workspace) dispatch(name string, raw json.RawMessage) Result {
 		return w.verify(tl, args)
 	case task.ToolKBSearch:
 		q, _ := args["query"].(string)
-		return okResult(map[string]any{"results": Search(w.task.Agent.Knowledge, q, 2)})
+		return okResult(map[string]any{"results": w.env.kb.Search(q, 2)})
 	case task.ToolTransition:
 		return w.transition(tl.To)
 	case task.ToolRequestApproval:
@@ -153,49 +171,88 @@ func (w *Workspace) dispatch(name string, raw json.RawMessage) Result {
 }
 
 func (w *Workspace) record(tl *task.Tool, args map[string]any) Result {
-	if w.state == task.StateCommitted {
-		return fail(CodeBadState, "the artifact is committed and can no longer change")
-	}
-	names := make([]string, 0, len(args))
+	names := w.names[:0]
 	for k := range args {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	recorded := map[string]any{}
-	changed := false
+	w.names = names
+	vals := w.vals[:0]
 	for _, arg := range names {
-		field := arg
-		if f, ok := tl.Fields[arg]; ok {
+		vals = append(vals, argValue{arg: arg, val: mustJSON(args[arg])})
+	}
+	w.vals = vals
+	return w.recordValues(tl, vals)
+}
+
+// argValue is one argument of a record call, with its encoded value.
+type argValue struct {
+	arg string
+	val json.RawMessage
+}
+
+// recordValues records a record call's arguments, given in argument-name order: each one sets its
+// field (by name, or as mapped in the tool's "fields"), an unchanged value emits nothing, and a
+// change after approval voids the token.
+func (w *Workspace) recordValues(tl *task.Tool, vals []argValue) Result {
+	if w.state == task.StateCommitted {
+		return fail(CodeBadState, "the artifact is committed and can no longer change")
+	}
+	// recorded lists what the tool result echoes, by field; two arguments mapped to one field
+	// leave the later one, as a map assignment would.
+	recorded := w.recorded[:0]
+	defer func() { w.recorded = recorded[:0] }()
+	changed := false
+	for _, av := range vals {
+		field := av.arg
+		if f, ok := tl.Fields[av.arg]; ok {
 			field = f
 		}
-		val := compactJSON(mustJSON(args[arg]))
+		val := av.val
+		dup := false
+		for i := range recorded {
+			if recorded[i].field == field {
+				recorded[i].val, dup = val, true
+			}
+		}
+		if !dup {
+			recorded = append(recorded, recordedField{field, val})
+		}
 		if prev, ok := w.fields[field]; ok && bytes.Equal(prev, val) {
-			recorded[field] = args[arg]
 			continue
 		}
 		w.fields[field] = val
 		changed = true
 		w.out(trace.Event{Type: trace.ArtifactUpdate, Field: field, Value: val})
-		recorded[field] = args[arg]
 	}
 	// Approval covers what the caller reviewed: changing the artifact afterwards voids the token.
 	if changed && w.state == task.StateApproved {
-		for action, tok := range w.tokens {
-			if tok.Valid {
-				tok.Valid = false
-				w.out(trace.Event{Type: trace.AuthTokenInvalidated, Action: action, Token: tok.ID, Text: "artifact changed after approval"})
-			}
-		}
+		w.invalidateAll("artifact changed after approval")
 		w.setState(task.StateReady)
 	}
-	return okResult(map[string]any{"recorded": recorded, "state": w.state})
+	slices.SortFunc(recorded, func(a, b recordedField) int { return strings.Compare(a.field, b.field) })
+	// The result is {"ok":true,"recorded":{…},"state":…}, keys in encoding/json's sorted order.
+	out := make([]byte, 0, 64+32*len(recorded))
+	out = append(out, `{"ok":true,"recorded":{`...)
+	for i, r := range recorded {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendJSONString(out, r.field)
+		out = append(out, ':')
+		out = append(out, r.val...)
+	}
+	out = append(out, `},"state":`...)
+	out = appendJSONString(out, w.state)
+	out = append(out, '}')
+	return Result{OK: true, Output: out}
 }
 
 func (w *Workspace) lookup(tl *task.Tool, args map[string]any) Result {
 	if tl.RequiresVerification && !w.verified {
 		return fail(CodeNotVerified, "verify the caller's identity before using this tool")
 	}
-	row := w.findRow(tl.Table, tl.Key, args)
+	row := w.findRow(tl, args)
 	if row == nil {
 		return fail(CodeNotFound, "no matching record")
 	}
@@ -207,62 +264,74 @@ func (w *Workspace) lookup(tl *task.Tool, args map[string]any) Result {
 }
 
 func (w *Workspace) verify(tl *task.Tool, args map[string]any) Result {
-	row := w.findRow(tl.Table, tl.Match, args)
+	row := w.findRow(tl, args)
 	if row == nil {
-		return okResult(map[string]any{"verified": false, "message": "the details do not match our records"})
+		return Result{OK: true, Output: json.RawMessage(`{"message":"the details do not match our records","ok":true,"verified":false}`)}
 	}
 	if !w.verified {
 		w.verified = true
 		w.out(trace.Event{Type: trace.AuthVerified, Tool: tl.Name})
 	}
-	return okResult(map[string]any{"verified": true})
+	return Result{OK: true, Output: json.RawMessage(`{"ok":true,"verified":true}`)}
 }
 
-// findRow returns the first row of table whose columns all match the arguments.
-func (w *Workspace) findRow(table string, cols map[string]task.Column, args map[string]any) map[string]any {
-	for _, row := range w.task.Environment.Tables[table] {
+// findRow returns the first row of the tool's table whose columns all match the arguments.
+func (w *Workspace) findRow(tl *task.Tool, args map[string]any) map[string]any {
+	f := w.env.finders[tl.Name]
+	if f == nil {
+		return nil
+	}
+	keys := make([]canon.IDForm, len(f.args))
+	for i, arg := range f.args {
+		a, ok := args[arg]
+		if !ok {
+			return nil
+		}
+		s := argText(a)
+		if f.cols[i].Compare == "identifier" {
+			keys[i] = canon.NewIDForm(s)
+			continue
+		}
+		k, ok := canon.Key(f.cols[i].Compare, s)
+		if !ok {
+			return nil
+		}
+		keys[i].Key = k
+	}
+	rows := w.task.Environment.Tables[f.table]
+	for r, rk := range f.rows {
 		match := true
-		for arg, c := range cols {
-			a, ok := args[arg]
-			if !ok || !Same(c.Compare, fmt.Sprint(a), fmt.Sprint(row[c.Column])) {
+		for i := range f.args {
+			c := rk[i]
+			if !c.ok || c.id.Key != keys[i].Key && (f.cols[i].Compare != "identifier" || c.id.Spoken != keys[i].Spoken) {
 				match = false
 				break
 			}
 		}
 		if match {
-			return row
+			return rows[r]
 		}
 	}
 	return nil
 }
 
-// Same compares two dictated values the way a column or item comparison names.
-func Same(compare, a, b string) bool {
-	switch compare {
-	case "identifier":
-		return canon.Identifier(a) == canon.Identifier(b)
-	case "date":
-		da, ok1 := canon.ParseDate(a)
-		db, ok2 := canon.ParseDate(b)
-		return ok1 && ok2 && da == db
-	case "phone":
-		return canon.Phone(a) == canon.Phone(b)
-	case "number":
-		x, ok1 := canon.Number(a)
-		y, ok2 := canon.Number(b)
-		return ok1 && ok2 && x == y
-	case "address":
-		return canon.Address(a) == canon.Address(b)
-	case "casefold":
-		return canon.Fold(a) == canon.Fold(b)
-	default:
-		return strings.TrimSpace(a) == strings.TrimSpace(b)
+// argText renders a decoded argument as the text compared with a column.
+func argText(a any) string {
+	switch x := a.(type) {
+	case string:
+		return x
+	case json.Number:
+		return string(x)
 	}
+	return fmt.Sprint(a)
 }
+
+// Same compares two dictated values the way a column or item comparison names (canon.Same).
+func Same(compare, a, b string) bool { return canon.Same(compare, a, b) }
 
 func (w *Workspace) missingRequired() []string {
 	var missing []string
-	for _, f := range w.task.RequiredFields() {
+	for _, f := range w.env.require {
 		if _, ok := w.fields[f]; !ok {
 			missing = append(missing, f)
 		}
@@ -287,7 +356,7 @@ func (w *Workspace) transition(to string) Result {
 	default:
 		return fail(CodeBadState, "cannot move the artifact to "+to)
 	}
-	return okResult(map[string]any{"state": w.state})
+	return okStrings("state", w.state)
 }
 
 func (w *Workspace) requestApproval(action string, args map[string]any) Result {
@@ -299,7 +368,7 @@ func (w *Workspace) requestApproval(action string, args map[string]any) Result {
 	}
 	summary, _ := args["summary"].(string)
 	w.out(trace.Event{Type: trace.AuthApprovalRequested, Action: action, Text: summary, Source: "tool"})
-	return okResult(map[string]any{"status": "approval_requested", "next": "ask the caller and wait for a clear yes before committing"})
+	return okStrings("next", "ask the caller and wait for a clear yes before committing", "status", "approval_requested")
 }
 
 func (w *Workspace) commit(action string) Result {
@@ -327,7 +396,7 @@ func (w *Workspace) commit(action string) Result {
 	if action == w.task.Agent.Artifact.CommitAction {
 		w.setState(task.StateCommitted)
 	}
-	return okResult(map[string]any{"committed": action, "state": w.state})
+	return okStrings("committed", action, "state", w.state)
 }
 
 func (w *Workspace) setState(to string) {
@@ -419,6 +488,39 @@ func (w *Workspace) Snapshot() Snapshot {
 // State returns the artifact's lifecycle state.
 func (w *Workspace) State() string { return w.state }
 
+// okStrings is a successful result {"ok": true, key: value, …} with string values, encoded as
+// encoding/json would (keys sorted) without building a map.
+func okStrings(kv ...string) Result {
+	type pair struct{ k, v string }
+	pairs := make([]pair, 0, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		pairs = append(pairs, pair{kv[i], kv[i+1]})
+	}
+	slices.SortFunc(pairs, func(a, b pair) int { return strings.Compare(a.k, b.k) })
+	b := make([]byte, 0, 64)
+	b = append(b, '{')
+	okDone := false
+	for i, p := range pairs {
+		if !okDone && p.k > "ok" {
+			b = append(b, `"ok":true,`...)
+			okDone = true
+		}
+		b = appendJSONString(b, p.k)
+		b = append(b, ':')
+		b = appendJSONString(b, p.v)
+		if i < len(pairs)-1 {
+			b = append(b, ',')
+		}
+	}
+	if !okDone {
+		if len(pairs) > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"ok":true`...)
+	}
+	return Result{OK: true, Output: append(b, '}')}
+}
+
 func okResult(v map[string]any) Result {
 	v["ok"] = true
 	return Result{OK: true, Output: mustJSON(v)}
@@ -428,7 +530,12 @@ func fail(code, msg string) Result {
 	return Result{OK: false, Code: code, Output: mustJSON(map[string]any{"ok": false, "error": code, "message": msg})}
 }
 
+// mustJSON encodes v as encoding/json does without HTML escaping: by hand for the values tool
+// calls carry (decoded arguments, strings, maps), through encoding/json for anything else.
 func mustJSON(v any) json.RawMessage {
+	if b, ok := appendCanonical(make([]byte, 0, 64), v); ok {
+		return b
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -439,6 +546,9 @@ func mustJSON(v any) json.RawMessage {
 }
 
 func compactJSON(raw json.RawMessage) json.RawMessage {
+	if isCompact(raw) {
+		return raw
+	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
 		return raw
@@ -489,4 +599,25 @@ func describeSchemaError(err error) string {
 	walk(ve)
 	sort.Strings(msgs)
 	return strings.Join(msgs, "; ")
+}
+
+// recordPlain runs a record call whose arguments are all plain scalars that certainly satisfy
+// the tool's schema, without decoding them into a map: each value's bytes are already its
+// encoding. ok is false when it declines and the general path runs.
+func (w *Workspace) recordPlain(tl *task.Tool, q *quickSchema, raw []byte) (Result, bool) {
+	pairs, ok := plainArgs(raw, w.pairs)
+	if !ok {
+		return Result{}, false
+	}
+	w.pairs = pairs
+	if !q.validPlain(pairs) {
+		return Result{}, false
+	}
+	slices.SortFunc(pairs, func(a, b plainArg) int { return bytes.Compare(a.key, b.key) })
+	vals := w.vals[:0]
+	for _, a := range pairs {
+		vals = append(vals, argValue{arg: q.propName(a.key), val: json.RawMessage(a.raw)})
+	}
+	w.vals = vals
+	return w.recordValues(tl, vals), true
 }
