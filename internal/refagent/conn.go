@@ -1069,7 +1069,7 @@ func (c *conn) speak(r *response, text string) (status, reason string) {
 	start := time.Now()
 	sent := 0
 	for i, sentence := range sentences(text) {
-		pcm, err := c.s.voice.speak(c.ctx, sentence)
+		pcm, err := c.s.voice.Speak(c.ctx, c.s.cfg.Voice, sentence)
 		if err != nil {
 			c.log.Error("speech synthesis failed", slog.Any("err", err))
 			return "failed", "synthesis failed"

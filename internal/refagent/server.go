@@ -19,6 +19,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/voicebench/humanaudit/internal/asr"
+	"github.com/voicebench/humanaudit/internal/tts"
 )
 
 // Path is the WebSocket endpoint path, as on api.openai.com.
@@ -52,7 +53,7 @@ type Server struct {
 	log    *slog.Logger
 	rec    *asr.Recognizer
 	ownRec bool
-	voice  *voice
+	voice  *tts.Flite
 	up     websocket.Upgrader
 
 	mu     sync.Mutex
@@ -82,7 +83,7 @@ func New(cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	v, err := newVoice(cfg.Voice)
+	v, err := newSpeaker(cfg.Voice)
 	if err != nil {
 		return nil, err
 	}
