@@ -17,6 +17,7 @@ import (
 	"github.com/voicebench/humanaudit/internal/agent/openai/wire"
 	"github.com/voicebench/humanaudit/internal/asr"
 	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/refagent/dialog"
 )
 
 // gaVoices are the voice names a GA session accepts; the reference agent speaks each with its own
@@ -49,13 +50,12 @@ type item struct {
 type turn struct {
 	itemID string
 	pcm    []int16
-	text   string // a text message instead of audio
-	exp    expectation
-	m      *model
-	ear    *ear // the open-vocabulary stream of the turn, when one ran
+	text   string          // a text message instead of audio
+	q      dialog.Question // what the agent asked when the turn was committed
+	ear    *ear            // the open-vocabulary stream of the turn, when one ran
 	at     time.Time
 	done   chan struct{}
-	h      heard
+	h      dialog.Heard
 }
 
 // ear decodes a caller turn with the open-vocabulary model while it is spoken, so that only the
@@ -110,12 +110,10 @@ type conn struct {
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
 	respQ chan *response
-	lst   *listener
 
 	mu       sync.Mutex
 	set      settings
-	mdl      *model
-	pol      *policy
+	dlg      *dialog.Dialog
 	spoke    bool // assistant audio sent: the voice is frozen
 	buf      []int16
 	total    int64 // caller samples appended since the connection opened
@@ -142,7 +140,7 @@ func newConn(s *Server, id int, ws *websocket.Conn, model string) *conn {
 	c := &conn{s: s, id: id, ws: ws, model: model, ctx: ctx, stop: cancel,
 		log:   s.log.With(slog.Int("conn", id)),
 		respQ: make(chan *response, 4),
-		lst:   &listener{rec: s.rec, now: s.cfg.Now},
+		dlg:   dialog.New(dialog.Config{Now: s.cfg.Now, Known: s.rec.Known}),
 		items: map[string]*item{}, calls: map[string]string{}, answered: map[string]bool{},
 		set: settings{voice: "marin", serverVAD: true, silenceMS: 500, prefixMS: 300, createResponse: true,
 			interruptResponse: true, toolChoice: json.RawMessage(`"auto"`)},
@@ -467,16 +465,11 @@ func (c *conn) sessionUpdate(ev *wire.ClientEvent) {
 
 // rebuildLocked derives the agent's model from the current instructions and tools.
 func (c *conn) rebuildLocked() {
-	tools := make([]toolInfo, len(c.set.tools))
+	tools := make([]dialog.Tool, len(c.set.tools))
 	for i, t := range c.set.tools {
-		tools[i] = parseTool(t.Name, t.Description, t.Parameters)
+		tools[i] = dialog.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
 	}
-	c.mdl = newModel(c.set.instructions, tools)
-	if c.pol == nil {
-		c.pol = newPolicy(c.mdl)
-	} else {
-		c.pol.setModel(c.mdl)
-	}
+	c.dlg.Configure(c.set.instructions, tools)
 }
 
 func (c *conn) resetVADLocked() {
@@ -692,7 +685,7 @@ func (c *conn) commitTurn(itemID string, pcm []int16, text string, e *ear) {
 	prev := c.lastItem
 	c.lastItem = itemID
 	c.items[itemID] = &item{role: "user", typ: "message"}
-	t := &turn{itemID: itemID, pcm: pcm, text: text, exp: c.pol.exp, m: c.mdl, ear: e, at: time.Now(), done: make(chan struct{})}
+	t := &turn{itemID: itemID, pcm: pcm, text: text, q: c.dlg.Question(), ear: e, at: time.Now(), done: make(chan struct{})}
 	c.turns = append(c.turns, t)
 	c.wg.Add(1)
 	c.mu.Unlock()
@@ -716,22 +709,7 @@ func (c *conn) recognize(t *turn) {
 	defer c.wg.Done()
 	defer close(t.done)
 	if t.text != "" {
-		words := strings.Fields(strings.ToLower(strings.NewReplacer(",", " ", ".", " ", "?", " ", "!", " ").Replace(t.text)))
-		ws := make([]asr.Word, len(words))
-		for i, w := range words {
-			ws[i] = asr.Word{Text: w}
-		}
-		lm := asr.Result{Text: strings.Join(words, " "), Words: ws}
-		var ans asr.Answer
-		typed := false
-		if t.exp.kind == expectField && t.exp.field != nil {
-			if s := t.exp.field.slot(c.s.rec.Known); s != nil {
-				typed = true
-				ans.Value, ans.OK = s.Parse(lm.Text)
-				ans.Result = lm
-			}
-		}
-		t.h = c.lst.understand(c.ctx, t.m, t.exp, nil, lm, ans, typed)
+		t.h = t.q.UnderstandText(c.ctx, t.text)
 		return
 	}
 	var streamed *asr.Result
@@ -745,14 +723,14 @@ func (c *conn) recognize(t *turn) {
 			streamed = &e.res
 		}
 	}
-	t.h = c.lst.hear(c.ctx, t.m, t.exp, t.pcm, streamed)
+	t.h = hear(c.ctx, c.s.rec, t.q, t.pcm, streamed)
 	if c.ctx.Err() != nil {
 		return
 	}
-	c.log.Debug("caller turn recognized", slog.String("item", t.itemID), slog.String("transcript", t.h.transcript),
-		slog.Int("intent", int(t.h.intent)), slog.Bool("streamed", streamed != nil),
+	c.log.Debug("caller turn recognized", slog.String("item", t.itemID), slog.String("transcript", t.h.Transcript()),
+		slog.String("intent", t.h.Intent()), slog.Bool("streamed", streamed != nil),
 		slog.Int64("asr_ms", time.Since(t.at).Milliseconds())) // from the commit: what the caller waits for
-	c.em.Send(&wire.ServerEvent{Type: wire.InputTranscriptDone, ItemID: t.itemID, ContentIndex: wire.Int(0), Transcript: wire.Str(t.h.transcript)})
+	c.em.Send(&wire.ServerEvent{Type: wire.InputTranscriptDone, ItemID: t.itemID, ContentIndex: wire.Int(0), Transcript: wire.Str(t.h.Transcript())})
 }
 
 // ---- conversation items ----
@@ -887,7 +865,7 @@ func (c *conn) truncate(ev *wire.ClientEvent) {
 		return
 	}
 	c.mu.Lock()
-	c.pol.truncated()
+	c.dlg.Truncated()
 	c.mu.Unlock()
 	c.em.Send(&wire.ServerEvent{Type: wire.ItemTruncated, ItemID: ev.ItemID, ContentIndex: wire.Int(0), AudioEndMS: wire.Int(*ev.AudioEndMS)})
 }
@@ -999,35 +977,35 @@ func (c *conn) run(r *response) {
 	default:
 		c.mu.Lock()
 		for _, o := range c.outputs[c.outUsed:r.outputTo] {
-			c.pol.toolResult(o.name, o.output)
+			c.dlg.ToolResult(o.name, o.output)
 		}
 		c.outUsed = r.outputTo
 		for _, t := range pending {
-			c.pol.heard(t.h)
-			heardWords += len(strings.Fields(t.h.transcript))
+			c.dlg.Heard(t.h)
+			heardWords += len(strings.Fields(t.h.Transcript()))
 		}
 		c.consumed = r.turnsTo
-		act := c.pol.next()
+		act := c.dlg.Next()
 		c.mu.Unlock()
 		switch {
-		case len(act.calls) > 0:
-			for _, cl := range act.calls {
+		case len(act.Calls) > 0:
+			for _, cl := range act.Calls {
 				// The call is registered before the client can answer it.
 				c.mu.Lock()
-				id, err := r.rw.FunctionCall(cl.name, string(cl.args))
+				id, err := r.rw.FunctionCall(cl.Name, string(cl.Args))
 				if err == nil {
-					c.calls[id] = cl.name
+					c.calls[id] = cl.Name
 				}
 				c.mu.Unlock()
 				if err != nil {
 					status, reason = "failed", "connection closed"
 					break
 				}
-				c.log.Debug("tool call", slog.String("tool", cl.name), slog.String("args", string(cl.args)))
+				c.log.Debug("tool call", slog.String("tool", cl.Name), slog.String("args", string(cl.Args)))
 			}
-		case act.say != "":
-			spoken = act.say
-			if s, rsn := c.speak(r, act.say); s != "" {
+		case act.Say != "":
+			spoken = act.Say
+			if s, rsn := c.speak(r, act.Say); s != "" {
 				status, reason = s, rsn
 			}
 		}

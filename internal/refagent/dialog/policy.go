@@ -1,4 +1,4 @@
-package refagent
+package dialog
 
 import (
 	"encoding/json"
