@@ -199,7 +199,9 @@ type energyVAD struct {
 	silenceMS int
 }
 
-func newEnergyVAD(s realtimeserver.Session) realtimeserver.VAD { return &energyVAD{silenceMS: s.SilenceMS} }
+func newEnergyVAD(s realtimeserver.Session) realtimeserver.VAD {
+	return &energyVAD{silenceMS: s.SilenceMS}
+}
 
 func (e *energyVAD) Feed(pcm []int16, start time.Duration) []realtimeserver.SpeechEvent {
 	d := time.Duration(len(pcm)) * time.Second / wire.SampleRate
