@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -103,7 +102,7 @@ func (f *Flite) Speak(ctx context.Context, voice, text string) ([]int16, error) 
 	out := filepath.Join(dir, "say.wav")
 	args := []string{"-voice", voice}
 	if f.Stretch > 0 {
-		args = append(args, "--setf", "duration_stretch="+strconv.FormatFloat(f.Stretch, 'f', -1, 64))
+		args = append(args, "--setf", fmt.Sprintf("duration_stretch=%g", f.Stretch))
 	}
 	cmd := exec.CommandContext(ctx, binary, append(args, "-t", text, "-o", out)...)
 	var stderr bytes.Buffer

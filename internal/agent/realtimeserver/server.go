@@ -25,14 +25,6 @@ import (
 // Path is the WebSocket endpoint path, as on api.openai.com.
 const Path = "/v1/realtime"
 
-// Sentinel errors of a Server; match them with errors.Is.
-var (
-	// ErrNotListening is returned by Serve before Listen.
-	ErrNotListening = errors.New("realtime server: not listening")
-	// ErrClosed is returned after Close.
-	ErrClosed = errors.New("realtime server: closed")
-)
-
 // Config configures a Server.
 type Config struct {
 	// Name names the server in logs and errors (default "realtime server").
