@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -111,30 +109,23 @@ func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
 	if target == "" {
 		target = DefaultURL
 	}
-	if u, err := url.Parse(target); err != nil || (u.Scheme != "ws" && u.Scheme != "wss") {
-		return &agent.Error{Class: agent.ClassProtocol, Code: "bad_url", Fatal: true,
-			Message: fmt.Sprintf("endpoint %q is not a ws:// or wss:// URL", socket.Endpoint(target))}
+	if _, err := link.ParseURL(target); err != nil {
+		return err
 	}
 	h := http.Header{}
 	if a.opts.Key != "" {
 		h.Set("x-goog-api-key", a.opts.Key)
 	}
-	err = a.link.Dial(ctx, target, h, "setupComplete", func() error {
+	t := link.Target{URL: target, Header: h, Awaited: "setupComplete", Model: setup.Model, Tools: len(cfg.Tools)}
+	return a.link.Dial(ctx, t, func() error {
 		return a.sendLocked("setup", map[string]any{"setup": setup})
 	})
-	if err != nil {
-		return err
-	}
-	a.link.Log().Info("agent connected", slog.String("endpoint", socket.Endpoint(target)), slog.String("model", setup.Model),
-		slog.Bool("server_vad", cfg.ServerTurnDetection), slog.Int("tools", len(cfg.Tools)))
-	return nil
 }
 
 func (a *Adapter) setup(cfg agent.Config) (*Setup, error) {
-	allowed := append(append([]string{}, Voices...), a.opts.ExtraVoices...)
-	voice, substituted := agent.ClampVoice(cfg.Voice, allowed, DefaultVoice)
-	if substituted {
-		a.link.Log().Warn("voice not offered by the provider; substituted", slog.String("requested", cfg.Voice), slog.String("voice", voice))
+	voice := a.link.Voice(cfg.Voice, append(append([]string{}, Voices...), a.opts.ExtraVoices...), DefaultVoice)
+	if err := link.CheckTools(cfg.Tools); err != nil {
+		return nil, err
 	}
 	model := a.opts.Model
 	if !strings.HasPrefix(model, "models/") {
@@ -164,10 +155,6 @@ func (a *Adapter) setup(cfg agent.Config) (*Setup, error) {
 	if len(cfg.Tools) > 0 {
 		decls := make([]FunctionDeclaration, len(cfg.Tools))
 		for i, t := range cfg.Tools {
-			if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
-				return nil, &agent.Error{Class: agent.ClassProtocol, Code: "bad_tool", Fatal: true,
-					Message: fmt.Sprintf("tool %q: parameters are not valid JSON", t.Name)}
-			}
 			decls[i] = FunctionDeclaration{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
 		}
 		s.Tools = []Tool{{FunctionDeclarations: decls}}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -124,26 +122,20 @@ func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
 	a.mu.Lock()
 	a.phase, a.pendingUpdate = phaseWaitCreated, update
 	a.mu.Unlock()
-	err = a.link.Dial(ctx, target, header, "session confirmation", func() error {
+	t := link.Target{URL: target, Header: header, Awaited: "session confirmation", Model: a.opts.Model, Tools: len(cfg.Tools)}
+	return a.link.Dial(ctx, t, func() error {
 		if !a.opts.Dialect.ModelInStart {
 			return nil // the update follows the provider's first event
 		}
 		a.phase = phaseWaitUpdated
 		return a.sendLocked(update)
 	})
-	if err != nil {
-		return err
-	}
-	a.link.Log().Info("agent connected", slog.String("endpoint", socket.Endpoint(target)), slog.String("model", a.opts.Model),
-		slog.Bool("server_vad", cfg.ServerTurnDetection), slog.Int("tools", a.sentTools))
-	return nil
 }
 
 func (a *Adapter) dialTarget() (string, http.Header, error) {
-	u, err := url.Parse(a.opts.URL)
-	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") {
-		return "", nil, &agent.Error{Class: agent.ClassProtocol, Code: "bad_url", Fatal: true,
-			Message: fmt.Sprintf("endpoint %q is not a ws:// or wss:// URL", socket.Endpoint(a.opts.URL))}
+	u, err := link.ParseURL(a.opts.URL)
+	if err != nil {
+		return "", nil, err
 	}
 	if a.opts.Model != "" && !a.opts.Dialect.ModelInStart {
 		q := u.Query()
@@ -163,21 +155,15 @@ func (a *Adapter) dialTarget() (string, http.Header, error) {
 // sessionFrame builds session.update (or session.start), clamping the voice first.
 func (a *Adapter) sessionFrame(cfg agent.Config) (*wire.ClientEvent, error) {
 	d := a.opts.Dialect
-	allowed := append(append([]string{}, d.Voices...), a.opts.ExtraVoices...)
-	voice, substituted := agent.ClampVoice(cfg.Voice, allowed, d.DefaultVoice)
-	if substituted {
-		a.link.Log().Warn("voice not offered by the provider; substituted",
-			slog.String("requested", cfg.Voice), slog.String("voice", voice))
+	voice := a.link.Voice(cfg.Voice, append(append([]string{}, d.Voices...), a.opts.ExtraVoices...), d.DefaultVoice)
+	if err := link.CheckTools(cfg.Tools); err != nil {
+		return nil, err
 	}
 	tools := make([]wire.Tool, len(cfg.Tools))
 	for i, t := range cfg.Tools {
 		params := t.Parameters
 		if len(params) == 0 {
 			params = json.RawMessage(`{"type":"object","properties":{}}`)
-		}
-		if !json.Valid(params) {
-			return nil, &agent.Error{Class: agent.ClassProtocol, Code: "bad_tool", Fatal: true,
-				Message: fmt.Sprintf("tool %q: parameters are not valid JSON", t.Name)}
 		}
 		tools[i] = wire.Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params}
 	}

@@ -140,13 +140,12 @@ func (s *Server) Serve() error {
 // call more than once.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	srv, again := s.http, s.closed
+	s.closed = true
+	s.mu.Unlock()
+	if again {
 		return nil
 	}
-	s.closed = true
-	srv := s.http
-	s.mu.Unlock()
 	var err error
 	if srv != nil {
 		if cerr := srv.Close(); cerr != nil {

@@ -3,6 +3,7 @@ package dialog
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -632,7 +633,7 @@ func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
 					n, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64)
 					if err == nil {
 						var val any = m[1]
-						if has(f.JSONTypes, "number") {
+						if slices.Contains(f.JSONTypes, "number") {
 							val = n
 						}
 						v = &fieldValue{field: f, value: val, spoken: spokenNumber(f, n)}

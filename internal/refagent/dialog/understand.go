@@ -341,7 +341,7 @@ func (l *listener) fieldValue(f *field, v asr.Value) (fieldValue, bool) {
 		return fieldValue{field: f, value: a.String() + " to " + b.String(), spoken: "from " + spokenDate(a) + " to " + spokenDate(b)}, true
 	case kindNumber:
 		var val any = v.Text
-		if has(f.JSONTypes, "number") || (has(f.JSONTypes, "integer") && v.Number == float64(int64(v.Number))) {
+		if slices.Contains(f.JSONTypes, "number") || (slices.Contains(f.JSONTypes, "integer") && v.Number == float64(int64(v.Number))) {
 			val = v.Number
 		}
 		return fieldValue{field: f, value: val, spoken: spokenNumber(f, v.Number)}, true

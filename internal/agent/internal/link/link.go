@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 
@@ -101,15 +102,56 @@ func (l *Link) Begin(cfg agent.Config) error {
 	return nil
 }
 
-// Dial connects to target and waits for the handshake: greet, if set, runs with the lock held
-// once the connection reads and sends the family's first frames; the family reports the
-// provider's answer with HandshakeDoneLocked. awaited names that answer in the timeout error.
-// The wait is bounded by ctx and the socket's HandshakeTimeout; on failure the connection is
-// closed.
-func (l *Link) Dial(ctx context.Context, target string, header http.Header, awaited string, greet func() error) error {
+// Target is where Dial connects, and what it logs once connected.
+type Target struct {
+	URL    string
+	Header http.Header
+	// Awaited names the provider's answer to the handshake, for the timeout error.
+	Awaited string
+	// Model and Tools describe the session in the log.
+	Model string
+	Tools int
+}
+
+// ParseURL checks that an endpoint is a ws:// or wss:// URL.
+func ParseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") {
+		return nil, &agent.Error{Class: agent.ClassProtocol, Code: "bad_url", Fatal: true,
+			Message: fmt.Sprintf("endpoint %q is not a ws:// or wss:// URL", socket.Endpoint(raw))}
+	}
+	return u, nil
+}
+
+// CheckTools refuses tools whose parameters are not JSON, before anything is sent.
+func CheckTools(tools []agent.Tool) error {
+	for _, t := range tools {
+		if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
+			return &agent.Error{Class: agent.ClassProtocol, Code: "bad_tool", Fatal: true,
+				Message: fmt.Sprintf("tool %q: parameters are not valid JSON", t.Name)}
+		}
+	}
+	return nil
+}
+
+// Voice returns the allowed voice for requested (agent.ClampVoice), logging a substitution:
+// providers reject a whole session for an unknown voice, tools included.
+func (l *Link) Voice(requested string, allowed []string, fallback string) string {
+	voice, substituted := agent.ClampVoice(requested, allowed, fallback)
+	if substituted {
+		l.log.Warn("voice not offered by the provider; substituted", slog.String("requested", requested), slog.String("voice", voice))
+	}
+	return voice
+}
+
+// Dial connects to t and waits for the handshake: greet, if set, runs with the lock held once
+// the connection reads and sends the family's first frames; the family reports the provider's
+// answer with HandshakeDoneLocked. The wait is bounded by ctx and the socket's HandshakeTimeout;
+// on failure the connection is closed.
+func (l *Link) Dial(ctx context.Context, t Target, greet func() error) error {
 	ctx, cancel := context.WithTimeout(ctx, l.o.Socket.HandshakeTimeout)
 	defer cancel()
-	ws, err := socket.Dial(ctx, target, header, l.o.Socket)
+	ws, err := socket.Dial(ctx, t.URL, t.Header, l.o.Socket)
 	if err != nil {
 		l.stream.Finish()
 		return err
@@ -131,7 +173,7 @@ func (l *Link) Dial(ctx context.Context, target string, header http.Header, awai
 		case err = <-l.hs:
 		case <-ctx.Done():
 			err = &agent.Error{Class: agent.ClassProtocol, Code: "handshake_timeout", Fatal: true,
-				Message: fmt.Sprintf("no %s from %s within %s", awaited, socket.Endpoint(target), l.o.Socket.HandshakeTimeout)}
+				Message: fmt.Sprintf("no %s from %s within %s", t.Awaited, socket.Endpoint(t.URL), l.o.Socket.HandshakeTimeout)}
 			if errors.Is(ctx.Err(), context.Canceled) {
 				err = ctx.Err()
 			}
@@ -139,8 +181,11 @@ func (l *Link) Dial(ctx context.Context, target string, header http.Header, awai
 	}
 	if err != nil {
 		conn.Close()
+		return err
 	}
-	return err
+	l.log.Info("agent connected", slog.String("endpoint", socket.Endpoint(t.URL)), slog.String("model", t.Model),
+		slog.Bool("server_vad", !l.manual), slog.Int("tools", t.Tools))
+	return nil
 }
 
 // Finish ends the event stream after a Connect that failed before dialling.
@@ -302,16 +347,15 @@ func (l *Link) TakeInputSamplesLocked() int {
 // Close ends the connection; the event stream is closed when it returns.
 func (l *Link) Close() error {
 	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		return nil
-	}
+	conn, again := l.conn, l.closed
 	l.closed = true
 	if l.o.Stop != nil {
 		l.o.Stop()
 	}
-	conn := l.conn
 	l.mu.Unlock()
+	if again {
+		return nil
+	}
 	if conn != nil {
 		conn.Close()
 	}
