@@ -447,7 +447,6 @@ func (c *Conn) commitTurn(t Turn) {
 	prev := strPtr(c.lastItem)
 	c.lastItem = t.ItemID
 	c.items[t.ItemID] = &item{role: "user", typ: "message"}
-	c.turns = append(c.turns, t)
 	c.mu.Unlock()
 	content := wire.Content{Type: "input_audio", Transcript: nil}
 	if t.Text != "" {
@@ -458,6 +457,10 @@ func (c *Conn) commitTurn(t Turn) {
 	}
 	c.added(prev, &wire.Item{ID: t.ItemID, Object: "realtime.item", Type: "message", Status: "completed", Role: "user", Content: []wire.Content{content}})
 	c.agent.Commit(t)
+	// Only now may a response answer the turn: the agent has it.
+	c.mu.Lock()
+	c.turns = append(c.turns, t)
+	c.mu.Unlock()
 }
 
 // added announces a new conversation item in the schema's words.

@@ -41,8 +41,8 @@ func (r *Response) ID() string { return r.rw.ID() }
 // Auto reports a response server VAD started on its own (not asked for by response.create).
 func (r *Response) Auto() bool { return r.auto }
 
-// Turns are the caller turns committed after the previous response was created and before this
-// one: with the earlier ones, what this response answers.
+// Turns are the caller turns given to Agent.Commit after the previous response was created and
+// before this one: with the earlier ones, what this response answers.
 func (r *Response) Turns() []Turn { return r.turns }
 
 // Outputs are the tool outputs received after the previous response was created and before this
