@@ -23,6 +23,9 @@ type Script struct {
 	CallerTranscripts []string
 	// Key, when set, is the only bearer key (OpenAI family) or x-goog-api-key (Gemini) accepted.
 	Key string
+	// EchoKey quotes a refused key in the HTTP 401 body (OpenAI family), as a hostile or careless
+	// provider would.
+	EchoKey bool
 }
 
 // Received is one client message as the fake got it (audio replaced by its byte count).
@@ -54,7 +57,7 @@ func NewOpenAIFake(tb testing.TB, p Provider, s Script) *OpenAIFake {
 	tb.Helper()
 	f := &OpenAIFake{traffic: traffic{audioType: wire.InputAudioAppend}, script: cursor{s: s}}
 	f.rt = realtimeserver.New(realtimeserver.Config{Name: "fake " + p.Name, Provider: p, Responder: openaiResponder{f},
-		Key: s.Key, VAD: newEnergyVAD, IDPrefix: "c", Observer: openaiObserver{f}})
+		Key: s.Key, EchoRefusedKey: s.EchoKey, VAD: newEnergyVAD, IDPrefix: "c", Observer: openaiObserver{f}})
 	f.srv = httptest.NewServer(f.rt.Handler())
 	tb.Cleanup(f.Close)
 	return f
@@ -162,7 +165,8 @@ func (a *openaiAgent) Commit(t realtimeserver.Turn) {
 }
 
 // Admit takes the script's next reply for a response.create: a Hang reply goes unanswered, an
-// Error reply is answered with that error instead of a response.
+// Error reply is answered with that error instead of a response, a CloseCode reply closes the
+// connection (as a provider does for a revoked key or an exhausted quota).
 func (a *openaiAgent) Admit(string) *realtimeserver.Refusal {
 	reply := a.f.script.reply()
 	switch {
@@ -170,6 +174,9 @@ func (a *openaiAgent) Admit(string) *realtimeserver.Refusal {
 		return &realtimeserver.Refusal{}
 	case reply.Error != nil:
 		return &realtimeserver.Refusal{Error: &wire.ErrorDetail{Type: reply.Error.Type, Code: reply.Error.Code, Message: reply.Error.Message}}
+	case reply.CloseCode != 0:
+		a.c.CloseWith(reply.CloseCode, reply.CloseReason)
+		return &realtimeserver.Refusal{}
 	}
 	a.mu.Lock()
 	a.admitted = append(a.admitted, reply)

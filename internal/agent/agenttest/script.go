@@ -37,7 +37,7 @@ type Reply struct {
 	// Drop closes the TCP connection without a close frame after DropAfter audio deltas.
 	Drop      bool
 	DropAfter int
-	// CloseCode closes the WebSocket with this code and CloseReason instead of replying (Gemini).
+	// CloseCode closes the WebSocket with this code and CloseReason instead of replying.
 	CloseCode   int
 	CloseReason string
 	// GoAway sends goAway with this time left, then closes after it (Gemini).

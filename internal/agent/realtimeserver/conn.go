@@ -101,6 +101,18 @@ func (c *Conn) Transcript(itemID, text string) error {
 // Drop closes the TCP socket without a close frame, as a network failure would.
 func (c *Conn) Drop() { c.ws.UnderlyingConn().Close() }
 
+// CloseWith ends the connection with a close frame of code and reason (cut to what a close frame
+// holds), as a provider does for a revoked key or an exhausted quota.
+func (c *Conn) CloseWith(code int, reason string) {
+	if len(reason) > 123 {
+		reason = strings.ToValidUTF8(reason[:123], "")
+	}
+	c.wmu.Lock()
+	c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+	c.wmu.Unlock()
+	c.ws.Close()
+}
+
 func (c *Conn) write(ev *wire.ServerEvent) error {
 	b, err := json.Marshal(ev)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +36,9 @@ type Config struct {
 	Responder Responder
 	// Key, when set, is the only bearer key accepted.
 	Key string
+	// EchoRefusedKey quotes a refused key in the HTTP 401 body, as a careless provider does (for
+	// tests that keys are redacted wherever a provider echoes them).
+	EchoRefusedKey bool
 	// VAD makes the turn detector of a session with server VAD on: when the connection opens and
 	// whenever an update changes the turn detection. Nil: server VAD never ends a turn.
 	VAD func(s Session) VAD
@@ -179,7 +183,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusServiceUnavailable, "server_error", "", "shutting down")
 		return
 	case s.cfg.Key != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.Key:
-		httpError(w, http.StatusUnauthorized, "invalid_request_error", wire.CodeInvalidAPIKey, "Incorrect API key provided.")
+		msg := "Incorrect API key provided."
+		if s.cfg.EchoRefusedKey {
+			msg = "Incorrect API key provided: " + strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") + "."
+		}
+		httpError(w, http.StatusUnauthorized, "invalid_request_error", wire.CodeInvalidAPIKey, msg)
 		return
 	case r.URL.Path != Path:
 		httpError(w, http.StatusNotFound, "invalid_request_error", "not_found", "Unknown path "+r.URL.Path+"; the realtime endpoint is "+Path)

@@ -2,6 +2,7 @@ package realtimeserver
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"strings"
@@ -263,6 +264,73 @@ func (c *client) nextAfterError(t *testing.T, typ string) map[string]any {
 		}
 		if m["type"] == typ {
 			return m
+		}
+	}
+}
+
+// A wrong key is refused with 401 before the upgrade; a careless provider quotes it back.
+func TestKeyRefusal(t *testing.T) {
+	for _, echo := range []bool{false, true} {
+		s := New(Config{Provider: testProvider, Responder: &testAgent{}, Key: "sk-right", EchoRefusedKey: echo})
+		srv := httptest.NewServer(s.Handler())
+		_, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+Path, map[string][]string{"Authorization": {"Bearer sk-wrong"}})
+		if err == nil || resp == nil || resp.StatusCode != 401 {
+			t.Fatalf("echo %v: dial with a wrong key: %v %v", echo, resp, err)
+		}
+		var body struct {
+			Error struct{ Code, Message string }
+		}
+		json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if body.Error.Code != wire.CodeInvalidAPIKey || strings.Contains(body.Error.Message, "sk-wrong") != echo {
+			t.Errorf("echo %v: refusal %+v", echo, body.Error)
+		}
+		s.Close()
+		srv.Close()
+	}
+}
+
+// closingAgent ends the connection with a close frame instead of answering a response.create.
+type closingAgent struct {
+	testAgent
+	c *Conn
+}
+
+func (a *closingAgent) Open(c *Conn) Agent { a.c = c; return a }
+
+func (a *closingAgent) Admit(string) *Refusal {
+	a.c.CloseWith(4001, "key revoked")
+	return &Refusal{}
+}
+
+func TestCloseWith(t *testing.T) {
+	a := &closingAgent{}
+	s := New(Config{Provider: testProvider, Responder: a})
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	defer s.Close()
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+Path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	ws.WriteJSON(map[string]any{"type": wire.ResponseCreate})
+	for {
+		ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+		var m map[string]any
+		err := ws.ReadJSON(&m)
+		var ce *websocket.CloseError
+		if errors.As(err, &ce) {
+			if ce.Code != 4001 || ce.Text != "key revoked" {
+				t.Errorf("close %d %q", ce.Code, ce.Text)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m["type"] == wire.ResponseCreated {
+			t.Fatal("a response started")
 		}
 	}
 }
