@@ -1,7 +1,8 @@
 // Package agent defines how a session talks to an evaluated voice agent: one Adapter interface over
 // every realtime speech-to-speech protocol family, and the normalized events the session records,
 // plays and dispatches. The families live in subpackages (openai, gemini); systems names the
-// evaluated systems and dials them; agenttest holds faithful protocol fakes for tests.
+// evaluated systems and dials them; realtimeserver is the one server of the OpenAI family, which
+// the reference agent and the protocol fakes of agenttest drive.
 package agent
 
 import (

@@ -17,6 +17,8 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/agent"
 	"github.com/voicebench/humanaudit/internal/agent/gemini"
+	"github.com/voicebench/humanaudit/internal/agent/internal/params"
+	"github.com/voicebench/humanaudit/internal/agent/internal/wsserver"
 )
 
 // GeminiPath is the Live API's WebSocket path (v1beta).
@@ -26,25 +28,19 @@ const GeminiPath = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.Bi
 // JSON in binary frames, reports failures only as close frames (1007 invalid argument, 1008
 // policy, 1011 internal), requires setup first and exactly one top-level field per message.
 type GeminiFake struct {
-	script Script
-	srv    *httptest.Server
-	up     websocket.Upgrader
-
 	traffic
-	next       int
-	transcript int
-	setups     []map[string]any
-	closes     []string
-	conns      map[*geminiConn]bool
-	nconn      int
-	wg         sync.WaitGroup
-	closed     bool
+	script cursor
+	key    string
+	setups []map[string]any
+	closes []string
+	reg    wsserver.Registry
+	srv    *httptest.Server
 }
 
 // NewGeminiFake starts a fake on loopback; it is closed when tb ends.
 func NewGeminiFake(tb testing.TB, s Script) *GeminiFake {
 	tb.Helper()
-	f := &GeminiFake{script: s, conns: map[*geminiConn]bool{}, traffic: traffic{audioType: "realtimeInput.audio"}}
+	f := &GeminiFake{script: cursor{s: s}, key: s.Key, traffic: traffic{audioType: "realtimeInput.audio"}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serveHTTP))
 	tb.Cleanup(f.Close)
 	return f
@@ -55,28 +51,12 @@ func (f *GeminiFake) URL() string { return "ws" + strings.TrimPrefix(f.srv.URL, 
 
 // Close drops every connection and stops the server.
 func (f *GeminiFake) Close() {
-	f.mu.Lock()
-	f.closed = true
-	conns := make([]*geminiConn, 0, len(f.conns))
-	for c := range f.conns {
-		conns = append(conns, c)
-	}
-	f.mu.Unlock()
-	for _, c := range conns {
-		c.ws.Close()
-	}
-	f.wg.Wait()
+	f.reg.Close()
 	f.srv.Close()
 }
 
 // DropAll closes every connection's TCP socket without a close frame.
-func (f *GeminiFake) DropAll() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for c := range f.conns {
-		c.ws.UnderlyingConn().Close()
-	}
-}
+func (f *GeminiFake) DropAll() { f.reg.DropAll() }
 
 // Setups returns the setup objects received (keys in camelCase).
 func (f *GeminiFake) Setups() []map[string]any {
@@ -92,28 +72,6 @@ func (f *GeminiFake) Closes() []string {
 	return append([]string(nil), f.closes...)
 }
 
-func (f *GeminiFake) nextReply() Reply {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.next >= len(f.script.Replies) {
-		return Reply{Text: "Okay.", AudioMS: 200}
-	}
-	r := f.script.Replies[f.next]
-	f.next++
-	return r
-}
-
-func (f *GeminiFake) nextTranscript() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.transcript >= len(f.script.CallerTranscripts) {
-		return "(caller speech)"
-	}
-	t := f.script.CallerTranscripts[f.transcript]
-	f.transcript++
-	return t
-}
-
 func (f *GeminiFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	key := r.Header.Get("x-goog-api-key")
 	if key == "" {
@@ -121,29 +79,18 @@ func (f *GeminiFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	f.handshakes = append(f.handshakes, Handshake{Path: r.URL.Path, Auth: key != "", Model: r.URL.Query().Get("model")})
-	closed := f.closed
 	f.mu.Unlock()
-	if closed || r.URL.Path != GeminiPath {
+	if f.reg.Closed() || r.URL.Path != GeminiPath {
 		http.NotFound(w, r)
 		return
 	}
-	ws, err := f.up.Upgrade(w, r, nil)
-	if err != nil {
+	ws, id, ok := f.reg.Accept(w, r)
+	if !ok {
 		return
 	}
-	f.mu.Lock()
-	if f.closed {
-		f.mu.Unlock()
-		ws.Close()
-		return
-	}
-	f.nconn++
-	c := &geminiConn{f: f, id: f.nconn, ws: ws, calls: map[string]bool{}}
-	f.conns[c] = true
-	f.wg.Add(1)
-	f.mu.Unlock()
-	defer f.wg.Done()
-	if f.script.Key != "" && key != f.script.Key {
+	defer f.reg.Release(ws)
+	c := &geminiConn{f: f, id: id, ws: ws, calls: map[string]bool{}}
+	if f.key != "" && key != f.key {
 		c.closeWith(websocket.ClosePolicyViolation, "API key not valid. Please pass a valid API key.")
 		c.finish()
 		return
@@ -220,9 +167,6 @@ func (c *geminiConn) finish() {
 	}
 	c.mu.Unlock()
 	c.wg.Wait()
-	c.f.mu.Lock()
-	delete(c.f.conns, c)
-	c.f.mu.Unlock()
 }
 
 func (c *geminiConn) serve() {
@@ -318,14 +262,14 @@ func (c *geminiConn) record(typ string, data []byte) {
 }
 
 var (
-	geminiSetupKeys = keyTree{"model": nil, "systemInstruction": nil, "tools": nil, "inputAudioTranscription": nil, "outputAudioTranscription": nil,
+	geminiSetupKeys = params.Tree{"model": nil, "systemInstruction": nil, "tools": nil, "inputAudioTranscription": nil, "outputAudioTranscription": nil,
 		"sessionResumption": nil, "contextWindowCompression": nil, "proactivity": nil,
 		"generationConfig": {"responseModalities": nil, "temperature": nil, "topP": nil, "topK": nil, "maxOutputTokens": nil, "candidateCount": nil,
 			"presencePenalty": nil, "frequencyPenalty": nil, "mediaResolution": nil, "thinkingConfig": nil, "enableAffectiveDialog": nil, "seed": nil,
 			"speechConfig": {"voiceConfig": {"prebuiltVoiceConfig": {"voiceName": nil}}, "languageCode": nil, "multiSpeakerVoiceConfig": nil}},
 		"realtimeInputConfig": {"automaticActivityDetection": {"disabled": nil, "startOfSpeechSensitivity": nil, "endOfSpeechSensitivity": nil,
 			"prefixPaddingMs": nil, "silenceDurationMs": nil}, "activityHandling": nil, "turnCoverage": nil}}
-	geminiDeclKeys = keyTree{"name": nil, "description": nil, "parameters": nil, "parametersJsonSchema": nil, "response": nil, "behavior": nil}
+	geminiDeclKeys = params.Tree{"name": nil, "description": nil, "parameters": nil, "parametersJsonSchema": nil, "response": nil, "behavior": nil}
 )
 
 func (c *geminiConn) invalid(format string, args ...any) bool {
@@ -335,9 +279,9 @@ func (c *geminiConn) invalid(format string, args ...any) bool {
 
 func (c *geminiConn) setup(v any) bool {
 	s, _ := v.(map[string]any)
-	if bad := checkKeys("setup", s, geminiSetupKeys); bad != nil {
-		name := bad.param[strings.LastIndex(bad.param, ".")+1:]
-		parent := strings.TrimSuffix(bad.param, "."+name)
+	if bad := params.Unknown("setup", s, geminiSetupKeys); bad != "" {
+		name := bad[strings.LastIndex(bad, ".")+1:]
+		parent := strings.TrimSuffix(bad, "."+name)
 		c.closeWith(websocket.CloseInvalidFramePayloadData, fmt.Sprintf("Invalid JSON payload received. Unknown name %q at '%s': Cannot find field.", name, parent))
 		return false
 	}
@@ -348,10 +292,10 @@ func (c *geminiConn) setup(v any) bool {
 		return c.invalid("setup.model must be models/{model}, got %q.", s["model"])
 	}
 	gc, _ := s["generationConfig"].(map[string]any)
-	if mods, ok := gc["responseModalities"]; ok && !slices.Equal(strs(mods), []string{"AUDIO"}) {
+	if mods, ok := gc["responseModalities"]; ok && !slices.Equal(params.Strings(mods), []string{"AUDIO"}) {
 		return c.invalid("Native audio models only support the AUDIO response modality, got %v.", mods)
 	}
-	if voice, ok := path(gc, "speechConfig", "voiceConfig", "prebuiltVoiceConfig", "voiceName"); ok && !slices.Contains(gemini.Voices, fmt.Sprint(voice)) {
+	if voice, ok := params.Path(gc, "speechConfig", "voiceConfig", "prebuiltVoiceConfig", "voiceName"); ok && !slices.Contains(gemini.Voices, fmt.Sprint(voice)) {
 		return c.invalid("Voice %q is not supported.", voice)
 	}
 	tools, _ := s["tools"].([]any)
@@ -361,8 +305,8 @@ func (c *geminiConn) setup(v any) bool {
 		for j, d := range decls {
 			dm, _ := d.(map[string]any)
 			p := fmt.Sprintf("setup.tools[%d].functionDeclarations[%d]", i, j)
-			if bad := checkKeys(p, dm, geminiDeclKeys); bad != nil {
-				return c.invalid("Unknown name at %s.", bad.param)
+			if bad := params.Unknown(p, dm, geminiDeclKeys); bad != "" {
+				return c.invalid("Unknown name at %s.", bad)
 			}
 			if name, _ := dm["name"].(string); name == "" {
 				return c.invalid("%s.name is required.", p)
@@ -477,7 +421,7 @@ func (c *geminiConn) startTurn() {
 	t := &geminiTurn{cancel: make(chan struct{}), done: make(chan struct{})}
 	c.turn = t
 	c.mu.Unlock()
-	reply := c.f.nextReply()
+	reply := c.f.script.reply()
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -516,7 +460,7 @@ func (c *geminiConn) runTurn(t *geminiTurn, reply Reply) {
 	c.mu.Unlock()
 	if in {
 		c.send("serverContent.inputTranscription", map[string]any{"serverContent": map[string]any{
-			"inputTranscription": map[string]any{"text": c.f.nextTranscript(), "finished": true}}})
+			"inputTranscription": map[string]any{"text": c.f.script.callerTranscript("(caller speech)"), "finished": true}}})
 	}
 	var audioMS int
 	for {
@@ -534,7 +478,7 @@ func (c *geminiConn) runTurn(t *geminiTurn, reply Reply) {
 		if !c.callTools(t, reply.Calls) {
 			return
 		}
-		reply = c.f.nextReply() // the model continues after the tool responses
+		reply = c.f.script.reply() // the model continues after the tool responses
 	}
 	c.send("serverContent.generationComplete", map[string]any{"serverContent": map[string]any{"generationComplete": true}})
 	c.send("serverContent.turnComplete", map[string]any{
@@ -651,18 +595,4 @@ func (c *geminiConn) toolResponse(v any) bool {
 		c.toolDone = nil
 	}
 	return true
-}
-
-func path(m map[string]any, keys ...string) (any, bool) {
-	var v any = m
-	for _, k := range keys {
-		mm, ok := v.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if v, ok = mm[k]; !ok {
-			return nil, false
-		}
-	}
-	return v, true
 }

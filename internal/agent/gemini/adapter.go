@@ -3,11 +3,8 @@ package gemini
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -15,7 +12,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/voicebench/humanaudit/internal/agent"
-	"github.com/voicebench/humanaudit/internal/agent/internal/preroll"
+	"github.com/voicebench/humanaudit/internal/agent/internal/link"
 	"github.com/voicebench/humanaudit/internal/agent/internal/socket"
 )
 
@@ -54,30 +51,19 @@ type Timeouts struct {
 // START_OF_ACTIVITY_INTERRUPTS); the protocol has no truncation, so Interrupt's playedMS is only
 // used to discard the rest of the interrupted turn's audio.
 type Adapter struct {
-	opts    Options
-	to      Timeouts
-	sockOpt socket.Options
-	stream  *socket.EventStream
+	opts Options
+	to   Timeouts
 
-	mu     sync.Mutex
-	log    *slog.Logger
-	conn   *socket.Conn
-	ready  bool
-	hs     chan error
-	closed bool
-	lost   bool
-	manual bool
+	mu   sync.Mutex // guards link and everything below
+	link *link.Link
 
-	activity    bool           // activityStart sent, activityEnd not yet
-	preroll     preroll.Buffer // matched mode: caller audio held outside activities
-	turns       int            // model turns seen
-	turn        string         // id of the model turn in progress ("" between turns)
-	discard     string         // turn whose remaining audio is discarded (interrupted)
-	interrupted bool           // the current turn was interrupted
+	turns       int    // model turns seen
+	turn        string // id of the model turn in progress ("" between turns)
+	discard     string // turn whose remaining audio is discarded (interrupted)
+	interrupted bool   // the current turn was interrupted
 	outText     strings.Builder
 	inText      strings.Builder
 	outSamples  int
-	inSamples   int
 	usage       *UsageMetadata // reported during the current turn, emitted at its end
 
 	calls   map[string]string // call id awaiting a result → name
@@ -93,21 +79,13 @@ func New(opts Options) *Adapter {
 	if to.Handshake <= 0 {
 		to.Handshake = 15 * time.Second
 	}
-	limit := opts.EventLimit
-	if limit <= 0 {
-		limit = 8192
-	}
-	return &Adapter{
-		opts: opts, to: to,
-		sockOpt: socket.Options{HandshakeTimeout: to.Handshake, WriteTimeout: to.Write, IdleTimeout: to.Idle,
-			PingInterval: to.Ping, Redact: []string{opts.Key}}.WithDefaults(),
-		stream:  socket.NewEventStream(limit, 256),
-		preroll: preroll.New(opts.PreRollMS, InputRate),
-		log:     slog.New(slog.DiscardHandler),
-		hs:      make(chan error, 1),
-		calls:   map[string]string{},
-		seen:    map[string]bool{},
-	}
+	a := &Adapter{opts: opts, to: to, calls: map[string]string{}, seen: map[string]bool{}}
+	a.link = link.New(&a.mu, link.Options{Family: "gemini",
+		Socket: socket.Options{HandshakeTimeout: to.Handshake, WriteTimeout: to.Write, IdleTimeout: to.Idle,
+			PingInterval: to.Ping, Redact: []string{opts.Key}},
+		EventLimit: opts.EventLimit, PreRollMS: opts.PreRollMS, InputRate: InputRate,
+		Classify: classifyClose, Message: a.handle})
+	return a
 }
 
 // Format is 16 kHz in, 24 kHz out.
@@ -116,26 +94,13 @@ func (a *Adapter) Format() agent.Format {
 }
 
 // Events returns the normalized event stream.
-func (a *Adapter) Events() <-chan agent.Event { return a.stream.C() }
+func (a *Adapter) Events() <-chan agent.Event { return a.link.Events() }
 
 // Connect dials, sends setup and waits for setupComplete within ctx and Timeouts.Handshake.
 func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
-	a.mu.Lock()
-	if a.closed {
-		a.mu.Unlock()
-		return agent.ErrClosed
+	if err := a.link.Begin(cfg); err != nil {
+		return err
 	}
-	if a.conn != nil || a.ready {
-		a.mu.Unlock()
-		return agent.ErrAlreadyConnected
-	}
-	if cfg.Logger != nil {
-		a.log = cfg.Logger
-	}
-	a.log = a.log.With(slog.String("family", "gemini"))
-	a.manual = !cfg.ServerTurnDetection
-	a.mu.Unlock()
-
 	setup, err := a.setup(cfg)
 	if err != nil {
 		return err
@@ -144,55 +109,23 @@ func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
 	if target == "" {
 		target = DefaultURL
 	}
-	if u, err := url.Parse(target); err != nil || (u.Scheme != "ws" && u.Scheme != "wss") {
-		return &agent.Error{Class: agent.ClassProtocol, Code: "bad_url", Fatal: true,
-			Message: fmt.Sprintf("endpoint %q is not a ws:// or wss:// URL", socket.Endpoint(target))}
+	if _, err := link.ParseURL(target); err != nil {
+		return err
 	}
 	h := http.Header{}
 	if a.opts.Key != "" {
 		h.Set("x-goog-api-key", a.opts.Key)
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.to.Handshake)
-	defer cancel()
-	ws, err := socket.Dial(ctx, target, h, a.sockOpt)
-	if err != nil {
-		a.stream.Finish()
-		return err
-	}
-	a.mu.Lock()
-	if a.closed {
-		a.mu.Unlock()
-		ws.Close()
-		return agent.ErrClosed
-	}
-	a.conn = socket.Start(ws, a.sockOpt, classifyClose, socket.Handler{Message: a.handle, Closed: a.onClosed})
-	err = a.sendLocked("setup", map[string]any{"setup": setup})
-	a.mu.Unlock()
-	if err == nil || errors.Is(err, agent.ErrClosed) { // closed already: the close frame says why
-		select {
-		case err = <-a.hs:
-		case <-ctx.Done():
-			err = &agent.Error{Class: agent.ClassProtocol, Code: "handshake_timeout", Fatal: true,
-				Message: fmt.Sprintf("no setupComplete from %s within %s", socket.Endpoint(target), a.to.Handshake)}
-			if errors.Is(ctx.Err(), context.Canceled) {
-				err = ctx.Err()
-			}
-		}
-	}
-	if err != nil {
-		a.conn.Close()
-		return err
-	}
-	a.log.Info("agent connected", slog.String("endpoint", socket.Endpoint(target)), slog.String("model", setup.Model),
-		slog.Bool("server_vad", cfg.ServerTurnDetection), slog.Int("tools", len(cfg.Tools)))
-	return nil
+	t := link.Target{URL: target, Header: h, Awaited: "setupComplete", Model: setup.Model, Tools: len(cfg.Tools)}
+	return a.link.Dial(ctx, t, func() error {
+		return a.sendLocked("setup", map[string]any{"setup": setup})
+	})
 }
 
 func (a *Adapter) setup(cfg agent.Config) (*Setup, error) {
-	allowed := append(append([]string{}, Voices...), a.opts.ExtraVoices...)
-	voice, substituted := agent.ClampVoice(cfg.Voice, allowed, DefaultVoice)
-	if substituted {
-		a.log.Warn("voice not offered by the provider; substituted", slog.String("requested", cfg.Voice), slog.String("voice", voice))
+	voice := a.link.Voice(cfg.Voice, append(append([]string{}, Voices...), a.opts.ExtraVoices...), DefaultVoice)
+	if err := link.CheckTools(cfg.Tools); err != nil {
+		return nil, err
 	}
 	model := a.opts.Model
 	if !strings.HasPrefix(model, "models/") {
@@ -222,10 +155,6 @@ func (a *Adapter) setup(cfg agent.Config) (*Setup, error) {
 	if len(cfg.Tools) > 0 {
 		decls := make([]FunctionDeclaration, len(cfg.Tools))
 		for i, t := range cfg.Tools {
-			if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
-				return nil, &agent.Error{Class: agent.ClassProtocol, Code: "bad_tool", Fatal: true,
-					Message: fmt.Sprintf("tool %q: parameters are not valid JSON", t.Name)}
-			}
 			decls[i] = FunctionDeclaration{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
 		}
 		s.Tools = []Tool{{FunctionDeclarations: decls}}
@@ -236,39 +165,11 @@ func (a *Adapter) setup(cfg agent.Config) (*Setup, error) {
 // sendLocked encodes and queues one client message; control messages are also kept as outbound
 // raw events (audio chunks are not, to keep traces small).
 func (a *Adapter) sendLocked(kind string, msg any) error {
-	if a.conn == nil || a.lost || a.closed {
-		return agent.ErrClosed
-	}
 	b, err := json.Marshal(msg)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", kind, err)
 	}
-	if err := a.conn.Send(b); err != nil {
-		return err
-	}
-	a.emitLocked(agent.Event{Type: agent.EventRaw, RawType: kind, Raw: agent.BoundRaw(b), Outbound: true})
-	return nil
-}
-
-func (a *Adapter) emitLocked(ev agent.Event) {
-	if err := a.stream.Emit(ev); errors.Is(err, socket.ErrOverflow) && !a.lost {
-		a.lost = true
-		a.stream.Finish(agent.Event{Type: agent.EventError, Err: &agent.Error{Class: agent.ClassOverflow, Code: "overflow", Fatal: true,
-			Message: fmt.Sprintf("event consumer fell behind by %d events; connection dropped", a.stream.Pending())}})
-		if a.conn != nil {
-			a.conn.Kill()
-		}
-	}
-}
-
-func (a *Adapter) check() error {
-	switch {
-	case a.closed || a.lost:
-		return agent.ErrClosed
-	case !a.ready:
-		return agent.ErrNotConnected
-	}
-	return nil
+	return a.link.SendLocked(kind, b)
 }
 
 // SendAudio sends one 16 kHz caller frame as realtimeInput audio. In matched turn-taking, audio
@@ -276,21 +177,7 @@ func (a *Adapter) check() error {
 // with TURN_INCLUDES_ONLY_ACTIVITY the provider would otherwise miss the onset the endpointer
 // needed time to confirm.
 func (a *Adapter) SendAudio(pcm []int16) error {
-	frame := make([]byte, 0, len(pcm)*8/3+96)
-	frame = append(frame, `{"realtimeInput":{"audio":{"mimeType":"`+InputMIME+`","data":"`...)
-	frame = append(frame, agent.EncodePCM(pcm)...)
-	frame = append(frame, `"}}}`...)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if err := a.check(); err != nil {
-		return err
-	}
-	if a.manual && !a.activity {
-		a.preroll.Push(frame, len(pcm))
-		return nil
-	}
-	a.inSamples += len(pcm)
-	return a.conn.Send(frame)
+	return a.link.SendAudio(pcm, `{"realtimeInput":{"audio":{"mimeType":"`+InputMIME+`","data":"`, `"}}}`)
 }
 
 // StartTurn sends activityStart (matched turn-taking); a no-op when the server detects activity
@@ -298,28 +185,11 @@ func (a *Adapter) SendAudio(pcm []int16) error {
 func (a *Adapter) StartTurn() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.startActivityLocked()
+	return a.link.StartTurnLocked(a.activityStartLocked)
 }
 
-func (a *Adapter) startActivityLocked() error {
-	if err := a.check(); err != nil {
-		return err
-	}
-	if !a.manual || a.activity {
-		return nil
-	}
-	if err := a.sendLocked("realtimeInput.activityStart", map[string]any{"realtimeInput": map[string]any{"activityStart": struct{}{}}}); err != nil {
-		return err
-	}
-	a.activity = true
-	frames, samples := a.preroll.Take()
-	a.inSamples += samples
-	for _, f := range frames {
-		if err := a.conn.Send(f); err != nil {
-			return err
-		}
-	}
-	return nil
+func (a *Adapter) activityStartLocked() error {
+	return a.sendLocked("realtimeInput.activityStart", map[string]any{"realtimeInput": map[string]any{"activityStart": struct{}{}}})
 }
 
 // EndTurn sends activityEnd, after which the model replies. With server turn detection it sends
@@ -328,23 +198,10 @@ func (a *Adapter) startActivityLocked() error {
 func (a *Adapter) EndTurn() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := a.check(); err != nil {
+	if send, err := a.link.EndTurnLocked(a.activityStartLocked); !send {
 		return err
 	}
-	if !a.manual {
-		return nil
-	}
-	if !a.activity {
-		a.log.Warn("EndTurn without StartTurn; opening the activity with the held pre-roll")
-		if err := a.startActivityLocked(); err != nil {
-			return err
-		}
-	}
-	if err := a.sendLocked("realtimeInput.activityEnd", map[string]any{"realtimeInput": map[string]any{"activityEnd": struct{}{}}}); err != nil {
-		return err
-	}
-	a.activity = false
-	return nil
+	return a.sendLocked("realtimeInput.activityEnd", map[string]any{"realtimeInput": map[string]any{"activityEnd": struct{}{}}})
 }
 
 // Interrupt is barge-in: in matched mode it opens the caller's activity (which interrupts the
@@ -352,13 +209,13 @@ func (a *Adapter) EndTurn() error {
 func (a *Adapter) Interrupt(playedMS int) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := a.check(); err != nil {
+	if err := a.link.CheckLocked(); err != nil {
 		return err
 	}
 	if a.turn != "" {
 		a.discard = a.turn
 	}
-	return a.startActivityLocked()
+	return a.link.StartTurnLocked(a.activityStartLocked)
 }
 
 // SendToolResult records one result; when every call of the batch (one toolCall message) has its
@@ -367,7 +224,7 @@ func (a *Adapter) Interrupt(playedMS int) error {
 func (a *Adapter) SendToolResult(callID, name string, output json.RawMessage) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := a.check(); err != nil {
+	if err := a.link.CheckLocked(); err != nil {
 		return err
 	}
 	if _, ok := a.calls[callID]; !ok {
@@ -395,43 +252,7 @@ func (a *Adapter) flushResultsLocked() error {
 }
 
 // Close ends the connection; the Events channel is closed when it returns.
-func (a *Adapter) Close() error {
-	a.mu.Lock()
-	if a.closed {
-		a.mu.Unlock()
-		return nil
-	}
-	a.closed = true
-	conn := a.conn
-	a.mu.Unlock()
-	if conn != nil {
-		conn.Close()
-	}
-	a.stream.Abort()
-	return nil
-}
-
-func (a *Adapter) onClosed(err *agent.Error) {
-	a.mu.Lock()
-	wasLost := a.lost
-	a.lost = true
-	if !a.ready {
-		var hsErr error = agent.ErrClosed
-		if err != nil {
-			hsErr = err
-		}
-		select {
-		case a.hs <- hsErr:
-		default:
-		}
-	}
-	a.mu.Unlock()
-	if err != nil && !wasLost {
-		a.stream.Finish(agent.Event{Type: agent.EventError, Err: err})
-		return
-	}
-	a.stream.Finish()
-}
+func (a *Adapter) Close() error { return a.link.Close() }
 
 // classifyClose maps the Live API's close frames (its only error channel) to error classes.
 func classifyClose(ce *websocket.CloseError) *agent.Error {

@@ -16,29 +16,13 @@ func (a *Adapter) handle(data []byte) {
 	if err == nil {
 		err = json.Unmarshal(norm, &msg)
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.lost {
-		return
-	}
-	if err != nil {
-		b, _ := json.Marshal(strings.ToValidUTF8(string(data), "?"))
-		a.emitLocked(agent.Event{Type: agent.EventError, RawType: "unparsable", Raw: agent.BoundRaw(b),
-			Err: &agent.Error{Class: agent.ClassProtocol, Code: "bad_json", Message: "provider sent a frame that is not a JSON message: " + err.Error()}})
-		return
-	}
 	raw := norm
 	if msg.ServerContent != nil && msg.ServerContent.ModelTurn != nil {
 		raw = agent.ElideAudio(norm, "data")
 	}
-	out := a.normalizeLocked(&msg)
-	if len(out) == 0 {
-		out = []agent.Event{{Type: agent.EventRaw}}
-	}
-	out[0].RawType, out[0].Raw = rawType(&msg), agent.BoundRaw(raw)
-	for _, e := range out {
-		a.emitLocked(e)
-	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.link.ReceiveLocked(data, "JSON message", err, rawType(&msg), raw, func() []agent.Event { return a.normalizeLocked(&msg) })
 }
 
 // rawType names a server message by its top-level field and, for content, what it carries.
@@ -79,12 +63,8 @@ func rawType(m *ServerMessage) string {
 
 func (a *Adapter) normalizeLocked(m *ServerMessage) []agent.Event {
 	var out []agent.Event
-	if m.SetupComplete != nil && !a.ready {
-		a.ready = true
-		select {
-		case a.hs <- nil:
-		default:
-		}
+	if m.SetupComplete != nil && !a.link.ReadyLocked() {
+		a.link.HandshakeDoneLocked(nil)
 	}
 	if m.UsageMetadata != nil {
 		a.usage = m.UsageMetadata
@@ -197,8 +177,8 @@ func (a *Adapter) callerTranscriptLocked() []agent.Event {
 }
 
 func (a *Adapter) usageEventLocked(turn string) agent.Event {
-	u := &agent.Usage{InputAudioSeconds: float64(a.inSamples) / InputRate, OutputAudioSeconds: float64(a.outSamples) / OutputRate}
-	a.inSamples, a.outSamples = 0, 0
+	u := &agent.Usage{InputAudioSeconds: float64(a.link.TakeInputSamplesLocked()) / InputRate, OutputAudioSeconds: float64(a.outSamples) / OutputRate}
+	a.outSamples = 0
 	if m := a.usage; m != nil {
 		u.InputTokens, u.OutputTokens = m.PromptTokenCount, m.ResponseTokenCount
 		for _, d := range m.PromptTokensDetails {

@@ -13,13 +13,7 @@ import (
 // handle processes one provider frame on the reader goroutine.
 func (a *Adapter) handle(data []byte) {
 	var ev wire.ServerEvent
-	if err := json.Unmarshal(data, &ev); err != nil {
-		a.mu.Lock()
-		a.emitLocked(agent.Event{Type: agent.EventError, RawType: "unparsable", Raw: rawString(data),
-			Err: &agent.Error{Class: agent.ClassProtocol, Code: "bad_json", Message: "provider sent a frame that is not a JSON event: " + err.Error()}})
-		a.mu.Unlock()
-		return
-	}
+	err := json.Unmarshal(data, &ev)
 	raw := data // ReadMessage returns a fresh slice per frame: keep it without copying
 	switch ev.Type {
 	case wire.GAAudioDelta, wire.BetaAudioDelta:
@@ -27,23 +21,7 @@ func (a *Adapter) handle(data []byte) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.lost {
-		return
-	}
-	out := a.normalizeLocked(&ev)
-	if len(out) == 0 {
-		out = []agent.Event{{Type: agent.EventRaw}}
-	}
-	out[0].RawType, out[0].Raw = ev.Type, agent.BoundRaw(raw)
-	for _, e := range out {
-		a.emitLocked(e)
-	}
-}
-
-// rawString keeps an unparsable frame as a JSON string so that the trace stays valid JSON.
-func rawString(data []byte) json.RawMessage {
-	b, _ := json.Marshal(strings.ToValidUTF8(string(data), "?"))
-	return agent.BoundRaw(b)
+	a.link.ReceiveLocked(data, "JSON event", err, ev.Type, raw, func() []agent.Event { return a.normalizeLocked(&ev) })
 }
 
 func (a *Adapter) normalizeLocked(ev *wire.ServerEvent) []agent.Event {
@@ -141,12 +119,9 @@ func (a *Adapter) handshakeLocked(ev *wire.ServerEvent) {
 
 func (a *Adapter) handshakeDoneLocked(err error) {
 	if err == nil {
-		a.phase = phaseReady
+		a.phase = phaseDone
 	}
-	select {
-	case a.hs <- err:
-	default:
-	}
+	a.link.HandshakeDoneLocked(err)
 }
 
 // checkSessionLocked compares the effective session with what we asked for: a provider that
@@ -250,10 +225,10 @@ func (a *Adapter) responseDoneLocked(ev *wire.ServerEvent) []agent.Event {
 
 func (a *Adapter) usageLocked(u *wire.Usage) *agent.Usage {
 	out := &agent.Usage{
-		InputAudioSeconds:  float64(a.inSamples) / wire.SampleRate,
+		InputAudioSeconds:  float64(a.link.TakeInputSamplesLocked()) / wire.SampleRate,
 		OutputAudioSeconds: float64(a.respSamples) / wire.SampleRate,
 	}
-	a.inSamples, a.respSamples = 0, 0
+	a.respSamples = 0
 	if u != nil {
 		out.InputTokens, out.OutputTokens = u.InputTokens, u.OutputTokens
 		if u.InputTokenDetails != nil {
@@ -275,7 +250,7 @@ func (a *Adapter) errorLocked(d *wire.ErrorDetail) []agent.Event {
 	case d.Code == wire.CodeActiveResponse || strings.Contains(d.Message, "ongoing response") || strings.Contains(d.Message, "already has an active response"):
 		// The provider started a response we did not ask for (server VAD) between our bookkeeping
 		// and its; ask again once that one is done.
-		a.log.Warn("response.create collided with an active response; queued", slog.String("message", d.Message))
+		a.link.Log().Warn("response.create collided with an active response; queued", slog.String("message", d.Message))
 		if a.awaiting {
 			a.awaiting = false
 			a.stopTimerLocked()
@@ -284,7 +259,7 @@ func (a *Adapter) errorLocked(d *wire.ErrorDetail) []agent.Event {
 		return nil
 	case d.Code == wire.CodeCommitEmpty, d.Code == wire.CodeCancelNotActive:
 		// Benign: VAD already consumed the buffer / the response already ended.
-		a.log.Debug("benign provider error", slog.String("code", d.Code))
+		a.link.Log().Debug("benign provider error", slog.String("code", d.Code))
 		return nil
 	}
 	if forCreate {
@@ -292,7 +267,7 @@ func (a *Adapter) errorLocked(d *wire.ErrorDetail) []agent.Event {
 		a.stopTimerLocked()
 	}
 	e := &agent.Error{Class: classify(d), Code: firstNonEmpty(d.Code, d.Type), Message: d.Message}
-	if a.phase != phaseReady {
+	if !a.link.ReadyLocked() {
 		e.Fatal = true
 		a.handshakeDoneLocked(e)
 	}
