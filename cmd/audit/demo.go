@@ -10,7 +10,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/audit"
 )
 
 func init() {
@@ -61,7 +61,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 func setupDemo(ctx context.Context, st *stack) (demoLinks, error) {
 	db := st.db
 	cfg, _ := json.Marshal(map[string]string{"title": "Voice assistant study (demo)", "completion_code": "DEMO-2026"})
-	if _, err := db.CreateStudy(ctx, store.Study{ID: demoStudy, Name: "Demo study", Seed: 1, Config: cfg}); err != nil && !errors.Is(err, store.ErrConflict) {
+	if _, err := db.CreateStudy(ctx, audit.Study{ID: demoStudy, Name: "Demo study", Seed: 1, Config: cfg}); err != nil && !errors.Is(err, audit.ErrConflict) {
 		return demoLinks{}, err
 	}
 	var tasks []string
@@ -81,19 +81,19 @@ func setupDemo(ctx context.Context, st *stack) (demoLinks, error) {
 		}
 	}
 	slot := "demo-" + time.Now().UTC().Format("20060102-150405.000")
-	var rows []store.PlanRow
+	var rows []audit.PlanRow
 	for i, t := range tasks {
-		rows = append(rows, store.PlanRow{Slot: slot, Position: i + 1, Task: t, System: referenceAgentLabel, Repeat: 1})
+		rows = append(rows, audit.PlanRow{Slot: slot, Position: i + 1, Task: t, System: referenceAgentLabel, Repeat: 1})
 	}
 	if _, err := db.AddPlan(ctx, demoStudy, rows); err != nil {
 		return demoLinks{}, err
 	}
-	p, err := db.CreateParticipant(ctx, store.NewParticipant{StudyID: demoStudy})
+	p, err := db.CreateParticipant(ctx, audit.NewParticipant{StudyID: demoStudy})
 	if err != nil {
 		return demoLinks{}, err
 	}
 	x, err := db.CreateExperimenter(ctx, "demo", randomPassword())
-	if errors.Is(err, store.ErrConflict) {
+	if errors.Is(err, audit.ErrConflict) {
 		x, err = db.ExperimenterByName(ctx, "demo")
 	}
 	if err != nil {

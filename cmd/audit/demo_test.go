@@ -14,9 +14,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/voicebench/humanaudit/internal/annotate"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/browsertest"
 	"github.com/voicebench/humanaudit/internal/media"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -92,7 +92,7 @@ func TestDemoEndToEnd(t *testing.T) {
 	}
 
 	// The trace.
-	sessions, err := st.db.ListSessions(ctx, store.SessionFilter{StudyID: demoStudy})
+	sessions, err := st.db.ListSessions(ctx, audit.SessionFilter{StudyID: demoStudy})
 	if err != nil || len(sessions) != 1 {
 		t.Fatalf("sessions: %v %v", sessions, err)
 	}

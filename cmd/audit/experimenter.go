@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/store"
 )
 
@@ -54,7 +55,7 @@ func runExperimenterLink(ctx context.Context, args []string, stdout, stderr io.W
 	fs := newFlags("experimenter link", stderr)
 	data := fs.String("data", "audit_data", "data directory")
 	base := fs.String("base-url", "http://127.0.0.1:8080", "console base URL")
-	ttl := fs.Duration("ttl", store.DefaultSignInLinkTTL, "how long the link may wait before its one use")
+	ttl := fs.Duration("ttl", audit.DefaultSignInLinkTTL, "how long the link may wait before its one use")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err

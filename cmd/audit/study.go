@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/study"
 	"github.com/voicebench/humanaudit/internal/task"
@@ -180,10 +181,10 @@ func readPlanFile(path string) ([]study.Session, error) {
 }
 
 // planRows converts plan sessions to store rows.
-func planRows(sessions []study.Session) []store.PlanRow {
-	rows := make([]store.PlanRow, len(sessions))
+func planRows(sessions []study.Session) []audit.PlanRow {
+	rows := make([]audit.PlanRow, len(sessions))
 	for i, s := range sessions {
-		rows[i] = store.PlanRow{Slot: s.Participant, Position: s.Position, Task: s.Task, System: s.System, Repeat: s.Repeat}
+		rows[i] = audit.PlanRow{Slot: s.Participant, Position: s.Position, Task: s.Task, System: s.System, Repeat: s.Repeat}
 	}
 	return rows
 }
@@ -211,7 +212,7 @@ func registerPlanRefs(ctx context.Context, db *store.DB, sessions []study.Sessio
 				l, systemsFile, strings.Join(systemLabelsOf(sysFile), ", "))
 		}
 		conf, _ := json.Marshal(map[string]any{"model": s.Model, "voice": s.Voice, "endpoint": s.Endpoint, "server_vad": s.ServerVAD})
-		if _, err := db.UpsertSystem(ctx, store.System{Label: l, Family: string(s.Family), Config: conf}); err != nil {
+		if _, err := db.UpsertSystem(ctx, audit.System{Label: l, Family: string(s.Family), Config: conf}); err != nil {
 			return err
 		}
 	}
@@ -257,7 +258,7 @@ func sortedSet(m map[string]bool) []string {
 func issueParticipants(ctx context.Context, db *store.DB, studyID string, n int, baseURL string, stdout io.Writer) error {
 	base := strings.TrimSuffix(baseURL, "/")
 	for i := 0; i < n; i++ {
-		p, err := db.CreateParticipant(ctx, store.NewParticipant{StudyID: studyID})
+		p, err := db.CreateParticipant(ctx, audit.NewParticipant{StudyID: studyID})
 		if err != nil {
 			return err
 		}
@@ -346,7 +347,7 @@ func runStudyCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := registerPlanRefs(ctx, db, sessions, *systemsFile, *tasksDir); err != nil {
 		return err
 	}
-	if _, err := db.CreateStudy(ctx, store.Study{ID: *id, Name: *name, Seed: *seed, Config: conf}); err != nil {
+	if _, err := db.CreateStudy(ctx, audit.Study{ID: *id, Name: *name, Seed: *seed, Config: conf}); err != nil {
 		return err
 	}
 	added, err := db.AddPlan(ctx, *id, planRows(sessions))
@@ -433,7 +434,7 @@ func runStudyStatus(ctx context.Context, args []string, stdout, stderr io.Writer
 			if r.ParticipantID != 0 {
 				bound[r.Slot] = true
 			}
-		} else if r.Status == store.StatusPending && r.ParticipantID == 0 {
+		} else if r.Status == audit.StatusPending && r.ParticipantID == 0 {
 			pool++
 		}
 	}

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/voicebench/humanaudit/internal/audit"
 )
 
 // The managed cluster's layout under its root directory (audit_data/pg):
@@ -102,7 +104,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 
 func newCluster(cfg ClusterConfig) (*Cluster, error) {
 	if cfg.Dir == "" {
-		return nil, newError(ErrInvalid, "cluster directory is empty")
+		return nil, newError(audit.ErrInvalid, "cluster directory is empty")
 	}
 	dir, err := filepath.Abs(cfg.Dir)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/trace"
@@ -183,13 +184,13 @@ func TestEventsSurviveServerCrash(t *testing.T) {
 	if got := db.Cluster().SocketDir(); got != filepath.Join(data, "pg") {
 		t.Errorf("socket dir %s; want the cluster root when the path is short", got)
 	}
-	if _, err := db.UpsertSystem(ctx, store.System{Label: "ref"}); err != nil {
+	if _, err := db.UpsertSystem(ctx, audit.System{Label: "ref"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.PutTask(ctx, "t1", 1, []byte(`{"id":"t1"}`)); err != nil {
 		t.Fatal(err)
 	}
-	s, err := db.CreateSession(ctx, store.NewSession{TaskID: "t1", TaskVersion: 1, System: "ref", Mode: store.ModeSynthetic})
+	s, err := db.CreateSession(ctx, audit.NewSession{TaskID: "t1", TaskVersion: 1, System: "ref", Mode: audit.ModeSynthetic})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"github.com/voicebench/humanaudit/internal/audit"
 )
 
 // serverUser is the operating-system user the PostgreSQL server runs as: the current user, or,
@@ -149,7 +151,7 @@ func (u *serverUser) prepareClusterDir(dir string) error {
 			return fmt.Errorf("cluster directory %s: %w", dir, err)
 		}
 		if !fi.IsDir() {
-			return newError(ErrInvalid, "store: %s is not a directory", p)
+			return newError(audit.ErrInvalid, "store: %s is not a directory", p)
 		}
 		if !u.can(fi, 1) {
 			return u.denied("reach", p, fi, fmt.Sprintf("every directory above %s must be searchable by it (chmod o+x %s, or choose a data directory elsewhere)", dir, p))
@@ -173,7 +175,7 @@ func (u *serverUser) prepareClusterDir(dir string) error {
 		return fmt.Errorf("cluster directory %s: %w", dir, err)
 	}
 	if !fi.IsDir() {
-		return newError(ErrInvalid, "store: %s is not a directory", dir)
+		return newError(audit.ErrInvalid, "store: %s is not a directory", dir)
 	}
 	if !u.owns(fi) {
 		entries, _ := os.ReadDir(dir)

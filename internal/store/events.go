@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/trace"
 
 	"github.com/voicebench/humanaudit/internal/redact"
@@ -55,14 +56,14 @@ type eventRow struct {
 
 func newEventRow(session string, e trace.Event) (eventRow, error) {
 	if e.Seq < 1 {
-		return eventRow{}, newError(ErrInvalid, "event of session %s: seq %d, want ≥ 1", session, e.Seq)
+		return eventRow{}, newError(audit.ErrInvalid, "event of session %s: seq %d, want ≥ 1", session, e.Seq)
 	}
 	if e.Type == "" {
-		return eventRow{}, newError(ErrInvalid, "event %d of session %s has no type", e.Seq, session)
+		return eventRow{}, newError(audit.ErrInvalid, "event %d of session %s has no type", e.Seq, session)
 	}
 	b, err := trace.MarshalEvent(e)
 	if err != nil {
-		return eventRow{}, newError(ErrInvalid, "event %d of session %s: %v", e.Seq, session, err)
+		return eventRow{}, newError(audit.ErrInvalid, "event %d of session %s: %v", e.Seq, session, err)
 	}
 	// Sessions redact as they append (trace.Log); imported traces are redacted here.
 	b = redact.Bytes(b)
@@ -198,7 +199,7 @@ func (db *DB) insertEvents(ctx context.Context, x execer, rows []eventRow) error
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == sqlUniqueViolation && len(rows) == 1 {
-		return &domainError{msg: fmt.Sprintf("event %d of session %s is already stored (the log is append-only): %s", rows[0].seq, rows[0].session, ErrConflict), kind: ErrConflict, cause: err}
+		return &domainError{msg: fmt.Sprintf("event %d of session %s is already stored (the log is append-only): %s", rows[0].seq, rows[0].session, audit.ErrConflict), kind: audit.ErrConflict, cause: err}
 	}
 	if len(rows) == 1 {
 		return translate(err, fmt.Sprintf("append event %d of session %s", rows[0].seq, rows[0].session))
@@ -212,7 +213,7 @@ func (db *DB) AppendEvents(ctx context.Context, sessionID string, events []trace
 	rows := make([]eventRow, 0, len(events))
 	for i, e := range events {
 		if i > 0 && e.Seq <= events[i-1].Seq {
-			return newError(ErrInvalid, "event %d of session %s: seq %d does not increase", i+1, sessionID, e.Seq)
+			return newError(audit.ErrInvalid, "event %d of session %s: seq %d does not increase", i+1, sessionID, e.Seq)
 		}
 		r, err := newEventRow(sessionID, e)
 		if err != nil {

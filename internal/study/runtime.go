@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/store"
 )
 
@@ -60,38 +61,38 @@ func StudyPlanConfig(cfg json.RawMessage) PlanConfig {
 // first runs before anchor repeats, least-covered cells first), never a task they met and never
 // more than the plan's ⌈K/n⌉ sessions with one system, until they have run K sessions that
 // count. It returns store.ErrNoAssignment when nothing is left for them.
-func NextAssignment(ctx context.Context, db *store.DB, participantID int64) (store.Assignment, error) {
+func NextAssignment(ctx context.Context, db *store.DB, participantID int64) (audit.Assignment, error) {
 	a, err := db.ClaimNext(ctx, participantID)
-	if !errors.Is(err, store.ErrNoAssignment) {
+	if !errors.Is(err, audit.ErrNoAssignment) {
 		return a, err
 	}
 	p, err := db.Participant(ctx, participantID)
 	if err != nil {
-		return store.Assignment{}, err
+		return audit.Assignment{}, err
 	}
 	st, err := db.Study(ctx, p.StudyID)
 	if err != nil {
-		return store.Assignment{}, err
+		return audit.Assignment{}, err
 	}
 	pc := StudyPlanConfig(st.Config)
 	if pc.SessionsPerParticipant == 0 {
-		return store.Assignment{}, fmt.Errorf("study %s records no plan limits: %w", st.ID, store.ErrNoAssignment)
+		return audit.Assignment{}, fmt.Errorf("study %s records no plan limits: %w", st.ID, audit.ErrNoAssignment)
 	}
 	mine, err := db.ParticipantAssignments(ctx, participantID)
 	if err != nil {
-		return store.Assignment{}, err
+		return audit.Assignment{}, err
 	}
 	counted := 0
 	for _, m := range mine {
-		if m.Status != store.StatusExcluded {
+		if m.Status != audit.StatusExcluded {
 			counted++
 		}
 	}
 	if counted >= pc.SessionsPerParticipant {
-		return store.Assignment{}, fmt.Errorf("participant %d has run %d sessions: %w", participantID, counted, store.ErrNoAssignment)
+		return audit.Assignment{}, fmt.Errorf("participant %d has run %d sessions: %w", participantID, counted, audit.ErrNoAssignment)
 	}
 	if _, err := db.HandCell(ctx, participantID, pc.MaxPerSystem); err != nil {
-		return store.Assignment{}, err
+		return audit.Assignment{}, err
 	}
 	return db.ClaimNext(ctx, participantID)
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
@@ -131,7 +132,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	label := cfg.System.Label
 	lock, err := cfg.Store.TryLock(ctx, "synth:"+label)
-	if errors.Is(err, store.ErrConflict) {
+	if errors.Is(err, audit.ErrConflict) {
 		return Summary{}, fmt.Errorf("system %s: %w", label, ErrLocked)
 	}
 	if err != nil {
@@ -240,7 +241,7 @@ func register(ctx context.Context, cfg Config) error {
 	}
 	s := cfg.System
 	conf, _ := json.Marshal(map[string]any{"model": s.Model, "voice": s.Voice, "endpoint": s.Endpoint, "server_vad": s.ServerVAD})
-	if _, err := cfg.Store.UpsertSystem(ctx, store.System{Label: s.Label, Family: string(s.Family), Config: conf}); err != nil {
+	if _, err := cfg.Store.UpsertSystem(ctx, audit.System{Label: s.Label, Family: string(s.Family), Config: conf}); err != nil {
 		return fmt.Errorf("synth: store system %s: %w", s.Label, err)
 	}
 	return nil
@@ -254,7 +255,7 @@ type pairKey struct {
 // finished returns the system's finished pairs (a graded, ended, not excluded synthetic session)
 // with the session that finished each, and how many sessions each pair has had (to name the next).
 func finished(ctx context.Context, st *store.DB, label string) (map[pairKey]string, map[pairKey]int, error) {
-	ss, err := st.ListSessions(ctx, store.SessionFilter{Mode: store.ModeSynthetic, System: label})
+	ss, err := st.ListSessions(ctx, audit.SessionFilter{Mode: audit.ModeSynthetic, System: label})
 	if err != nil {
 		return nil, nil, fmt.Errorf("synth: list sessions: %w", err)
 	}
@@ -262,7 +263,7 @@ func finished(ctx context.Context, st *store.DB, label string) (map[pairKey]stri
 	for _, s := range ss {
 		k := pairKey{s.TaskID, s.Seed}
 		attempts[k]++
-		if s.Status == store.SessionEnded && s.Score != nil && s.Exclusion == nil && done[k] == "" {
+		if s.Status == audit.SessionEnded && s.Score != nil && s.Exclusion == nil && done[k] == "" {
 			done[k] = s.ID
 		}
 	}
@@ -290,8 +291,8 @@ func runOne(ctx context.Context, cfg Config, p Pair, attempts map[pairKey]int) O
 	attemptsMu.Unlock()
 	st := cfg.Store
 	sctx := context.WithoutCancel(ctx) // storing what happened must not be cut short
-	if _, err := st.CreateSession(sctx, store.NewSession{ID: out.Session, TaskID: p.Task.ID, TaskVersion: p.Task.Version,
-		System: cfg.System.Label, Mode: store.ModeSynthetic, Seed: p.Seed}); err != nil {
+	if _, err := st.CreateSession(sctx, audit.NewSession{ID: out.Session, TaskID: p.Task.ID, TaskVersion: p.Task.Version,
+		System: cfg.System.Label, Mode: audit.ModeSynthetic, Seed: p.Seed}); err != nil {
 		out.Err = fmt.Errorf("create session: %w", err)
 		return out
 	}
@@ -309,7 +310,7 @@ func runOne(ctx context.Context, cfg Config, p Pair, attempts map[pairKey]int) O
 	if err != nil {
 		// As for a human call: an unreachable agent is recorded as a platform_lost exclusion.
 		st.EndSession(sctx, out.Session, session.EndPlatformLost)
-		st.ExcludeSession(sctx, store.Exclusion{SessionID: out.Session, Reason: store.ReasonPlatformLost,
+		st.ExcludeSession(sctx, audit.Exclusion{SessionID: out.Session, Reason: audit.ReasonPlatformLost,
 			Note: "agent could not be reached: " + err.Error(), By: "system"})
 		out.Err = fmt.Errorf("%w: %w", errConnect, err)
 		out.Reason, out.Exclusion = session.EndPlatformLost, session.ExclusionPlatformLost
@@ -339,7 +340,7 @@ func runOne(ctx context.Context, cfg Config, p Pair, attempts map[pairKey]int) O
 // export writes the finished sessions of the plan's pairs (this run's and earlier ones) to Out:
 // traces/<session>.jsonl as the store holds them, grades/<session>.json, and runs.csv.
 func export(ctx context.Context, cfg Config, plan []Pair) error {
-	ss, err := cfg.Store.ListSessions(ctx, store.SessionFilter{Mode: store.ModeSynthetic, System: cfg.System.Label})
+	ss, err := cfg.Store.ListSessions(ctx, audit.SessionFilter{Mode: audit.ModeSynthetic, System: cfg.System.Label})
 	if err != nil {
 		return fmt.Errorf("synth: export: %w", err)
 	}
@@ -348,12 +349,12 @@ func export(ctx context.Context, cfg Config, plan []Pair) error {
 		want[pairKey{p.Task.ID, p.Seed}] = true
 	}
 	// Rows in coverage-first order (seed, then task), each pair's attempts in the order they ran.
-	slices.SortStableFunc(ss, func(a, b store.SessionSummary) int {
+	slices.SortStableFunc(ss, func(a, b audit.SessionSummary) int {
 		return cmp.Or(cmp.Compare(a.Seed, b.Seed), cmp.Compare(a.TaskID, b.TaskID))
 	})
 	rows := [][]string{{"session", "system", "task", "seed", "status", "end_reason", "excluded", "ws", "ts", "pv", "ac", "av", "afa", "ttr_ms", "trace", "grade"}}
 	for _, s := range ss {
-		if !want[pairKey{s.TaskID, s.Seed}] || s.Status != store.SessionEnded {
+		if !want[pairKey{s.TaskID, s.Seed}] || s.Status != audit.SessionEnded {
 			continue
 		}
 		tracePath := filepath.Join("traces", s.ID+".jsonl")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/annotate"
+	"github.com/voicebench/humanaudit/internal/audit"
 	bankpkg "github.com/voicebench/humanaudit/internal/bank"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/store"
@@ -29,11 +30,11 @@ type annotKit struct {
 	srv        *web.Server
 	base       string
 	data       string
-	study      store.Study
+	study      audit.Study
 	tasks      map[string]*task.Task
 	items      []string // the study's item ids
 	outside    string   // an item stored but not in the study's set
-	annotators []store.Annotator
+	annotators []audit.Annotator
 }
 
 // annotTone writes a 24 kHz WAV of a 440 Hz tone.
@@ -115,7 +116,7 @@ func startAnnotKit(t *testing.T, taskCount int) *annotKit {
 		}
 	}
 	cfg, _ := annotate.WithSet(json.RawMessage(`{"title":"Utterance rating (test)"}`), annotate.SetConfig{Items: k.items})
-	if k.study, err = db.CreateStudy(ctx, store.Study{ID: "rate", Name: "Rating study", Seed: 11, Config: cfg}); err != nil {
+	if k.study, err = db.CreateStudy(ctx, audit.Study{ID: "rate", Name: "Rating study", Seed: 11, Config: cfg}); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
@@ -183,7 +184,7 @@ func TestAnnotatorAPIStaysInsideTheAnnotatorsSet(t *testing.T) {
 	}
 	k := startAnnotKit(t, 2)
 	a, b := k.annotators[0], k.annotators[1]
-	api := func(a store.Annotator, path string) string { return k.base + "/api/a/" + a.Token + path }
+	api := func(a audit.Annotator, path string) string { return k.base + "/api/a/" + a.Token + path }
 
 	var st annotState
 	if code, body := annotCall(t, "GET", api(a, "/state"), "", &st); code != 200 {
@@ -259,7 +260,7 @@ func TestAnnotatorAPIStaysInsideTheAnnotatorsSet(t *testing.T) {
 	}
 	// A study without a rating set says so.
 	ctx := context.Background()
-	k.db.CreateStudy(ctx, store.Study{ID: "empty", Name: "No set", Seed: 1})
+	k.db.CreateStudy(ctx, audit.Study{ID: "empty", Name: "No set", Seed: 1})
 	lone, _ := k.db.CreateAnnotator(ctx, "empty")
 	if code, body := annotCall(t, "GET", k.base+"/api/a/"+lone.Token+"/state", "", nil); code != 409 || !strings.Contains(body, "no rating set") {
 		t.Fatalf("no set: %d %s", code, body)

@@ -12,8 +12,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/session"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -82,7 +82,7 @@ func (s *Server) overview(c *fiber.Ctx) error {
 	type studyView struct {
 		ID       string              `json:"id"`
 		Name     string              `json:"name"`
-		Progress store.StudyProgress `json:"progress"`
+		Progress audit.StudyProgress `json:"progress"`
 	}
 	var sv []studyView
 	for _, st := range studies {
@@ -96,7 +96,7 @@ func (s *Server) overview(c *fiber.Ctx) error {
 }
 
 func (s *Server) sessions(c *fiber.Ctx) error {
-	list, err := s.cfg.Store.ListSessions(c.UserContext(), store.SessionFilter{StudyID: c.Query("study"), Mode: store.Mode(c.Query("mode"))})
+	list, err := s.cfg.Store.ListSessions(c.UserContext(), audit.SessionFilter{StudyID: c.Query("study"), Mode: audit.Mode(c.Query("mode"))})
 	if err != nil {
 		return err
 	}
@@ -162,11 +162,11 @@ func (s *Server) recordingPath(c *fiber.Ctx) (string, error) {
 		return "", err
 	}
 	for _, r := range recs {
-		if r.Kind == store.RecordingStereo {
+		if r.Kind == audit.RecordingStereo {
 			return r.Path, nil
 		}
 	}
-	return "", store.ErrNotFound
+	return "", audit.ErrNotFound
 }
 
 func (s *Server) sessionRecording(c *fiber.Ctx) error {
@@ -263,7 +263,7 @@ func (s *Server) excludeSession(c *fiber.Ctx) error {
 		return badRequest("exclude: reason %q is not one of caller_broke_script, platform_lost, grader_error, other", body.Reason)
 	}
 	x := experimenterOf(c)
-	ex := store.Exclusion{SessionID: c.Params("sid"), Reason: store.ExclusionReason(body.Reason), Note: body.Note, By: x.Name}
+	ex := audit.Exclusion{SessionID: c.Params("sid"), Reason: audit.ExclusionReason(body.Reason), Note: body.Note, By: x.Name}
 	// A running call is ended first, so its cell never goes to someone else while it runs.
 	if live, err := s.excludeLive(c, ex); live || err != nil {
 		return err

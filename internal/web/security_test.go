@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
-	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/web"
 )
 
@@ -170,7 +170,7 @@ func TestCrossOriginRequestsAreRefused(t *testing.T) {
 	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{})
 	k := startKit(t, `{"systems":[{"label":"sys-owl","family":"reference","endpoint":"`+fake.URL()+`"}]}`)
 	ctx := context.Background()
-	sess, err := k.db.CreateSession(ctx, store.NewSession{TaskID: "it-vpn-incident", TaskVersion: k.tasks["it-vpn-incident"].Version, System: "sys-owl", Mode: store.ModeSynthetic})
+	sess, err := k.db.CreateSession(ctx, audit.NewSession{TaskID: "it-vpn-incident", TaskVersion: k.tasks["it-vpn-incident"].Version, System: "sys-owl", Mode: audit.ModeSynthetic})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,12 +242,12 @@ func TestOpenEnrollmentLimits(t *testing.T) {
 		c.Security.Enrollment = web.EnrollmentLimits{PerAddress: 3, Window: time.Hour, MaxPending: 2, ConsentTimeout: 30 * time.Minute}
 	})
 	ctx := context.Background()
-	if _, err := k.db.CreateStudy(ctx, store.Study{ID: "open2", Name: "Open", Seed: 1, Config: json.RawMessage(`{"enrollment":"open"}`)}); err != nil {
+	if _, err := k.db.CreateStudy(ctx, audit.Study{ID: "open2", Name: "Open", Seed: 1, Config: json.RawMessage(`{"enrollment":"open"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	var rows []store.PlanRow
+	var rows []audit.PlanRow
 	for i := range 15 {
-		rows = append(rows, store.PlanRow{Slot: fmt.Sprintf("s%02d", i), Position: 1, Task: "it-vpn-incident", System: "sys-owl", Repeat: 1})
+		rows = append(rows, audit.PlanRow{Slot: fmt.Sprintf("s%02d", i), Position: 1, Task: "it-vpn-incident", System: "sys-owl", Repeat: 1})
 	}
 	if _, err := k.db.AddPlan(ctx, "open2", rows); err != nil {
 		t.Fatal(err)

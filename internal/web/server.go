@@ -20,6 +20,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/redact"
 	"github.com/voicebench/humanaudit/internal/rtc"
@@ -226,21 +227,21 @@ func statusOf(err error) (int, string) {
 		return ae.status, ae.msg
 	case errors.As(err, &fe):
 		return fe.Code, fe.Message
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, audit.ErrNotFound):
 		return http.StatusNotFound, "not found"
-	case errors.Is(err, store.ErrLapsed):
+	case errors.Is(err, audit.ErrLapsed):
 		return http.StatusGone, "your place in the study was released because consent was not given in time; open the study again from your recruiting platform"
-	case errors.Is(err, store.ErrEnrollmentFull):
+	case errors.Is(err, audit.ErrEnrollmentFull):
 		return http.StatusServiceUnavailable, "many people are joining this study right now; please try again in a few minutes"
-	case errors.Is(err, store.ErrExpired):
+	case errors.Is(err, audit.ErrExpired):
 		return http.StatusGone, "this link has expired"
-	case errors.Is(err, store.ErrUnauthorized):
+	case errors.Is(err, audit.ErrUnauthorized):
 		return http.StatusUnauthorized, "not signed in"
-	case errors.Is(err, store.ErrConflict):
+	case errors.Is(err, audit.ErrConflict):
 		return http.StatusConflict, "conflict with the current state"
-	case errors.Is(err, store.ErrNoAssignment):
+	case errors.Is(err, audit.ErrNoAssignment):
 		return http.StatusConflict, "there is no further call for you in this study"
-	case errors.Is(err, store.ErrInvalid):
+	case errors.Is(err, audit.ErrInvalid):
 		return http.StatusBadRequest, "invalid request"
 	case errors.Is(err, rtc.ErrBadOffer):
 		return http.StatusBadRequest, err.Error()
