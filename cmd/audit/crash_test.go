@@ -25,6 +25,7 @@ import (
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/store/pgcluster"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/trace"
 	"github.com/voicebench/humanaudit/internal/web"
@@ -440,12 +441,12 @@ func TestDatabaseKilledMidCall(t *testing.T) {
 	}
 	ctx := context.Background()
 	pgDir := filepath.Join(storetest.ClusterDir(t), "pg")
-	cluster, err := store.StartCluster(ctx, store.ClusterConfig{Dir: pgDir})
+	cluster, err := pgcluster.Start(ctx, pgcluster.Config{Dir: pgDir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		store.StopCluster(context.Background(), store.ClusterConfig{Dir: pgDir})
+		pgcluster.Stop(context.Background(), pgcluster.Config{Dir: pgDir})
 		cluster.Close(context.Background())
 	})
 	if err := store.CreateDatabase(ctx, cluster.URL("postgres"), "audit"); err != nil {
@@ -488,9 +489,9 @@ func TestDatabaseKilledMidCall(t *testing.T) {
 	// The server comes back on the same data directory (once the killed postmaster's backends
 	// have noticed and exited).
 	restarted := time.Now()
-	var back *store.Cluster
+	var back *pgcluster.Cluster
 	for back == nil {
-		back, err = store.StartCluster(ctx, store.ClusterConfig{Dir: pgDir, StartTimeout: 10 * time.Second})
+		back, err = pgcluster.Start(ctx, pgcluster.Config{Dir: pgDir, StartTimeout: 10 * time.Second})
 		if err != nil && time.Since(restarted) > 60*time.Second {
 			t.Fatalf("postgres did not start again: %v", err)
 		}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/store/pgcluster"
 )
 
 func init() {
@@ -34,8 +35,8 @@ func addDBFlags(fs *flag.FlagSet) dbFlags {
 	}
 }
 
-func (f dbFlags) cluster(log *slog.Logger) store.ClusterConfig {
-	return store.ClusterConfig{Dir: filepath.Join(*f.data, "pg"), Logger: log}
+func (f dbFlags) cluster(log *slog.Logger) pgcluster.Config {
+	return pgcluster.Config{Dir: filepath.Join(*f.data, "pg"), Logger: log}
 }
 
 // parseDBFlags parses args up to a "--"; what follows it is returned separately (for psql).
@@ -94,7 +95,7 @@ func runDBStop(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return errors.New("DATABASE_URL is set: the console uses that server and manages no cluster")
 	}
 	cfg := f.cluster(slog.New(slog.DiscardHandler))
-	st, err := store.InspectCluster(cfg)
+	st, err := pgcluster.Inspect(cfg)
 	if err != nil {
 		return err
 	}
@@ -102,7 +103,7 @@ func runDBStop(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stdout, "postgres is not running in %s\n", st.Dir)
 		return nil
 	}
-	if err := store.StopCluster(ctx, cfg); err != nil {
+	if err := pgcluster.Stop(ctx, cfg); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "postgres stopped (pid %d)\n", st.PID)
@@ -122,7 +123,7 @@ func runDBStatus(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(stdout, "server:   DATABASE_URL (PostgreSQL %s), no managed cluster\n", v)
 		return nil
 	}
-	st, err := store.InspectCluster(f.cluster(nil))
+	st, err := pgcluster.Inspect(f.cluster(nil))
 	if err != nil {
 		return err
 	}
@@ -154,7 +155,7 @@ func currentURL(f dbFlags) (url, binDir string, err error) {
 	if u := databaseURL(); u != "" {
 		return u, "", nil
 	}
-	st, err := store.InspectCluster(f.cluster(nil))
+	st, err := pgcluster.Inspect(f.cluster(nil))
 	if err != nil {
 		return "", "", err
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/store/pgcluster"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/web"
 )
@@ -133,7 +134,7 @@ func TestKeyNeverLeavesTheSystemsFile(t *testing.T) {
 	}
 
 	// Everything the database holds.
-	bin, err := store.FindBinDir()
+	bin, err := pgcluster.FindBinDir()
 	if err != nil {
 		t.Fatal(err)
 	}

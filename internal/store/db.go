@@ -17,6 +17,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/voicebench/humanaudit/internal/store/pgcluster"
 )
 
 // Config says which database to use.
@@ -43,7 +45,7 @@ type Config struct {
 // cluster it runs on. It is safe for concurrent use.
 type DB struct {
 	pool    *pgxpool.Pool
-	cluster *Cluster // nil with a DATABASE_URL
+	cluster *pgcluster.Cluster // nil with a DATABASE_URL
 	url     string
 	log     *slog.Logger
 	now     func() time.Time
@@ -75,7 +77,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		if name == "" {
 			name = "audit"
 		}
-		c, err := StartCluster(ctx, ClusterConfig{Dir: filepath.Join(dataDir, "pg"), BinDir: cfg.BinDir, Logger: log})
+		c, err := pgcluster.Start(ctx, pgcluster.Config{Dir: filepath.Join(dataDir, "pg"), BinDir: cfg.BinDir, Logger: log})
 		if err != nil {
 			return nil, err
 		}
@@ -154,7 +156,7 @@ func redactURLError(err error) error {
 func (db *DB) URL() string { return db.url }
 
 // Cluster is the managed cluster, or nil when the database came from a URL.
-func (db *DB) Cluster() *Cluster { return db.cluster }
+func (db *DB) Cluster() *pgcluster.Cluster { return db.cluster }
 
 // Ping checks that the database answers.
 func (db *DB) Ping(ctx context.Context) error { return db.pool.Ping(ctx) }

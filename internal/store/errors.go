@@ -11,16 +11,10 @@ import (
 	"github.com/voicebench/humanaudit/internal/audit"
 )
 
-// Errors of the store itself; the domain errors it returns (not found, conflict, invalid, …) are
-// audit's, wrapped with a message that is safe to show.
-var (
-	// ErrNoPostgres: no PostgreSQL server binaries were found for the managed cluster.
-	ErrNoPostgres = errors.New("no postgresql binaries")
-	// ErrPermission: the cluster directory cannot be used by the user the server runs as.
-	ErrPermission = errors.New("permission denied")
-	// ErrSchemaTooNew: the database was migrated by a newer build than this one.
-	ErrSchemaTooNew = errors.New("database schema is newer than this build")
-)
+// ErrSchemaTooNew: the database was migrated by a newer build than this one. The domain errors
+// the store returns (not found, conflict, invalid, …) are audit's, wrapped with a message that is
+// safe to show; the cluster's are pgcluster's.
+var ErrSchemaTooNew = errors.New("database schema is newer than this build")
 
 // domainError is an error whose message is safe to show (no SQL) but that still unwraps to the
 // driver's error, so logs and errors.As see the cause.

@@ -28,11 +28,12 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/store/pgcluster"
 )
 
 // server is where test databases are created.
 type server struct {
-	cluster  *store.Cluster // nil with DATABASE_URL
+	cluster  *pgcluster.Cluster // nil with DATABASE_URL
 	adminURL string
 }
 
@@ -55,7 +56,7 @@ func setup(ctx context.Context) (*server, error) {
 	}
 	srv := &server{adminURL: os.Getenv("DATABASE_URL")}
 	if srv.adminURL == "" {
-		c, err := store.StartCluster(ctx, store.ClusterConfig{Dir: filepath.Join(SharedDir(), "pg")})
+		c, err := pgcluster.Start(ctx, pgcluster.Config{Dir: filepath.Join(SharedDir(), "pg")})
 		if err != nil {
 			setupErr = fmt.Errorf("storetest: start the shared test cluster: %w", err)
 			return nil, setupErr

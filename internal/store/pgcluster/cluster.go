@@ -1,4 +1,8 @@
-package store
+// Package pgcluster runs the console's private PostgreSQL cluster from the machine's binaries
+// (initdb, pg_ctl): under the data directory, on a Unix socket only, as the unprivileged postgres
+// user when the console runs as root, and shared by every process that opens the same directory
+// (the last one to leave stops it). With a DATABASE_URL the console needs none of this.
+package pgcluster
 
 import (
 	"bufio"
@@ -20,8 +24,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/voicebench/humanaudit/internal/audit"
 )
 
 // The managed cluster's layout under its root directory (audit_data/pg):
@@ -43,8 +45,8 @@ const (
 	socketFileName = ".s.PGSQL.5432"
 )
 
-// ClusterConfig says where a managed cluster lives and how to run it.
-type ClusterConfig struct {
+// Config says where a managed cluster lives and how to run it.
+type Config struct {
 	// Dir is the cluster's root directory, e.g. audit_data/pg. It is created when missing.
 	Dir string
 	// BinDir holds initdb and postgres. Empty: `pg_config --bindir`, then the newest
@@ -74,10 +76,10 @@ type Cluster struct {
 	lease *os.File // shared flock held until Close
 }
 
-// StartCluster starts the cluster under cfg.Dir, creating it with initdb on first use, or joins
+// Start starts the cluster under cfg.Dir, creating it with initdb on first use, or joins
 // it when it is already running (from this or an earlier run). A stale postmaster.pid left by a
 // crash is removed. The caller must Close the cluster.
-func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
+func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	c, err := newCluster(cfg)
 	if err != nil {
 		return nil, err
@@ -102,9 +104,9 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	return c, nil
 }
 
-func newCluster(cfg ClusterConfig) (*Cluster, error) {
+func newCluster(cfg Config) (*Cluster, error) {
 	if cfg.Dir == "" {
-		return nil, newError(audit.ErrInvalid, "cluster directory is empty")
+		return nil, errors.New("store: the cluster directory is empty")
 	}
 	dir, err := filepath.Abs(cfg.Dir)
 	if err != nil {
@@ -148,7 +150,7 @@ func (c *Cluster) PID() int { return c.pid }
 // StartedHere reports whether this process started the server (rather than joining a running one).
 func (c *Cluster) StartedHere() bool { return c.startedBy }
 
-// Hold keeps the server running after every process has closed the cluster, until StopCluster.
+// Hold keeps the server running after every process has closed the cluster, until Stop.
 func (c *Cluster) Hold() error {
 	return os.WriteFile(filepath.Join(c.dir, "hold"), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
 }
@@ -180,9 +182,9 @@ func (c *Cluster) Close(ctx context.Context) error {
 	})
 }
 
-// StopCluster stops the server under cfg.Dir whoever uses it and releases a hold; it is what
+// Stop stops the server under cfg.Dir whoever uses it and releases a hold; it is what
 // `audit db stop` runs. Stopping a cluster that is not running is not an error.
-func StopCluster(ctx context.Context, cfg ClusterConfig) error {
+func Stop(ctx context.Context, cfg Config) error {
 	c, err := newCluster(cfg)
 	if err != nil {
 		return err
@@ -198,8 +200,8 @@ func StopCluster(ctx context.Context, cfg ClusterConfig) error {
 	})
 }
 
-// ClusterStatus describes a managed cluster without starting it.
-type ClusterStatus struct {
+// Status describes a managed cluster without starting it.
+type Status struct {
 	Dir         string // absolute root
 	BinDir      string
 	Initialized bool   // initdb has run
@@ -211,15 +213,15 @@ type ClusterStatus struct {
 }
 
 // URL is the connection URL for database on this cluster (valid while it runs).
-func (s ClusterStatus) URL(database string) string { return socketURL(s.SocketDir, database) }
+func (s Status) URL(database string) string { return socketURL(s.SocketDir, database) }
 
-// InspectCluster reports the state of the cluster under cfg.Dir.
-func InspectCluster(cfg ClusterConfig) (ClusterStatus, error) {
+// Inspect reports the state of the cluster under cfg.Dir.
+func Inspect(cfg Config) (Status, error) {
 	c, err := newCluster(cfg)
 	if err != nil {
-		return ClusterStatus{}, err
+		return Status{}, err
 	}
-	st := ClusterStatus{Dir: c.dir, BinDir: c.bin, SocketDir: socketDirFor(c.dir)}
+	st := Status{Dir: c.dir, BinDir: c.bin, SocketDir: socketDirFor(c.dir)}
 	if v, err := os.ReadFile(filepath.Join(c.pgdata(), "PG_VERSION")); err == nil {
 		st.Initialized = true
 		st.Version = strings.TrimSpace(string(v))
@@ -328,7 +330,7 @@ func (c *Cluster) binaryMajor() (string, error) {
 }
 
 // start runs the postmaster in its own session so it outlives this process and is not hit by a
-// terminal's Ctrl-C; it is stopped through Close or StopCluster.
+// terminal's Ctrl-C; it is stopped through Close or Stop.
 func (c *Cluster) start(ctx context.Context) error {
 	sock, err := c.owner.prepareSocketDir(socketDirFor(c.dir))
 	if err != nil {
