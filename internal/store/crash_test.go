@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -93,7 +92,7 @@ func TestEventsSurviveServerCrash(t *testing.T) {
 		t.Fatalf("want the crash to leave a stale postmaster.pid: %v", err)
 	}
 	// As after a reboot, the stale pid now belongs to an unrelated process called postgres.
-	decoy := startDecoy(t)
+	decoy := storetest.StartDecoy(t)
 	_, rest, _ := strings.Cut(string(stale), "\n")
 	if err := os.WriteFile(pidPath, []byte(strconv.Itoa(decoy)+"\n"+rest), 0o600); err != nil {
 		t.Fatal(err)
@@ -125,27 +124,4 @@ func TestEventsSurviveServerCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitDead(t, pid2)
-}
-
-// startDecoy runs a process whose name is postgres but that is no postmaster (a copy of sleep).
-func startDecoy(t *testing.T) int {
-	t.Helper()
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep binary for the decoy")
-	}
-	b, err := os.ReadFile(sleep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(storetest.ClusterDir(t), "postgres")
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "60")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd.Process.Pid
 }

@@ -232,3 +232,77 @@ func TestFindBinDir(t *testing.T) {
 		t.Fatalf("StartCluster with an empty bin dir = %v; want ErrNoPostgres", err)
 	}
 }
+
+// After a crash the postmaster.pid stays behind, and after a reboot its pid may belong to another
+// process called postgres: status does not call that running, stop leaves it alone, and start
+// runs a new server.
+func TestStalePIDOfAnotherProcessIsNotTheServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL cluster")
+	}
+	ctx := context.Background()
+	dir := filepath.Join(storetest.ClusterDir(t), "pg")
+	stopOnCleanup(t, dir)
+	c, err := pgcluster.Start(ctx, pgcluster.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := c.PID()
+	if got := sessionOf(t, pid); got != pid {
+		t.Errorf("postmaster %d is in session %d; want a session of its own (pg_ctl start detaches it)", pid, got)
+	}
+	if st, err := pgcluster.Inspect(pgcluster.Config{Dir: dir}); err != nil || !st.Running || st.PID != pid {
+		t.Fatalf("Inspect of the running cluster = %+v, %v; want running with pid %d", st, err, pid)
+	}
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitDead(t, pid)
+	c.Close(ctx)
+	if st, err := pgcluster.Inspect(pgcluster.Config{Dir: dir}); err != nil || st.Running {
+		t.Fatalf("Inspect after the crash = %+v, %v; want stopped", st, err)
+	}
+	pidPath := filepath.Join(dir, "data", "postmaster.pid")
+	stale, err := os.ReadFile(pidPath)
+	if err != nil {
+		t.Fatalf("want the crash to leave a stale postmaster.pid: %v", err)
+	}
+	decoy := storetest.StartDecoy(t)
+	_, rest, _ := strings.Cut(string(stale), "\n")
+	if err := os.WriteFile(pidPath, []byte(strconv.Itoa(decoy)+"\n"+rest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := pgcluster.Inspect(pgcluster.Config{Dir: dir}); err != nil || st.Running {
+		t.Errorf("Inspect with the decoy's pid = %+v, %v; want stopped", st, err)
+	}
+	if err := pgcluster.Stop(ctx, pgcluster.Config{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if !alive(decoy) {
+		t.Fatal("Stop signalled an unrelated process that had the stale pid")
+	}
+	again, err := pgcluster.Start(ctx, pgcluster.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.StartedHere() || again.PID() == decoy {
+		t.Fatalf("Start after the crash: started here %v, pid %d; want a new server", again.StartedHere(), again.PID())
+	}
+	if err := again.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitDead(t, again.PID())
+}
+
+// sessionOf returns the session id of pid (field 6 of /proc/PID/stat).
+func sessionOf(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	sid, _ := strconv.Atoi(f[3]) // state ppid pgrp session
+	return sid
+}

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -179,4 +180,29 @@ func ClusterDir(tb testing.TB) string {
 	}
 	tb.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
+}
+
+// StartDecoy runs a process whose name is postgres but that is no postmaster (a copy of sleep), as
+// an unrelated process may take over a crashed server's pid after a reboot; it is killed when the
+// test ends.
+func StartDecoy(t testing.TB) int {
+	t.Helper()
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary for the decoy")
+	}
+	b, err := os.ReadFile(sleep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(ClusterDir(t), "postgres")
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd.Process.Pid
 }
