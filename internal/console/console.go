@@ -24,7 +24,6 @@ import (
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/session"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -40,7 +39,7 @@ var ErrAgentUnavailable = errors.New("the agent is not available")
 
 // Config configures a Service.
 type Config struct {
-	Store   *store.DB
+	Store   Store
 	Tasks   []*task.Task
 	Systems *systems.File
 	Keys    systems.Keys
@@ -137,9 +136,6 @@ func (s *Service) Task(id string) (*task.Task, bool) {
 	t, ok := s.tasks[id]
 	return t, ok
 }
-
-// Store returns the store.
-func (s *Service) Store() *store.DB { return s.cfg.Store }
 
 // Live is one running session with the participant-facing plumbing around it.
 type Live struct {
@@ -334,7 +330,7 @@ func (s *Service) persist(l *Live) {
 
 // SaveResult stores what a finished session left: its recording, its grade (or a grader_error
 // exclusion), its exclusion, and its end. Shared by human and synthetic runs.
-func SaveResult(ctx context.Context, st *store.DB, sessionID string, res session.Result) error {
+func SaveResult(ctx context.Context, st Results, sessionID string, res session.Result) error {
 	var errs []error
 	if res.Recording != "" {
 		if rec, err := describeRecording(sessionID, res.Recording); err == nil {

@@ -48,7 +48,8 @@ func (s *Service) journalPath(id string) string {
 	return filepath.Join(s.cfg.DataDir, "traces", id+".jsonl")
 }
 
-// holdLock takes the console's liveness lock (see store.HoldConsole).
+// holdLock takes the console's liveness lock: while it holds it, other consoles leave its sessions
+// alone.
 func (s *Service) holdLock(ctx context.Context) error {
 	l, err := s.cfg.Store.HoldConsole(ctx, s.id)
 	if err != nil {

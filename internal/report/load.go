@@ -9,12 +9,11 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/grade"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
 
-// Source is what Load reads from the store (*store.DB implements it).
+// Source is what Load reads of a study's records (the store implements it).
 type Source interface {
 	Study(ctx context.Context, id string) (audit.Study, error)
 	ListSessions(ctx context.Context, f audit.SessionFilter) ([]audit.SessionSummary, error)
@@ -24,8 +23,6 @@ type Source interface {
 	RatingsLong(ctx context.Context, studyID string) ([]audit.RatingRow, error)
 	Assignments(ctx context.Context, studyID string) ([]audit.Assignment, error)
 }
-
-var _ Source = (*store.DB)(nil)
 
 // Load reads a study from the store: its human sessions, the synthetic sessions of the same
 // systems and tasks (run outside any study or in this one), their grades, exclusions and traces,

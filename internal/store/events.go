@@ -21,23 +21,24 @@ import (
 	"github.com/voicebench/humanaudit/internal/redact"
 )
 
-// EventSink appends one session's events to the database's append-only event log. WriteEvent
+// eventSink appends one session's events to the database's append-only event log. WriteEvent
 // returns only after the event's INSERT has committed, so an event the session acknowledges is
 // durable. Events of all sessions share a group commit: while one commit is in flight, the events
 // that arrive meanwhile are written together by the next one.
-type EventSink struct {
+type eventSink struct {
 	db      *DB
 	session string
 }
 
-var _ trace.Sink = (*EventSink)(nil)
+var _ trace.Sink = (*eventSink)(nil)
 
-// EventSink returns the sink for a session's events (the session must exist).
-func (db *DB) EventSink(sessionID string) *EventSink { return &EventSink{db: db, session: sessionID} }
+// EventSink returns the sink for a session's events (the session must exist): each WriteEvent
+// returns once its event is durable.
+func (db *DB) EventSink(sessionID string) trace.Sink { return &eventSink{db: db, session: sessionID} }
 
 // WriteEvent stores e durably. An event whose seq is already stored for the session is ErrConflict:
 // the log is append-only.
-func (s *EventSink) WriteEvent(ctx context.Context, e trace.Event) error {
+func (s *eventSink) WriteEvent(ctx context.Context, e trace.Event) error {
 	row, err := newEventRow(s.session, e)
 	if err != nil {
 		return err

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/voicebench/humanaudit/internal/audit"
-	"github.com/voicebench/humanaudit/internal/store"
 )
 
 // PlanConfig is what a study's config records about its plan (under "plan") so that the console
@@ -55,13 +54,22 @@ func StudyPlanConfig(cfg json.RawMessage) PlanConfig {
 	return doc.Plan
 }
 
+// Handout is what NextAssignment needs of the study's records (the store implements it).
+type Handout interface {
+	ClaimNext(ctx context.Context, participantID int64) (audit.Assignment, error)
+	HandCell(ctx context.Context, participantID int64, maxPerSystem int) (audit.Assignment, error)
+	Participant(ctx context.Context, id int64) (audit.Participant, error)
+	Study(ctx context.Context, id string) (audit.Study, error)
+	ParticipantAssignments(ctx context.Context, participantID int64) ([]audit.Assignment, error)
+}
+
 // NextAssignment hands a participant their next session at run time: their plan slot's next
 // unfinished session (ClaimNext binds a free slot on first use and resumes a running one); once
 // no slot work is left, a cell returned to the pool by an exclusion, coverage first (HandCell:
 // first runs before anchor repeats, least-covered cells first), never a task they met and never
 // more than the plan's ⌈K/n⌉ sessions with one system, until they have run K sessions that
-// count. It returns store.ErrNoAssignment when nothing is left for them.
-func NextAssignment(ctx context.Context, db *store.DB, participantID int64) (audit.Assignment, error) {
+// count. It returns audit.ErrNoAssignment when nothing is left for them.
+func NextAssignment(ctx context.Context, db Handout, participantID int64) (audit.Assignment, error) {
 	a, err := db.ClaimNext(ctx, participantID)
 	if !errors.Is(err, audit.ErrNoAssignment) {
 		return a, err

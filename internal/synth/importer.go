@@ -18,7 +18,6 @@ import (
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/session"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -28,7 +27,7 @@ var ErrBadTrace = errors.New("bad trace")
 
 // ImportConfig says where imported traces go.
 type ImportConfig struct {
-	Store *store.DB
+	Store Store
 	Tasks []*task.Task
 	// System labels the traces whose session.start names no system; when a trace names one too,
 	// they must agree.

@@ -27,7 +27,6 @@ import (
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/session"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -62,7 +61,7 @@ func Order(tasks []*task.Task, seeds int) []Pair {
 
 // Config describes a synthetic run of one system.
 type Config struct {
-	Store  *store.DB
+	Store  Store
 	System systems.System
 	Keys   systems.Keys
 	// Endpoint overrides the system's endpoint (the in-process reference agent's ws:// URL).
@@ -254,7 +253,7 @@ type pairKey struct {
 
 // finished returns the system's finished pairs (a graded, ended, not excluded synthetic session)
 // with the session that finished each, and how many sessions each pair has had (to name the next).
-func finished(ctx context.Context, st *store.DB, label string) (map[pairKey]string, map[pairKey]int, error) {
+func finished(ctx context.Context, st Store, label string) (map[pairKey]string, map[pairKey]int, error) {
 	ss, err := st.ListSessions(ctx, audit.SessionFilter{Mode: audit.ModeSynthetic, System: label})
 	if err != nil {
 		return nil, nil, fmt.Errorf("synth: list sessions: %w", err)

@@ -24,13 +24,12 @@ import (
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/redact"
 	"github.com/voicebench/humanaudit/internal/rtc"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/ui"
 )
 
 // Config configures the app.
 type Config struct {
-	Store   *store.DB
+	Store   Store
 	Console *console.Service
 	RTC     *rtc.Endpoint
 	DataDir string

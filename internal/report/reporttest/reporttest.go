@@ -1,8 +1,8 @@
-// Package reporttest builds small but realistic audit studies in a real store for report tests:
-// human sessions run through the study plan (participants claim their assignments, anchor cells
-// are repeated by a second participant), synthetic sessions per seed, every trace produced by a
-// text-level call of a real task with a scripted agent and graded by the real grader, exclusions,
-// provider usage, and ratings of frozen utterances by several annotators.
+// Package reporttest builds small but realistic audit studies in a store (a real one, from
+// storetest) for report tests: human sessions run through the study plan (participants claim their
+// assignments, anchor cells are repeated by a second participant), synthetic sessions per seed,
+// every trace produced by a text-level call of a real task with a scripted agent and graded by the
+// real grader, exclusions, provider usage, and ratings of frozen utterances by several annotators.
 package reporttest
 
 import (
@@ -17,7 +17,6 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/grade"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/textcall"
 	"github.com/voicebench/humanaudit/internal/trace"
@@ -86,8 +85,27 @@ func flawsFor(sys, taskIdx, k int, mode audit.Mode) textcall.Flaws {
 	return textcall.Flaws{}
 }
 
+// Store is where Populate writes a study (the store implements it).
+type Store interface {
+	CreateStudy(ctx context.Context, s audit.Study) (audit.Study, error)
+	UpsertSystem(ctx context.Context, s audit.System) (audit.System, error)
+	PutTask(ctx context.Context, id string, version int, spec []byte) (audit.TaskVersion, error)
+	AddPlan(ctx context.Context, studyID string, rows []audit.PlanRow) (int, error)
+	CreateParticipant(ctx context.Context, np audit.NewParticipant) (audit.Participant, error)
+	ClaimNext(ctx context.Context, participantID int64) (audit.Assignment, error)
+	CreateSession(ctx context.Context, ns audit.NewSession) (audit.Session, error)
+	StartSession(ctx context.Context, id string) error
+	AppendEvents(ctx context.Context, sessionID string, events []trace.Event) error
+	SaveScore(ctx context.Context, s audit.Score) error
+	EndSession(ctx context.Context, id, reason string) error
+	ExcludeSession(ctx context.Context, e audit.Exclusion) (audit.Assignment, error)
+	PutRatingItems(ctx context.Context, items []audit.RatingItem) error
+	CreateAnnotator(ctx context.Context, studyID string) (audit.Annotator, error)
+	SaveRating(ctx context.Context, r audit.Rating) (audit.Rating, error)
+}
+
 // Populate stores the study described by spec in db and returns what it stored.
-func Populate(tb testing.TB, db *store.DB, spec Spec) Study {
+func Populate(tb testing.TB, db Store, spec Spec) Study {
 	tb.Helper()
 	ctx := context.Background()
 	must := func(err error) {
