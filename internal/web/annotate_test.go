@@ -17,8 +17,6 @@ import (
 	"github.com/voicebench/humanaudit/internal/audit"
 	bankpkg "github.com/voicebench/humanaudit/internal/bank"
 	"github.com/voicebench/humanaudit/internal/media"
-	"github.com/voicebench/humanaudit/internal/store"
-	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/web"
 )
@@ -26,7 +24,7 @@ import (
 // annotKit is a running console with a study whose rating set holds frozen utterances of the
 // real task suite (blinded by annotate.Prepare, audio under DATA/bank) and three annotators.
 type annotKit struct {
-	db         *store.DB
+	db         kitStore
 	srv        *web.Server
 	base       string
 	data       string
@@ -52,7 +50,13 @@ func annotTone(t *testing.T, path string, d time.Duration) {
 
 func startAnnotKit(t *testing.T, taskCount int) *annotKit {
 	t.Helper()
-	db := storetest.New(t)
+	return startAnnotKitOn(t, postgres, taskCount)
+}
+
+// startAnnotKitOn is startAnnotKit on a store of the given backend.
+func startAnnotKitOn(t *testing.T, backend backend, taskCount int) *annotKit {
+	t.Helper()
+	db := backend.open(t)
 	all, probs := task.LoadAll(filepath.Join("..", "..", "tasks"))
 	if len(probs) > 0 {
 		t.Fatal(probs)
@@ -179,10 +183,14 @@ type annotState struct {
 }
 
 func TestAnnotatorAPIStaysInsideTheAnnotatorsSet(t *testing.T) {
-	if testing.Short() {
+	onEachStore(t, testAnnotatorAPIStaysInsideTheAnnotatorsSet)
+}
+
+func testAnnotatorAPIStaysInsideTheAnnotatorsSet(t *testing.T, bk backend) {
+	if testing.Short() && bk.name == postgres.name {
 		t.Skip("needs PostgreSQL")
 	}
-	k := startAnnotKit(t, 2)
+	k := startAnnotKitOn(t, bk, 2)
 	a, b := k.annotators[0], k.annotators[1]
 	api := func(a audit.Annotator, path string) string { return k.base + "/api/a/" + a.Token + path }
 
@@ -270,7 +278,11 @@ func TestAnnotatorAPIStaysInsideTheAnnotatorsSet(t *testing.T) {
 // Every item an annotator can fetch speaks the caller's language: no tool or action identifier of
 // the agent side, and approval or revocation plans say what they are about by the caller's cue.
 func TestAnnotatorItemsCarryNoAgentIdentifiers(t *testing.T) {
-	k := startAnnotKit(t, 6)
+	onEachStore(t, testAnnotatorItemsCarryNoAgentIdentifiers)
+}
+
+func testAnnotatorItemsCarryNoAgentIdentifiers(t *testing.T, bk backend) {
+	k := startAnnotKitOn(t, bk, 6)
 	a := k.annotators[0]
 	var ids []string
 	for _, tk := range k.tasks {

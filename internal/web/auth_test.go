@@ -48,9 +48,11 @@ func consentAndMic(t *testing.T, base, token string) {
 
 // TestAuthorization: every participant and experimenter route needs its own token, and a
 // participant can reach nothing of anyone else's, nor any grade.
-func TestAuthorization(t *testing.T) {
+func TestAuthorization(t *testing.T) { onEachStore(t, testAuthorization) }
+
+func testAuthorization(t *testing.T, bk backend) {
 	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{})
-	k := startKit(t, `{"systems":[{"label":"sys-owl","family":"reference","endpoint":"`+fake.URL()+`"}]}`)
+	k := startKitOn(t, bk, `{"systems":[{"label":"sys-owl","family":"reference","endpoint":"`+fake.URL()+`"}]}`, nil)
 	a := k.participant(t, "auth", "sys-owl", "it-vpn-incident")
 	ctx := context.Background()
 	if _, err := k.db.AddPlan(ctx, "auth", []audit.PlanRow{{Slot: "p2", Position: 1, Task: "it-vpn-incident", System: "sys-owl", Repeat: 1}}); err != nil {
@@ -104,9 +106,11 @@ func TestAuthorization(t *testing.T) {
 	}
 }
 
-func TestClearErrors(t *testing.T) {
+func TestClearErrors(t *testing.T) { onEachStore(t, testClearErrors) }
+
+func testClearErrors(t *testing.T, bk backend) {
 	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{})
-	k := startKit(t, `{"systems":[{"label":"sys-owl","family":"reference","endpoint":"`+fake.URL()+`"}]}`)
+	k := startKitOn(t, bk, `{"systems":[{"label":"sys-owl","family":"reference","endpoint":"`+fake.URL()+`"}]}`, nil)
 	ctx := context.Background()
 	p := k.participant(t, "errs", "sys-owl", "it-vpn-incident")
 	consentAndMic(t, k.base, p.Token)
@@ -173,9 +177,11 @@ func TestClearErrors(t *testing.T) {
 
 // One study link for a recruiting platform: each PROLIFIC_PID is enrolled once and sent to its own
 // token link; studies without open enrollment have no such link.
-func TestJoinLink(t *testing.T) {
+func TestJoinLink(t *testing.T) { onEachStore(t, testJoinLink) }
+
+func testJoinLink(t *testing.T, bk backend) {
 	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{})
-	k := startKit(t, `{"systems":[{"label":"sys-owl","family":"reference","endpoint":"`+fake.URL()+`"}]}`)
+	k := startKitOn(t, bk, `{"systems":[{"label":"sys-owl","family":"reference","endpoint":"`+fake.URL()+`"}]}`, nil)
 	ctx := context.Background()
 	k.participant(t, "closed", "sys-owl", "it-vpn-incident")
 	if _, err := k.db.CreateStudy(ctx, audit.Study{ID: "open1", Name: "Open", Seed: 1, Config: json.RawMessage(`{"enrollment":"open"}`)}); err != nil {
@@ -220,8 +226,10 @@ func TestJoinLink(t *testing.T) {
 	}
 }
 
-func TestPasswordGuessingIsSlowed(t *testing.T) {
-	k := startKit(t, `{"systems":[{"label":"sys-owl","family":"reference"}]}`)
+func TestPasswordGuessingIsSlowed(t *testing.T) { onEachStore(t, testPasswordGuessingIsSlowed) }
+
+func testPasswordGuessingIsSlowed(t *testing.T, bk backend) {
+	k := startKitOn(t, bk, `{"systems":[{"label":"sys-owl","family":"reference"}]}`, nil)
 	if _, err := k.db.CreateExperimenter(context.Background(), "mallory-target", "a long enough passphrase"); err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,6 @@ import (
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/rtc"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
@@ -32,9 +31,10 @@ import (
 
 func TestMain(m *testing.M) { storetest.Main(m) }
 
-// consoleKit is a running console on loopback: real PostgreSQL, real WebRTC endpoint, real web app.
+// consoleKit is a running console on loopback: a store (real PostgreSQL unless the test runs on
+// each backend: onEachStore), real WebRTC endpoint, real web app.
 type consoleKit struct {
-	db      *store.DB
+	db      kitStore
 	console *console.Service
 	srv     *web.Server
 	base    string
@@ -44,13 +44,19 @@ type consoleKit struct {
 
 func startKit(t *testing.T, sysJSON string) *consoleKit {
 	t.Helper()
-	return startKitWith(t, sysJSON, nil)
+	return startKitOn(t, postgres, sysJSON, nil)
 }
 
 // startKitWith is startKit with the web app's configuration adjusted by configure (TLS, limits).
 func startKitWith(t *testing.T, sysJSON string, configure func(*web.Config)) *consoleKit {
 	t.Helper()
-	db := storetest.New(t)
+	return startKitOn(t, postgres, sysJSON, configure)
+}
+
+// startKitOn is startKitWith on a store of the given backend.
+func startKitOn(t *testing.T, backend backend, sysJSON string, configure func(*web.Config)) *consoleKit {
+	t.Helper()
+	db := backend.open(t)
 	tasks, probs := task.LoadAll(filepath.Join("..", "grade", "testdata", "tasks"))
 	if len(probs) > 0 {
 		t.Fatal(probs)

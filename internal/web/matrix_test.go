@@ -22,9 +22,11 @@ import (
 // participant token, a logged-out experimenter cookie, a spent sign-in link, and an experimenter
 // cookie on participant routes. No response may succeed on a protected route, none may carry a
 // hidden value or someone else's token, and the database must show no action taken.
-func TestRouteCredentialMatrix(t *testing.T) {
+func TestRouteCredentialMatrix(t *testing.T) { onEachStore(t, testRouteCredentialMatrix) }
+
+func testRouteCredentialMatrix(t *testing.T, bk backend) {
 	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{})
-	k := startKit(t, `{"systems":[{"label":"sys-owl","family":"reference","endpoint":"`+fake.URL()+`"}]}`)
+	k := startKitOn(t, bk, `{"systems":[{"label":"sys-owl","family":"reference","endpoint":"`+fake.URL()+`"}]}`, nil)
 	ctx := context.Background()
 
 	// The victim: participant A with a live call; B and C are other participants of the study.
