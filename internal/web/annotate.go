@@ -18,19 +18,9 @@ import (
 // The annotator's rating app: a token link (/a/<token>) opens a page that rates the study's
 // frozen caller utterances one by one, in the annotator's own order. Every response is built from
 // the blinded rating items and this annotator's own ratings only.
-func init() { registerRoutes(func(s *Server) { s.annotatorRoutes() }) }
 
 // maxNote bounds an annotator's note (characters).
 const maxNote = 2000
-
-func (s *Server) annotatorRoutes() {
-	s.app.Get("/a/:token", s.annotatorPage)
-	api := s.app.Group("/api/a/:token", s.annotatorAuth)
-	api.Get("/state", s.annotatorState)
-	api.Get("/items/:item", s.annotatorItem)
-	api.Get("/items/:item/audio", s.annotatorAudio)
-	api.Put("/ratings/:item", s.annotatorRate)
-}
 
 func (s *Server) annotatorAuth(c *fiber.Ctx) error {
 	a, err := s.cfg.Store.AnnotatorByToken(c.UserContext(), c.Params("token"))

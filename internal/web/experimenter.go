@@ -18,24 +18,6 @@ import (
 	"github.com/voicebench/humanaudit/internal/trace"
 )
 
-func (s *Server) experimenterRoutes() {
-	s.signInRoutes()
-	x := s.app.Group("/x", s.experimenterAuth)
-	x.Get("/", func(c *fiber.Ctx) error { return s.sendPage(c, "experimenter.html") })
-	x.Get("/session/:sid", func(c *fiber.Ctx) error { return s.sendPage(c, "review.html") })
-	api := s.app.Group("/api/x", s.experimenterAuth)
-	api.Get("/me", s.experimenterMe)
-	api.Get("/overview", s.overview)
-	api.Get("/sessions", s.sessions)
-	api.Get("/sessions/:sid", s.sessionDetail)
-	api.Get("/sessions/:sid/trace.jsonl", s.sessionTrace)
-	api.Get("/sessions/:sid/recording.wav", s.sessionRecording)
-	api.Get("/sessions/:sid/peaks", s.sessionPeaks)
-	api.Post("/sessions/:sid/exclude", s.excludeSession)
-	api.Get("/live", s.liveStream)
-	api.Post("/plan", s.planStudy)
-}
-
 // liveView is one running session on the dashboard.
 type liveView struct {
 	Session     string  `json:"session"`

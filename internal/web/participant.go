@@ -63,19 +63,6 @@ func (ps *peers) current(sessionID string) *rtc.Peer {
 	return ps.cur[sessionID]
 }
 
-func (s *Server) participantRoutes() {
-	s.app.Get("/join/:study", s.join)
-	s.app.Get("/p/:token", s.participantPage)
-	api := s.app.Group("/api/p/:token", s.participantAuth)
-	api.Get("/state", s.participantState)
-	api.Post("/consent", s.participantConsent)
-	api.Post("/miccheck", s.participantMicCheck)
-	api.Post("/call", s.participantStartCall)
-	api.Get("/call/:sid", s.participantCall)
-	api.Post("/call/:sid/offer", s.participantOffer)
-	api.Post("/call/:sid/hangup", s.participantHangUp)
-}
-
 func (s *Server) participantAuth(c *fiber.Ctx) error {
 	p, err := s.cfg.Store.ParticipantByToken(c.UserContext(), c.Params("token"))
 	if err != nil {

@@ -56,12 +56,6 @@ type Server struct {
 	closeErr  error
 }
 
-// routeHooks lets other files of this package add their routes (the annotator app) without
-// touching this one.
-var routeHooks []func(*Server)
-
-func registerRoutes(hook func(*Server)) { routeHooks = append(routeHooks, hook) }
-
 // New builds the app and its routes.
 func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil {
@@ -86,21 +80,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.Security.fiberProxyConfig(&fc)
 	s.app = fiber.New(fc)
-	s.app.Use(s.securityHeaders, s.redactResponses, s.sameOrigin, s.jsonBodies)
-	s.app.Get("/", s.home)
-	s.app.Get("/ui/:file", s.static)
-	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
-	s.app.Get("/favicon.ico", func(c *fiber.Ctx) error { return c.SendStatus(fiber.StatusNoContent) })
-	s.participantRoutes()
-	s.experimenterRoutes()
-	for _, hook := range routeHooks {
-		hook(s)
-	}
-	s.app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
+	s.routes()
 	return s, nil
 }
 
-// App exposes the Fiber app to route hooks in this package.
+// App exposes the Fiber app (the tests enumerate its routes).
 func (s *Server) App() *fiber.App { return s.app }
 
 // Listen binds addr ("127.0.0.1:0" in tests).

@@ -67,14 +67,6 @@ func newSignIn(l SignInLimits) *signIn {
 // since it started: a figure for monitoring a sign-in flood.
 func (s *Server) PasswordChecks() int64 { return s.signIn.checked.Load() }
 
-func (s *Server) signInRoutes() {
-	s.app.Get("/x/login", s.loginPage)
-	s.app.Post("/x/login", s.login)
-	s.app.Post("/x/login/link", s.linkSignIn)
-	s.app.Get("/x/logout", s.logoutPage)
-	s.app.Post("/x/logout", s.logout)
-}
-
 // experimenterAuth admits a live experimenter session from the cookie (or, for scripts, an
 // Authorization: Bearer header with the session id); pages redirect to the sign-in form, the API
 // answers 401. A cookie-authenticated state change must carry the session's CSRF token.
