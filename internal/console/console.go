@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -102,8 +101,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	if cfg.Systems != nil {
 		for _, sys := range cfg.Systems.Systems {
-			conf, _ := json.Marshal(map[string]any{"model": sys.Model, "voice": sys.Voice, "endpoint": sys.Endpoint, "server_vad": sys.ServerVAD})
-			if _, err := cfg.Store.UpsertSystem(ctx, audit.System{Label: sys.Label, Family: string(sys.Family), Config: conf}); err != nil {
+			if _, err := cfg.Store.UpsertSystem(ctx, SystemRecord(sys)); err != nil {
 				return nil, fmt.Errorf("console: store system %s: %w", sys.Label, err)
 			}
 		}

@@ -9,7 +9,6 @@ package synth
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -238,10 +237,8 @@ func register(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("synth: store task %s: %w (bump the task's version when its content changes)", t.ID, err)
 		}
 	}
-	s := cfg.System
-	conf, _ := json.Marshal(map[string]any{"model": s.Model, "voice": s.Voice, "endpoint": s.Endpoint, "server_vad": s.ServerVAD})
-	if _, err := cfg.Store.UpsertSystem(ctx, audit.System{Label: s.Label, Family: string(s.Family), Config: conf}); err != nil {
-		return fmt.Errorf("synth: store system %s: %w", s.Label, err)
+	if _, err := cfg.Store.UpsertSystem(ctx, console.SystemRecord(cfg.System)); err != nil {
+		return fmt.Errorf("synth: store system %s: %w", cfg.System.Label, err)
 	}
 	return nil
 }
