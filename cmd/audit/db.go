@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,26 +13,6 @@ import (
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/pgcluster"
 )
-
-func init() {
-	register("db start", "start the private PostgreSQL cluster under --data and keep it running", runDBStart)
-	register("db stop", "stop the private PostgreSQL cluster (fast shutdown)", runDBStop)
-	register("db status", "show the private cluster's state (exit status 3 when stopped)", runDBStatus)
-	register("db url", "print the database's connection URL", runDBURL)
-	register("db psql", "open psql on the database; arguments after -- go to psql", runDBPsql)
-}
-
-// dbFlags are the flags every db subcommand takes.
-type dbFlags struct {
-	data, database *string
-}
-
-func addDBFlags(fs *flag.FlagSet) dbFlags {
-	return dbFlags{
-		data:     fs.String("data", "audit_data", "data directory; the cluster lives in its pg subdirectory"),
-		database: fs.String("db", "audit", "database name on the private cluster"),
-	}
-}
 
 func (f dbFlags) cluster(log *slog.Logger) pgcluster.Config {
 	return pgcluster.Config{Dir: filepath.Join(*f.data, "pg"), Logger: log}
@@ -60,9 +39,6 @@ func parseDBFlags(name string, args []string, stderr io.Writer) (dbFlags, []stri
 	}
 	return f, rest, nil
 }
-
-// databaseURL is DATABASE_URL when set: then no cluster is managed.
-func databaseURL() string { return os.Getenv("DATABASE_URL") }
 
 func runDBStart(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f, _, err := parseDBFlags("db start", args, stderr)

@@ -13,10 +13,6 @@ import (
 	"github.com/voicebench/humanaudit/internal/audit"
 )
 
-func init() {
-	register("demo", "run the console with the offline reference agent and a demo study; prints participant and experimenter links", runDemo)
-}
-
 // demoStudy is the study `audit demo` sets up: one participant per run, two calls each.
 const demoStudy = "demo"
 
@@ -37,9 +33,6 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	f := addStackFlags(fs, "127.0.0.1:8080")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if startReferenceAgent == nil {
-		return errors.New("demo: this build has no reference agent")
 	}
 	st, err := startStack(ctx, f, stderr)
 	if err != nil {

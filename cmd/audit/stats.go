@@ -8,20 +8,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/voicebench/humanaudit/internal/stats"
 )
-
-func init() {
-	register("stats", "reliability and interval statistics (alpha, fleiss, wilson, passk, bootstrap)", runStats)
-	register("stats alpha", "Krippendorff's alpha from unit,rater,value CSV (--level L FILE [--bootstrap N --seed S])", runStatsAlpha)
-	register("stats fleiss", "Fleiss' kappa from unit,rater,value CSV or a --counts table (FILE)", runStatsFleiss)
-	register("stats wilson", "Wilson score interval for a proportion (--successes X --n N [--level 0.95])", runStatsWilson)
-	register("stats passk", "pass@k and pass^k averaged over tasks from task,trial,success CSV (--k K FILE)", runStatsPassK)
-	register("stats bootstrap", "task-level bootstrap CI of a mean (task,value) or paired difference (task,a,b) (FILE)", runStatsBootstrap)
-}
 
 // runStats lists the statistics subcommands; it is what "audit stats" alone, or with an unknown
 // subcommand, runs.
@@ -33,15 +23,8 @@ func runStats(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintln(w, "usage: audit stats <statistic> [flags] [FILE]")
 	fmt.Fprintln(w)
-	var paths []string
-	for p := range commands {
-		if strings.HasPrefix(p, "stats ") {
-			paths = append(paths, p)
-		}
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		fmt.Fprintf(w, "  %-18s %s\n", strings.TrimPrefix(p, "stats "), commands[p].summary)
+	for _, c := range commandsUnder("stats ") {
+		fmt.Fprintf(w, "  %-18s %s\n", strings.TrimPrefix(c.path, "stats "), c.summary)
 	}
 	if w == stderr {
 		return errUsage
