@@ -105,15 +105,7 @@ func StudySet(cfg json.RawMessage) SetConfig {
 
 // WithSet returns the study config cfg with its rating set replaced.
 func WithSet(cfg json.RawMessage, set SetConfig) (json.RawMessage, error) {
-	doc := map[string]json.RawMessage{}
-	if len(cfg) > 0 {
-		if err := json.Unmarshal(cfg, &doc); err != nil {
-			return nil, fmt.Errorf("study config: %w", err)
-		}
-	}
-	b, _ := json.Marshal(set)
-	doc["annotation"] = b
-	return json.Marshal(doc)
+	return audit.WithConfig(cfg, "annotation", set)
 }
 
 // Prepare blinds every bank item against its task and resolves its audio: the stored rating items.

@@ -1,6 +1,9 @@
 package audit
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Domain errors. Match them with errors.Is; the web layer maps them to HTTP status codes. The
 // message of an error that wraps one of these is written for people and carries no SQL detail, so
@@ -30,3 +33,20 @@ var ErrEnrollmentFull = errors.New("too many enrollments are waiting for consent
 // ErrUnavailable: the database cannot be reached right now (the server is down, restarting or
 // unreachable). Nothing was changed; the same request succeeds once the pool has reconnected (503).
 var ErrUnavailable = errors.New("the database is unavailable")
+
+// Error is a domain error whose message is written for people, so it may be shown to a client: it
+// says what failed and its kind, and carries no SQL or other internal detail. It matches Kind with
+// errors.Is and unwraps to Cause (the driver's error, for logs and errors.As).
+type Error struct {
+	Msg   string
+	Kind  error
+	Cause error
+}
+
+func (e *Error) Error() string   { return e.Msg }
+func (e *Error) Unwrap() []error { return []error{e.Kind, e.Cause} }
+
+// Errorf returns the Error "what: kind", with what formatted from format and args.
+func Errorf(kind error, format string, args ...any) error {
+	return &Error{Msg: fmt.Sprintf(format, args...) + ": " + kind.Error(), Kind: kind}
+}

@@ -37,36 +37,10 @@ func collectAssignments(rows pgx.Rows) ([]audit.Assignment, error) {
 // (new slots, or new positions of a slot, which go to the slot's participant if it has one). It
 // returns how many rows were added. Systems must exist; tasks are not checked here.
 func (db *DB) AddPlan(ctx context.Context, studyID string, rows []audit.PlanRow) (int, error) {
-	type key struct {
-		slot string
-		pos  int
+	if err := audit.CheckPlan(rows); err != nil {
+		return 0, err
 	}
-	seen := map[key]bool{}
-	tasks := map[string]map[string]bool{} // slot → tasks in the input
-	var slotOrder []string
-	for i, r := range rows {
-		switch {
-		case r.Slot == "":
-			return 0, newError(audit.ErrInvalid, "plan row %d: participant slot is empty", i+1)
-		case r.Position < 1:
-			return 0, newError(audit.ErrInvalid, "plan row %d (%s): position %d, want ≥ 1", i+1, r.Slot, r.Position)
-		case r.Task == "" || r.System == "":
-			return 0, newError(audit.ErrInvalid, "plan row %d (%s): task and system are required", i+1, r.Slot)
-		case r.Repeat != 1 && r.Repeat != 2:
-			return 0, newError(audit.ErrInvalid, "plan row %d (%s): repeat %d, want 1 or 2", i+1, r.Slot, r.Repeat)
-		case seen[key{r.Slot, r.Position}]:
-			return 0, newError(audit.ErrInvalid, "plan row %d: %s position %d appears twice", i+1, r.Slot, r.Position)
-		}
-		seen[key{r.Slot, r.Position}] = true
-		if tasks[r.Slot] == nil {
-			tasks[r.Slot] = map[string]bool{}
-			slotOrder = append(slotOrder, r.Slot)
-		}
-		if tasks[r.Slot][r.Task] {
-			return 0, newError(audit.ErrInvalid, "plan row %d: %s meets task %s twice", i+1, r.Slot, r.Task)
-		}
-		tasks[r.Slot][r.Task] = true
-	}
+	slotOrder := audit.PlanSlots(rows)
 	added := 0
 	now := db.stamp()
 	err := db.tx(ctx, func(tx pgx.Tx) error {
@@ -95,7 +69,7 @@ func (db *DB) AddPlan(ctx context.Context, studyID string, rows []audit.PlanRow)
 				var kept bool
 				tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM assignments WHERE study_id = $1 AND slot = $2 AND position = $3)`, studyID, r.Slot, r.Position).Scan(&kept)
 				if !kept {
-					return newError(audit.ErrInvalid, "plan row %d: %s already meets task %s at position %d", i+1, r.Slot, r.Task, clash)
+					return audit.Errorf(audit.ErrInvalid, "plan row %d: %s already meets task %s at position %d", i+1, r.Slot, r.Task, clash)
 				}
 				continue
 			} else if !errors.Is(err, pgx.ErrNoRows) {
@@ -159,7 +133,7 @@ func (db *DB) ClaimNext(ctx context.Context, participantID int64) (audit.Assignm
 		return err
 	})
 	if errors.Is(err, audit.ErrNoAssignment) {
-		return audit.Assignment{}, newError(audit.ErrNoAssignment, "participant %d", participantID)
+		return audit.Assignment{}, audit.Errorf(audit.ErrNoAssignment, "participant %d", participantID)
 	}
 	return a, translate(err, fmt.Sprintf("claim next assignment of participant %d", participantID))
 }
@@ -218,7 +192,7 @@ func (db *DB) HandCell(ctx context.Context, participantID int64, maxPerSystem in
 			return err
 		}
 		if open {
-			return newError(audit.ErrConflict, "participant %d still has unfinished assignments", participantID)
+			return audit.Errorf(audit.ErrConflict, "participant %d still has unfinished assignments", participantID)
 		}
 		var id int64
 		err := tx.QueryRow(ctx, `
@@ -246,7 +220,7 @@ func (db *DB) HandCell(ctx context.Context, participantID int64, maxPerSystem in
 		return err
 	})
 	if errors.Is(err, audit.ErrNoAssignment) {
-		return audit.Assignment{}, newError(audit.ErrNoAssignment, "pool of study for participant %d", participantID)
+		return audit.Assignment{}, audit.Errorf(audit.ErrNoAssignment, "pool of study for participant %d", participantID)
 	}
 	return a, translate(err, fmt.Sprintf("hand a cell to participant %d", participantID))
 }

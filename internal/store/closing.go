@@ -18,11 +18,11 @@ import (
 // starting while another retries) close it once.
 func (db *DB) CloseSession(ctx context.Context, c audit.Closing) (audit.Assignment, error) {
 	now := db.stamp()
+	if err := c.Check(); err != nil {
+		return audit.Assignment{}, err
+	}
 	rows := make([]eventRow, 0, len(c.Append))
-	for i, e := range c.Append {
-		if e.Seq != c.AfterSeq+int64(i)+1 {
-			return audit.Assignment{}, newError(audit.ErrInvalid, "closing session %s: appended event %d has seq %d, want %d", c.SessionID, i+1, e.Seq, c.AfterSeq+int64(i)+1)
-		}
+	for _, e := range c.Append {
 		r, err := newEventRow(c.SessionID, e)
 		if err != nil {
 			return audit.Assignment{}, err
@@ -41,14 +41,14 @@ func (db *DB) CloseSession(ctx context.Context, c audit.Closing) (audit.Assignme
 			return err
 		}
 		if status == audit.SessionEnded {
-			return newError(audit.ErrConflict, "session %s has already ended", c.SessionID)
+			return audit.Errorf(audit.ErrConflict, "session %s has already ended", c.SessionID)
 		}
 		var last int64
 		if err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM events WHERE session_id = $1`, c.SessionID).Scan(&last); err != nil {
 			return err
 		}
 		if last != c.AfterSeq {
-			return newError(audit.ErrConflict, "session %s has %d events, the closing was made after %d", c.SessionID, last, c.AfterSeq)
+			return audit.Errorf(audit.ErrConflict, "session %s has %d events, the closing was made after %d", c.SessionID, last, c.AfterSeq)
 		}
 		if len(rows) > 0 {
 			if err := db.insertEvents(ctx, tx, rows); err != nil {

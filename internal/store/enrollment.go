@@ -23,7 +23,7 @@ import (
 // takes a free slot and a consent deadline.
 func (db *DB) Enroll(ctx context.Context, studyID string, ext audit.ExternalIDs, lim audit.EnrollLimits) (audit.Enrollment, error) {
 	if ext.ProlificPID == "" {
-		return audit.Enrollment{}, newError(audit.ErrInvalid, "enroll: the recruiting id is empty")
+		return audit.Enrollment{}, audit.Errorf(audit.ErrInvalid, "enroll: the recruiting id is empty")
 	}
 	if lim.ConsentTimeout <= 0 {
 		lim.ConsentTimeout = 30 * time.Minute
@@ -93,9 +93,9 @@ func (db *DB) Enroll(ctx context.Context, studyID string, ext audit.ExternalIDs,
 	})
 	switch {
 	case errors.Is(err, audit.ErrEnrollmentFull):
-		return audit.Enrollment{}, newError(audit.ErrEnrollmentFull, "study %s", studyID)
+		return audit.Enrollment{}, audit.Errorf(audit.ErrEnrollmentFull, "study %s", studyID)
 	case errors.Is(err, audit.ErrNoAssignment):
-		return audit.Enrollment{}, newError(audit.ErrNoAssignment, "study %s has no free plan slot", studyID)
+		return audit.Enrollment{}, audit.Errorf(audit.ErrNoAssignment, "study %s has no free plan slot", studyID)
 	}
 	return out, translate(err, "enroll in study "+studyID)
 }

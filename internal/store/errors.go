@@ -16,22 +16,6 @@ import (
 // safe to show; the cluster's are pgcluster's.
 var ErrSchemaTooNew = errors.New("database schema is newer than this build")
 
-// domainError is an error whose message is safe to show (no SQL) but that still unwraps to the
-// driver's error, so logs and errors.As see the cause.
-type domainError struct {
-	msg   string
-	kind  error
-	cause error
-}
-
-func (e *domainError) Error() string   { return e.msg }
-func (e *domainError) Unwrap() []error { return []error{e.kind, e.cause} }
-
-// newError returns an error with the safe message "what: kind".
-func newError(kind error, format string, args ...any) error {
-	return &domainError{msg: fmt.Sprintf(format, args...) + ": " + kind.Error(), kind: kind}
-}
-
 // PostgreSQL SQLSTATE codes translated into domain errors.
 const (
 	sqlUniqueViolation     = "23505"
@@ -62,10 +46,10 @@ func translate(err error, what string) error {
 		return nil
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
-		return &domainError{msg: what + ": " + audit.ErrNotFound.Error(), kind: audit.ErrNotFound, cause: err}
+		return &audit.Error{Msg: what + ": " + audit.ErrNotFound.Error(), Kind: audit.ErrNotFound, Cause: err}
 	}
 	if unavailable(err) {
-		return &domainError{msg: what + ": " + audit.ErrUnavailable.Error(), kind: audit.ErrUnavailable, cause: err}
+		return &audit.Error{Msg: what + ": " + audit.ErrUnavailable.Error(), Kind: audit.ErrUnavailable, Cause: err}
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
@@ -87,7 +71,7 @@ func translate(err error, what string) error {
 					msg = what + ": unknown " + nounFor(m[1]) + ": " + kind.Error()
 				}
 			}
-			return &domainError{msg: msg, kind: kind, cause: err}
+			return &audit.Error{Msg: msg, Kind: kind, Cause: err}
 		}
 	}
 	return fmt.Errorf("%s: %w", what, err)

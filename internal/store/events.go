@@ -56,15 +56,12 @@ type eventRow struct {
 }
 
 func newEventRow(session string, e trace.Event) (eventRow, error) {
-	if e.Seq < 1 {
-		return eventRow{}, newError(audit.ErrInvalid, "event of session %s: seq %d, want ≥ 1", session, e.Seq)
-	}
-	if e.Type == "" {
-		return eventRow{}, newError(audit.ErrInvalid, "event %d of session %s has no type", e.Seq, session)
+	if err := audit.CheckEvent(session, e); err != nil {
+		return eventRow{}, err
 	}
 	b, err := trace.MarshalEvent(e)
 	if err != nil {
-		return eventRow{}, newError(audit.ErrInvalid, "event %d of session %s: %v", e.Seq, session, err)
+		return eventRow{}, audit.Errorf(audit.ErrInvalid, "event %d of session %s: %v", e.Seq, session, err)
 	}
 	// Sessions redact as they append (trace.Log); imported traces are redacted here.
 	b = redact.Bytes(b)
@@ -200,7 +197,7 @@ func (db *DB) insertEvents(ctx context.Context, x execer, rows []eventRow) error
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == sqlUniqueViolation && len(rows) == 1 {
-		return &domainError{msg: fmt.Sprintf("event %d of session %s is already stored (the log is append-only): %s", rows[0].seq, rows[0].session, audit.ErrConflict), kind: audit.ErrConflict, cause: err}
+		return &audit.Error{Msg: fmt.Sprintf("event %d of session %s is already stored (the log is append-only): %s", rows[0].seq, rows[0].session, audit.ErrConflict), Kind: audit.ErrConflict, Cause: err}
 	}
 	if len(rows) == 1 {
 		return translate(err, fmt.Sprintf("append event %d of session %s", rows[0].seq, rows[0].session))
@@ -214,7 +211,7 @@ func (db *DB) AppendEvents(ctx context.Context, sessionID string, events []trace
 	rows := make([]eventRow, 0, len(events))
 	for i, e := range events {
 		if i > 0 && e.Seq <= events[i-1].Seq {
-			return newError(audit.ErrInvalid, "event %d of session %s: seq %d does not increase", i+1, sessionID, e.Seq)
+			return audit.Errorf(audit.ErrInvalid, "event %d of session %s: seq %d does not increase", i+1, sessionID, e.Seq)
 		}
 		r, err := newEventRow(sessionID, e)
 		if err != nil {

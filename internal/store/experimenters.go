@@ -24,7 +24,6 @@ const (
 	argonTime      = 2
 	argonThreads   = 1
 	argonKeyLen    = 32
-	minPassword    = 10
 )
 
 // hashPassword returns an argon2id PHC string.
@@ -66,10 +65,10 @@ var dummyHash = sync.OnceValue(func() string { return hashPassword("no such expe
 // as an argon2id hash. A taken name is ErrConflict.
 func (db *DB) CreateExperimenter(ctx context.Context, name, password string) (audit.Experimenter, error) {
 	if strings.TrimSpace(name) == "" {
-		return audit.Experimenter{}, newError(audit.ErrInvalid, "experimenter name is empty")
+		return audit.Experimenter{}, audit.Errorf(audit.ErrInvalid, "experimenter name is empty")
 	}
-	if len([]rune(password)) < minPassword {
-		return audit.Experimenter{}, newError(audit.ErrInvalid, "password of %s: want at least %d characters", name, minPassword)
+	if err := audit.CheckPassword(name, password); err != nil {
+		return audit.Experimenter{}, err
 	}
 	e := audit.Experimenter{Name: name, CreatedAt: db.stamp()}
 	err := db.pool.QueryRow(ctx, `INSERT INTO experimenters (name, password_hash, created_at) VALUES ($1, $2, $3) RETURNING id`,
@@ -79,12 +78,12 @@ func (db *DB) CreateExperimenter(ctx context.Context, name, password string) (au
 
 // SetExperimenterPassword replaces an experimenter's password.
 func (db *DB) SetExperimenterPassword(ctx context.Context, name, password string) error {
-	if len([]rune(password)) < minPassword {
-		return newError(audit.ErrInvalid, "password of %s: want at least %d characters", name, minPassword)
+	if err := audit.CheckPassword(name, password); err != nil {
+		return err
 	}
 	tag, err := db.pool.Exec(ctx, `UPDATE experimenters SET password_hash = $2 WHERE name = $1`, name, hashPassword(password))
 	if err == nil && tag.RowsAffected() == 0 {
-		return newError(audit.ErrNotFound, "experimenter %s", name)
+		return audit.Errorf(audit.ErrNotFound, "experimenter %s", name)
 	}
 	return translate(err, "set password of "+name)
 }
@@ -98,13 +97,13 @@ func (db *DB) CheckExperimenterPassword(ctx context.Context, name, password stri
 		Scan(&e.ID, &e.Name, &phc, &e.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		checkPassword(dummyHash(), password)
-		return audit.Experimenter{}, newError(audit.ErrUnauthorized, "sign in")
+		return audit.Experimenter{}, audit.Errorf(audit.ErrUnauthorized, "sign in")
 	}
 	if err != nil {
 		return audit.Experimenter{}, translate(err, "sign in")
 	}
 	if !checkPassword(phc, password) {
-		return audit.Experimenter{}, newError(audit.ErrUnauthorized, "sign in")
+		return audit.Experimenter{}, audit.Errorf(audit.ErrUnauthorized, "sign in")
 	}
 	e.CreatedAt = e.CreatedAt.UTC()
 	return e, nil
@@ -116,7 +115,7 @@ func (db *DB) ExperimenterByName(ctx context.Context, name string) (audit.Experi
 	var e audit.Experimenter
 	err := db.pool.QueryRow(ctx, `SELECT id, name, created_at FROM experimenters WHERE name = $1`, name).Scan(&e.ID, &e.Name, &e.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return audit.Experimenter{}, newError(audit.ErrNotFound, "experimenter %s", name)
+		return audit.Experimenter{}, audit.Errorf(audit.ErrNotFound, "experimenter %s", name)
 	}
 	if err != nil {
 		return audit.Experimenter{}, translate(err, "experimenter "+name)
@@ -163,9 +162,9 @@ func (db *DB) ConsumeSignInLink(ctx context.Context, token string) (audit.Experi
 			return audit.Experimenter{}, translate(err, "sign-in link")
 		}
 		if exists {
-			return audit.Experimenter{}, newError(audit.ErrExpired, "sign-in link used before or expired")
+			return audit.Experimenter{}, audit.Errorf(audit.ErrExpired, "sign-in link used before or expired")
 		}
-		return audit.Experimenter{}, newError(audit.ErrUnauthorized, "sign-in link")
+		return audit.Experimenter{}, audit.Errorf(audit.ErrUnauthorized, "sign-in link")
 	}
 	if err != nil {
 		return audit.Experimenter{}, translate(err, "sign-in link")
@@ -201,7 +200,7 @@ func (db *DB) CreateExperimenterSession(ctx context.Context, experimenterID int6
 // ErrExpired.
 func (db *DB) ExperimenterBySession(ctx context.Context, token string) (audit.ExperimenterSession, error) {
 	if !strings.HasPrefix(token, "xs_") || len(token) > 128 {
-		return audit.ExperimenterSession{}, newError(audit.ErrUnauthorized, "experimenter session")
+		return audit.ExperimenterSession{}, audit.Errorf(audit.ErrUnauthorized, "experimenter session")
 	}
 	now := db.stamp()
 	var s audit.ExperimenterSession
@@ -218,9 +217,9 @@ func (db *DB) ExperimenterBySession(ctx context.Context, token string) (audit.Ex
 			return audit.ExperimenterSession{}, translate(err, "experimenter session")
 		}
 		if exists {
-			return audit.ExperimenterSession{}, newError(audit.ErrExpired, "experimenter session ended")
+			return audit.ExperimenterSession{}, audit.Errorf(audit.ErrExpired, "experimenter session ended")
 		}
-		return audit.ExperimenterSession{}, newError(audit.ErrUnauthorized, "experimenter session")
+		return audit.ExperimenterSession{}, audit.Errorf(audit.ErrUnauthorized, "experimenter session")
 	}
 	if err != nil {
 		return audit.ExperimenterSession{}, translate(err, "experimenter session")

@@ -47,7 +47,7 @@ func (db *DB) TryLock(ctx context.Context, name string) (audit.Lock, error) {
 	}
 	if !ok {
 		conn.Release()
-		return nil, newError(audit.ErrConflict, "lock %s is held by another run", name)
+		return nil, audit.Errorf(audit.ErrConflict, "lock %s is held by another run", name)
 	}
 	return l, nil
 }

@@ -82,17 +82,17 @@ func scanParticipant(r pgx.Row) (audit.Participant, error) {
 // any other string, ErrExpired once the token has expired.
 func (db *DB) ParticipantByToken(ctx context.Context, token string) (audit.Participant, error) {
 	if !plausibleToken(token) {
-		return audit.Participant{}, newError(audit.ErrNotFound, "participant token")
+		return audit.Participant{}, audit.Errorf(audit.ErrNotFound, "participant token")
 	}
 	p, err := scanParticipant(db.pool.QueryRow(ctx, `SELECT `+participantCols+` FROM participants WHERE token_sha256 = $1`, tokenDigest(token)))
 	if err != nil {
 		return audit.Participant{}, translate(err, "participant token")
 	}
 	if !p.ExpiresAt.IsZero() && !db.now().Before(p.ExpiresAt) {
-		return audit.Participant{}, newError(audit.ErrExpired, "participant token")
+		return audit.Participant{}, audit.Errorf(audit.ErrExpired, "participant token")
 	}
 	if p.Lapsed(db.now()) {
-		return audit.Participant{}, &domainError{msg: "participant: " + audit.ErrLapsed.Error(), kind: audit.ErrLapsed, cause: audit.ErrExpired}
+		return audit.Participant{}, &audit.Error{Msg: "participant: " + audit.ErrLapsed.Error(), Kind: audit.ErrLapsed, Cause: audit.ErrExpired}
 	}
 	p.Token = token // the caller's own secret, not read from the database
 	return p, nil
@@ -125,10 +125,8 @@ func (db *DB) Participants(ctx context.Context, studyID string) ([]audit.Partici
 // MaxExternalID is ErrInvalid; a PROLIFIC_PID already used by another participant of the study is
 // ErrConflict.
 func (db *DB) SetExternalIDs(ctx context.Context, participantID int64, ext audit.ExternalIDs) error {
-	for name, v := range map[string]string{"PROLIFIC_PID": ext.ProlificPID, "STUDY_ID": ext.StudyID, "SESSION_ID": ext.SessionID} {
-		if len(v) > audit.MaxExternalID {
-			return newError(audit.ErrInvalid, "%s: %d characters, at most %d", name, len(v), audit.MaxExternalID)
-		}
+	if err := ext.Check(); err != nil {
+		return err
 	}
 	tag, err := db.pool.Exec(ctx, `UPDATE participants SET
 		prolific_pid        = coalesce(prolific_pid, $2),
@@ -136,7 +134,7 @@ func (db *DB) SetExternalIDs(ctx context.Context, participantID int64, ext audit
 		prolific_session_id = coalesce(prolific_session_id, $4)
 		WHERE id = $1`, participantID, nullString(ext.ProlificPID), nullString(ext.StudyID), nullString(ext.SessionID))
 	if err == nil && tag.RowsAffected() == 0 {
-		return newError(audit.ErrNotFound, "participant %d", participantID)
+		return audit.Errorf(audit.ErrNotFound, "participant %d", participantID)
 	}
 	return translate(err, "record external ids")
 }
@@ -155,7 +153,7 @@ func (db *DB) RecordConsent(ctx context.Context, participantID int64, text strin
 		return audit.Consent{}, translate(err, fmt.Sprintf("record consent of participant %d", participantID))
 	}
 	if stored != c.TextSHA256 {
-		return audit.Consent{}, newError(audit.ErrConflict, "participant %d consented to another text earlier", participantID)
+		return audit.Consent{}, audit.Errorf(audit.ErrConflict, "participant %d consented to another text earlier", participantID)
 	}
 	return audit.Consent{At: at.UTC(), TextSHA256: stored}, nil
 }
@@ -167,15 +165,15 @@ func (db *DB) RecordMicCheck(ctx context.Context, participantID int64, mc audit.
 	}
 	mc.At = mc.At.UTC()
 	if len(mc.Details) > 0 && !json.Valid(mc.Details) {
-		return newError(audit.ErrInvalid, "mic check details: want JSON")
+		return audit.Errorf(audit.ErrInvalid, "mic check details: want JSON")
 	}
 	b, err := json.Marshal(mc)
 	if err != nil {
-		return newError(audit.ErrInvalid, "mic check: %v", err)
+		return audit.Errorf(audit.ErrInvalid, "mic check: %v", err)
 	}
 	tag, err := db.pool.Exec(ctx, `UPDATE participants SET mic_check = $2, mic_checked_at = $3 WHERE id = $1`, participantID, b, mc.At)
 	if err == nil && tag.RowsAffected() == 0 {
-		return newError(audit.ErrNotFound, "participant %d", participantID)
+		return audit.Errorf(audit.ErrNotFound, "participant %d", participantID)
 	}
 	return translate(err, "record mic check")
 }

@@ -36,7 +36,7 @@ func scanAnnotator(r pgx.Row) (audit.Annotator, error) {
 // AnnotatorByToken returns the annotator whose link token is exactly token (else ErrNotFound).
 func (db *DB) AnnotatorByToken(ctx context.Context, token string) (audit.Annotator, error) {
 	if !plausibleToken(token) {
-		return audit.Annotator{}, newError(audit.ErrNotFound, "annotator token")
+		return audit.Annotator{}, audit.Errorf(audit.ErrNotFound, "annotator token")
 	}
 	a, err := scanAnnotator(db.pool.QueryRow(ctx, `SELECT `+annotatorCols+` FROM annotators WHERE token_sha256 = $1`, tokenDigest(token)))
 	if err == nil {
@@ -58,9 +58,9 @@ func (db *DB) PutRatingItems(ctx context.Context, items []audit.RatingItem) erro
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		for _, it := range items {
 			if it.ID == "" || it.TaskID == "" || it.PlanID == "" {
-				return newError(audit.ErrInvalid, "rating item %q: id, task and plan are required", it.ID)
+				return audit.Errorf(audit.ErrInvalid, "rating item %q: id, task and plan are required", it.ID)
 			}
-			payload, err := jsonObject(it.Payload, "rating item "+it.ID+" payload")
+			payload, err := audit.ConfigObject(it.Payload, "rating item "+it.ID+" payload")
 			if err != nil {
 				return err
 			}
@@ -78,7 +78,7 @@ func (db *DB) PutRatingItems(ctx context.Context, items []audit.RatingItem) erro
 				return err
 			}
 			if tag.RowsAffected() == 0 {
-				return newError(audit.ErrConflict, "rating item %s has ratings and its content differs: a rated item cannot change; give the changed item a new id", it.ID)
+				return audit.Errorf(audit.ErrConflict, "rating item %s has ratings and its content differs: a rated item cannot change; give the changed item a new id", it.ID)
 			}
 		}
 		return nil
@@ -111,11 +111,8 @@ func (db *DB) RatingItems(ctx context.Context) ([]audit.RatingItem, error) {
 // SaveRating stores an annotator's rating of an item, replacing their earlier rating of it (an
 // annotator may go back and edit); CreatedAt keeps the first time.
 func (db *DB) SaveRating(ctx context.Context, r audit.Rating) (audit.Rating, error) {
-	if r.Fidelity < 1 || r.Fidelity > 5 {
-		return audit.Rating{}, newError(audit.ErrInvalid, "fidelity %d: want 1–5", r.Fidelity)
-	}
-	if r.Naturalness < 1 || r.Naturalness > 5 {
-		return audit.Rating{}, newError(audit.ErrInvalid, "naturalness %d: want 1–5", r.Naturalness)
+	if err := r.Check(); err != nil {
+		return audit.Rating{}, err
 	}
 	now := db.stamp()
 	err := db.pool.QueryRow(ctx, `INSERT INTO ratings (annotator_id, item_id, fidelity, naturalness, leakage, note, created_at, updated_at)

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -26,8 +25,8 @@ func (db *DB) CreateSession(ctx context.Context, ns audit.NewSession) (audit.Ses
 	if ns.Mode == "" {
 		ns.Mode = audit.ModeHuman
 	}
-	if ns.Mode != audit.ModeHuman && ns.Mode != audit.ModeSynthetic {
-		return audit.Session{}, newError(audit.ErrInvalid, "session mode %q: want human or synthetic", ns.Mode)
+	if err := ns.Mode.Check(); err != nil {
+		return audit.Session{}, err
 	}
 	s := audit.Session{ID: ns.ID, StudyID: ns.StudyID, AssignmentID: ns.AssignmentID, ParticipantID: ns.ParticipantID,
 		TaskID: ns.TaskID, TaskVersion: ns.TaskVersion, System: ns.System, Mode: ns.Mode, Seed: ns.Seed,
@@ -38,7 +37,7 @@ func (db *DB) CreateSession(ctx context.Context, ns audit.NewSession) (audit.Ses
 			if err != nil {
 				return err
 			}
-			if err := sessionFromAssignment(&s, a); err != nil {
+			if err := s.Assign(a); err != nil {
 				return err
 			}
 			var last *string
@@ -49,7 +48,7 @@ func (db *DB) CreateSession(ctx context.Context, ns audit.NewSession) (audit.Ses
 			s.Reruns = deref(last)
 		}
 		if s.Mode == audit.ModeHuman && s.ParticipantID == 0 {
-			return newError(audit.ErrInvalid, "human session %s has no participant", s.ID)
+			return audit.Errorf(audit.ErrInvalid, "human session %s has no participant", s.ID)
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO sessions (id, study_id, assignment_id, participant_id, task_id, task_version,
 			system_label, mode, seed, status, created_at, attempt, reruns, console_id)
@@ -70,34 +69,6 @@ func (db *DB) CreateSession(ctx context.Context, ns audit.NewSession) (audit.Ses
 	return s, nil
 }
 
-// sessionFromAssignment fills s from a and checks that what the caller gave agrees with it.
-func sessionFromAssignment(s *audit.Session, a audit.Assignment) error {
-	fill := func(field string, have *string, want string) error {
-		if *have == "" {
-			*have = want
-		}
-		if *have != want {
-			return newError(audit.ErrInvalid, "session %s %s %q does not match assignment %d (%q)", s.ID, field, *have, a.ID, want)
-		}
-		return nil
-	}
-	if err := errors.Join(fill("study", &s.StudyID, a.StudyID), fill("task", &s.TaskID, a.Task), fill("system", &s.System, a.System)); err != nil {
-		return err
-	}
-	if s.ParticipantID == 0 {
-		s.ParticipantID = a.ParticipantID
-	}
-	switch {
-	case a.ParticipantID == 0 || s.ParticipantID != a.ParticipantID:
-		return newError(audit.ErrConflict, "assignment %d is not the participant's", a.ID)
-	case a.Status != audit.StatusRunning:
-		return newError(audit.ErrConflict, "assignment %d is %s, not running", a.ID, a.Status)
-	case a.SessionID != "":
-		return newError(audit.ErrConflict, "assignment %d already has session %s", a.ID, a.SessionID)
-	}
-	return nil
-}
-
 // StartSession marks a created session running (the call connected). Starting a running session
 // again is a no-op; an ended one is ErrConflict.
 func (db *DB) StartSession(ctx context.Context, id string) error {
@@ -106,10 +77,10 @@ func (db *DB) StartSession(ctx context.Context, id string) error {
 		WITH u AS (UPDATE sessions SET status = 'running', started_at = $2 WHERE id = $1 AND status = 'created' RETURNING status)
 		SELECT coalesce((SELECT status FROM u), (SELECT status FROM sessions WHERE id = $1))`, id, db.stamp()).Scan(&status)
 	if err == nil && status == "" {
-		return newError(audit.ErrNotFound, "session %s", id)
+		return audit.Errorf(audit.ErrNotFound, "session %s", id)
 	}
 	if err == nil && status == audit.SessionEnded {
-		return newError(audit.ErrConflict, "session %s has ended", id)
+		return audit.Errorf(audit.ErrConflict, "session %s has ended", id)
 	}
 	return translate(err, "start session "+id)
 }
@@ -278,12 +249,9 @@ func (db *DB) SaveScore(ctx context.Context, s audit.Score) error {
 }
 
 func (db *DB) saveScore(ctx context.Context, x execer, s audit.Score) error {
-	if s.GraderVersion == "" {
-		return newError(audit.ErrInvalid, "score of session %s has no grader version", s.SessionID)
-	}
 	s.Grade = redact.Bytes(s.Grade) // a judge's error note may quote its key
-	if !json.Valid(s.Grade) {
-		return newError(audit.ErrInvalid, "score of session %s: grade is not valid JSON", s.SessionID)
+	if err := s.Check(); err != nil {
+		return err
 	}
 	if s.GradedAt.IsZero() {
 		s.GradedAt = db.stamp()
@@ -315,10 +283,8 @@ func (db *DB) Scores(ctx context.Context, sessionID string) ([]audit.Score, erro
 // participant); that new assignment is returned (zero for unplanned sessions). Excluding a session
 // twice is ErrConflict.
 func (db *DB) ExcludeSession(ctx context.Context, e audit.Exclusion) (audit.Assignment, error) {
-	switch e.Reason {
-	case audit.ReasonCallerBrokeScript, audit.ReasonPlatformLost, audit.ReasonGraderError, audit.ReasonOther:
-	default:
-		return audit.Assignment{}, newError(audit.ErrInvalid, "exclusion reason %q: want caller_broke_script, platform_lost, grader_error or other", e.Reason)
+	if err := e.Reason.Check(); err != nil {
+		return audit.Assignment{}, err
 	}
 	if e.By == "" {
 		e.By = "system"
@@ -341,7 +307,7 @@ func (db *DB) ExcludeSession(ctx context.Context, e audit.Exclusion) (audit.Assi
 			return err
 		}
 		if tag.RowsAffected() == 0 {
-			return newError(audit.ErrConflict, "session %s is already excluded", e.SessionID)
+			return audit.Errorf(audit.ErrConflict, "session %s is already excluded", e.SessionID)
 		}
 		if assignment == nil {
 			return nil

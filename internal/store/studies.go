@@ -1,14 +1,12 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -16,14 +14,12 @@ import (
 	"github.com/voicebench/humanaudit/internal/audit"
 )
 
-var studyID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-
 // CreateStudy stores a new study; an existing ID is ErrConflict.
 func (db *DB) CreateStudy(ctx context.Context, s audit.Study) (audit.Study, error) {
-	if !studyID.MatchString(s.ID) {
-		return audit.Study{}, newError(audit.ErrInvalid, "study id %q: want 1–64 lowercase letters, digits, - or _", s.ID)
+	if err := audit.CheckStudyID(s.ID); err != nil {
+		return audit.Study{}, err
 	}
-	cfg, err := jsonObject(s.Config, "study config")
+	cfg, err := audit.ConfigObject(s.Config, "study config")
 	if err != nil {
 		return audit.Study{}, err
 	}
@@ -59,13 +55,13 @@ func (db *DB) Studies(ctx context.Context) ([]audit.Study, error) {
 
 // SetStudyConfig replaces a study's config.
 func (db *DB) SetStudyConfig(ctx context.Context, id string, config json.RawMessage) error {
-	cfg, err := jsonObject(config, "study config")
+	cfg, err := audit.ConfigObject(config, "study config")
 	if err != nil {
 		return err
 	}
 	tag, err := db.pool.Exec(ctx, `UPDATE studies SET config = $2 WHERE id = $1`, id, []byte(cfg))
 	if err == nil && tag.RowsAffected() == 0 {
-		return newError(audit.ErrNotFound, "study %s", id)
+		return audit.Errorf(audit.ErrNotFound, "study %s", id)
 	}
 	return translate(err, "set config of study "+id)
 }
@@ -74,14 +70,14 @@ func (db *DB) SetStudyConfig(ctx context.Context, id string, config json.RawMess
 // system with the same label. An empty alias gets the next free "Agent A", "Agent B", ….
 func (db *DB) UpsertSystem(ctx context.Context, s audit.System) (audit.System, error) {
 	if strings.TrimSpace(s.Label) == "" {
-		return audit.System{}, newError(audit.ErrInvalid, "system label is empty")
+		return audit.System{}, audit.Errorf(audit.ErrInvalid, "system label is empty")
 	}
-	cfg, err := jsonObject(s.Config, "system "+s.Label+" config")
+	cfg, err := audit.ConfigObject(s.Config, "system "+s.Label+" config")
 	if err != nil {
 		return audit.System{}, err
 	}
 	if path := secretPath(cfg); path != "" {
-		return audit.System{}, newError(audit.ErrInvalid, "system %s config field %s looks like a credential: keys belong in secrets.txt, never in the database", s.Label, path)
+		return audit.System{}, audit.Errorf(audit.ErrInvalid, "system %s config field %s looks like a credential: keys belong in secrets.txt, never in the database", s.Label, path)
 	}
 	s.Config = cfg
 	err = db.tx(ctx, func(tx pgx.Tx) error {
@@ -201,10 +197,10 @@ func (db *DB) Systems(ctx context.Context) ([]audit.System, error) {
 // sessions must stay gradable against the spec they ran: change the version instead.
 func (db *DB) PutTask(ctx context.Context, id string, version int, spec []byte) (audit.TaskVersion, error) {
 	if id == "" || version < 0 {
-		return audit.TaskVersion{}, newError(audit.ErrInvalid, "task %q version %d: want a non-empty id and a version ≥ 0", id, version)
+		return audit.TaskVersion{}, audit.Errorf(audit.ErrInvalid, "task %q version %d: want a non-empty id and a version ≥ 0", id, version)
 	}
 	if !json.Valid(spec) {
-		return audit.TaskVersion{}, newError(audit.ErrInvalid, "task %s version %d: spec is not valid JSON", id, version)
+		return audit.TaskVersion{}, audit.Errorf(audit.ErrInvalid, "task %s version %d: spec is not valid JSON", id, version)
 	}
 	sum := sha256.Sum256(spec)
 	t := audit.TaskVersion{ID: id, Version: version, SHA256: hex.EncodeToString(sum[:]), Spec: append(json.RawMessage(nil), spec...), LoadedAt: db.stamp()}
@@ -221,7 +217,7 @@ func (db *DB) PutTask(ctx context.Context, id string, version int, spec []byte) 
 		return audit.TaskVersion{}, err
 	}
 	if stored.SHA256 != t.SHA256 {
-		return audit.TaskVersion{}, newError(audit.ErrConflict, "task %s version %d is stored with other content (sha256 %.12s…, file has %.12s…): bump the task's version", id, version, stored.SHA256, t.SHA256)
+		return audit.TaskVersion{}, audit.Errorf(audit.ErrConflict, "task %s version %d is stored with other content (sha256 %.12s…, file has %.12s…): bump the task's version", id, version, stored.SHA256, t.SHA256)
 	}
 	return stored, nil
 }
@@ -253,16 +249,4 @@ func (db *DB) Tasks(ctx context.Context) ([]audit.TaskVersion, error) {
 	rows, _ := db.pool.Query(ctx, `SELECT DISTINCT ON (id) `+taskCols+` FROM tasks ORDER BY id, version DESC`)
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.TaskVersion, error) { return scanTask(r) })
 	return out, translate(err, "list tasks")
-}
-
-// jsonObject checks that doc is a JSON object (empty means {}) and returns it.
-func jsonObject(doc json.RawMessage, what string) (json.RawMessage, error) {
-	doc = bytes.TrimSpace(doc)
-	if len(doc) == 0 {
-		return json.RawMessage(`{}`), nil
-	}
-	if !json.Valid(doc) || doc[0] != '{' {
-		return nil, newError(audit.ErrInvalid, "%s: want a JSON object", what)
-	}
-	return doc, nil
 }

@@ -34,15 +34,7 @@ func PlanConfigOf(sessions []Session) PlanConfig {
 
 // WithPlanConfig returns the study config document cfg with pc set under "plan".
 func WithPlanConfig(cfg json.RawMessage, pc PlanConfig) (json.RawMessage, error) {
-	doc := map[string]json.RawMessage{}
-	if len(cfg) > 0 {
-		if err := json.Unmarshal(cfg, &doc); err != nil {
-			return nil, fmt.Errorf("study config: %w", err)
-		}
-	}
-	b, _ := json.Marshal(pc)
-	doc["plan"] = b
-	return json.Marshal(doc)
+	return audit.WithConfig(cfg, "plan", pc)
 }
 
 // StudyPlanConfig reads the plan settings of a study's config (zero when it has none).

@@ -20,10 +20,10 @@ func (s *Store) CreateParticipant(_ context.Context, np audit.NewParticipant) (a
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.studies[np.StudyID] == nil {
-		return audit.Participant{}, fail(audit.ErrNotFound, "create participant in study %s: unknown study", np.StudyID)
+		return audit.Participant{}, audit.Errorf(audit.ErrNotFound, "create participant in study %s: unknown study", np.StudyID)
 	}
 	if np.External.ProlificPID != "" && s.byProlificPID(np.StudyID, np.External.ProlificPID) != nil {
-		return audit.Participant{}, fail(audit.ErrConflict, "create participant in study %s", np.StudyID)
+		return audit.Participant{}, audit.Errorf(audit.ErrConflict, "create participant in study %s", np.StudyID)
 	}
 	np.External = cloneExt(np.External)
 	token := newToken(24)
@@ -56,7 +56,7 @@ func (s *Store) byProlificPID(studyID, pid string) *participant {
 // enrollment that lapsed without consent.
 func (s *Store) ParticipantByToken(_ context.Context, token string) (audit.Participant, error) {
 	if !plausibleToken(token) {
-		return audit.Participant{}, fail(audit.ErrNotFound, "participant token")
+		return audit.Participant{}, audit.Errorf(audit.ErrNotFound, "participant token")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -67,16 +67,16 @@ func (s *Store) ParticipantByToken(_ context.Context, token string) (audit.Parti
 		}
 		now := s.stamp()
 		if !p.p.ExpiresAt.IsZero() && !now.Before(p.p.ExpiresAt) {
-			return audit.Participant{}, fail(audit.ErrExpired, "participant token")
+			return audit.Participant{}, audit.Errorf(audit.ErrExpired, "participant token")
 		}
 		if p.p.Lapsed(now) {
-			return audit.Participant{}, &recordError{msg: "participant: " + audit.ErrLapsed.Error(), kinds: []error{audit.ErrLapsed, audit.ErrExpired}}
+			return audit.Participant{}, &audit.Error{Msg: "participant: " + audit.ErrLapsed.Error(), Kind: audit.ErrLapsed, Cause: audit.ErrExpired}
 		}
 		out := p.p
 		out.Token = token
 		return out, nil
 	}
-	return audit.Participant{}, fail(audit.ErrNotFound, "participant token")
+	return audit.Participant{}, audit.Errorf(audit.ErrNotFound, "participant token")
 }
 
 // Participant returns the participant with id.
@@ -86,7 +86,7 @@ func (s *Store) Participant(_ context.Context, id int64) (audit.Participant, err
 	if p := s.participant(id); p != nil {
 		return p.p, nil
 	}
-	return audit.Participant{}, fail(audit.ErrNotFound, "participant %d", id)
+	return audit.Participant{}, audit.Errorf(audit.ErrNotFound, "participant %d", id)
 }
 
 // Participants lists a study's participants in creation order.
@@ -104,22 +104,20 @@ func (s *Store) Participants(_ context.Context, studyID string) ([]audit.Partici
 
 // SetExternalIDs records the recruiting platform's ids; each is fixed once recorded.
 func (s *Store) SetExternalIDs(_ context.Context, participantID int64, ext audit.ExternalIDs) error {
-	for name, v := range map[string]string{"PROLIFIC_PID": ext.ProlificPID, "STUDY_ID": ext.StudyID, "SESSION_ID": ext.SessionID} {
-		if len(v) > audit.MaxExternalID {
-			return fail(audit.ErrInvalid, "%s: %d characters, at most %d", name, len(v), audit.MaxExternalID)
-		}
+	if err := ext.Check(); err != nil {
+		return err
 	}
 	ext = cloneExt(ext)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.participant(participantID)
 	if p == nil {
-		return fail(audit.ErrNotFound, "participant %d", participantID)
+		return audit.Errorf(audit.ErrNotFound, "participant %d", participantID)
 	}
 	e := &p.p.External
 	if e.ProlificPID == "" && ext.ProlificPID != "" {
 		if other := s.byProlificPID(p.p.StudyID, ext.ProlificPID); other != nil && other != p {
-			return fail(audit.ErrConflict, "record external ids")
+			return audit.Errorf(audit.ErrConflict, "record external ids")
 		}
 		e.ProlificPID = ext.ProlificPID
 	}
@@ -141,13 +139,13 @@ func (s *Store) RecordConsent(_ context.Context, participantID int64, text strin
 	defer s.mu.Unlock()
 	p := s.participant(participantID)
 	if p == nil {
-		return audit.Consent{}, fail(audit.ErrNotFound, "record consent of participant %d", participantID)
+		return audit.Consent{}, audit.Errorf(audit.ErrNotFound, "record consent of participant %d", participantID)
 	}
 	if p.p.Consent == nil {
 		p.p.Consent, p.p.ConsentDeadline = &c, time.Time{}
 	}
 	if p.p.Consent.TextSHA256 != c.TextSHA256 {
-		return audit.Consent{}, fail(audit.ErrConflict, "participant %d consented to another text earlier", participantID)
+		return audit.Consent{}, audit.Errorf(audit.ErrConflict, "participant %d consented to another text earlier", participantID)
 	}
 	return *p.p.Consent, nil
 }
@@ -160,13 +158,13 @@ func (s *Store) RecordMicCheck(_ context.Context, participantID int64, mc audit.
 	mc.At = mc.At.UTC().Truncate(time.Microsecond)
 	clone(&mc.Device)
 	if len(mc.Details) > 0 && !json.Valid(mc.Details) {
-		return fail(audit.ErrInvalid, "mic check details: want JSON")
+		return audit.Errorf(audit.ErrInvalid, "mic check details: want JSON")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.participant(participantID)
 	if p == nil {
-		return fail(audit.ErrNotFound, "participant %d", participantID)
+		return audit.Errorf(audit.ErrNotFound, "participant %d", participantID)
 	}
 	p.p.MicCheck = &mc
 	return nil
@@ -179,7 +177,7 @@ func (s *Store) RecordMicCheck(_ context.Context, participantID int64, mc audit.
 // one transaction: a refusal changes nothing.
 func (s *Store) Enroll(_ context.Context, studyID string, ext audit.ExternalIDs, lim audit.EnrollLimits) (audit.Enrollment, error) {
 	if ext.ProlificPID == "" {
-		return audit.Enrollment{}, fail(audit.ErrInvalid, "enroll: the recruiting id is empty")
+		return audit.Enrollment{}, audit.Errorf(audit.ErrInvalid, "enroll: the recruiting id is empty")
 	}
 	if lim.ConsentTimeout <= 0 {
 		lim.ConsentTimeout = 30 * time.Minute
@@ -188,7 +186,7 @@ func (s *Store) Enroll(_ context.Context, studyID string, ext audit.ExternalIDs,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.studies[studyID] == nil {
-		return audit.Enrollment{}, fail(audit.ErrNotFound, "enroll in study %s", studyID)
+		return audit.Enrollment{}, audit.Errorf(audit.ErrNotFound, "enroll in study %s", studyID)
 	}
 	now := s.stamp()
 	rebind := s.releaseLapsed(studyID, now)
@@ -202,7 +200,7 @@ func (s *Store) Enroll(_ context.Context, studyID string, ext audit.ExternalIDs,
 	}
 	if lim.MaxPending > 0 && (p == nil || p.p.Consent == nil) && pending >= lim.MaxPending {
 		rebind()
-		return audit.Enrollment{}, fail(audit.ErrEnrollmentFull, "study %s", studyID)
+		return audit.Enrollment{}, audit.Errorf(audit.ErrEnrollmentFull, "study %s", studyID)
 	}
 	out := audit.Enrollment{Resumed: p != nil}
 	if p == nil {
@@ -216,7 +214,7 @@ func (s *Store) Enroll(_ context.Context, studyID string, ext audit.ExternalIDs,
 	if out.Slot == "" && p.p.Consent == nil {
 		if out.Slot = s.bindFreeSlot(p, now); out.Slot == "" {
 			rebind()
-			return audit.Enrollment{}, fail(audit.ErrNoAssignment, "study %s has no free plan slot", studyID)
+			return audit.Enrollment{}, audit.Errorf(audit.ErrNoAssignment, "study %s has no free plan slot", studyID)
 		}
 	}
 	if !out.Resumed {
@@ -272,21 +270,19 @@ func (s *Store) releaseLapsed(studyID string, now time.Time) (undo func()) {
 
 // Experimenters.
 
-const minPassword = 10
-
 // CreateExperimenter adds an experimenter with a password of at least 10 characters.
 func (s *Store) CreateExperimenter(_ context.Context, name, password string) (audit.Experimenter, error) {
 	if strings.TrimSpace(name) == "" {
-		return audit.Experimenter{}, fail(audit.ErrInvalid, "experimenter name is empty")
+		return audit.Experimenter{}, audit.Errorf(audit.ErrInvalid, "experimenter name is empty")
 	}
-	if len([]rune(password)) < minPassword {
-		return audit.Experimenter{}, fail(audit.ErrInvalid, "password of %s: want at least %d characters", name, minPassword)
+	if err := audit.CheckPassword(name, password); err != nil {
+		return audit.Experimenter{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, x := range s.experimenters {
 		if x.x.Name == name {
-			return audit.Experimenter{}, fail(audit.ErrConflict, "create experimenter %s", name)
+			return audit.Experimenter{}, audit.Errorf(audit.ErrConflict, "create experimenter %s", name)
 		}
 	}
 	x := &experimenter{x: audit.Experimenter{ID: int64(len(s.experimenters) + 1), Name: strings.Clone(name), CreatedAt: s.stamp()}, digest: digest(password)}
@@ -304,7 +300,7 @@ func (s *Store) CheckExperimenterPassword(_ context.Context, name, password stri
 			return x.x, nil
 		}
 	}
-	return audit.Experimenter{}, fail(audit.ErrUnauthorized, "sign in")
+	return audit.Experimenter{}, audit.Errorf(audit.ErrUnauthorized, "sign in")
 }
 
 // ExperimenterByName returns an experimenter account by name.
@@ -316,7 +312,7 @@ func (s *Store) ExperimenterByName(_ context.Context, name string) (audit.Experi
 			return x.x, nil
 		}
 	}
-	return audit.Experimenter{}, fail(audit.ErrNotFound, "experimenter %s", name)
+	return audit.Experimenter{}, audit.Errorf(audit.ErrNotFound, "experimenter %s", name)
 }
 
 // IssueSignInLink mints a one-time sign-in link token, usable once within ttl (0: the default).
@@ -327,7 +323,7 @@ func (s *Store) IssueSignInLink(_ context.Context, experimenterID int64, _ strin
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if experimenterID < 1 || experimenterID > int64(len(s.experimenters)) {
-		return "", fail(audit.ErrNotFound, "issue sign-in link: unknown experimenter")
+		return "", audit.Errorf(audit.ErrNotFound, "issue sign-in link: unknown experimenter")
 	}
 	token := "xl_" + newToken(32)
 	s.links[digest(token)] = &signInLink{experimenter: experimenterID, expires: s.stamp().Add(ttl)}
@@ -341,10 +337,10 @@ func (s *Store) ConsumeSignInLink(_ context.Context, token string) (audit.Experi
 	defer s.mu.Unlock()
 	l := s.links[digest(token)]
 	if l == nil {
-		return audit.Experimenter{}, fail(audit.ErrUnauthorized, "sign-in link")
+		return audit.Experimenter{}, audit.Errorf(audit.ErrUnauthorized, "sign-in link")
 	}
 	if l.consumed || l.revoked || !l.expires.After(s.stamp()) {
-		return audit.Experimenter{}, fail(audit.ErrExpired, "sign-in link used before or expired")
+		return audit.Experimenter{}, audit.Errorf(audit.ErrExpired, "sign-in link used before or expired")
 	}
 	l.consumed = true
 	return s.experimenters[l.experimenter-1].x, nil
@@ -356,7 +352,7 @@ func (s *Store) CreateExperimenterSession(_ context.Context, experimenterID int6
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if experimenterID < 1 || experimenterID > int64(len(s.experimenters)) {
-		return "", fail(audit.ErrNotFound, "create experimenter session: unknown experimenter")
+		return "", audit.Errorf(audit.ErrNotFound, "create experimenter session: unknown experimenter")
 	}
 	token, now := "xs_"+newToken(32), s.stamp()
 	s.xsessions[digest(token)] = &xsession{s: audit.ExperimenterSession{Experimenter: s.experimenters[experimenterID-1].x, Via: strings.Clone(via),
@@ -368,17 +364,17 @@ func (s *Store) CreateExperimenterSession(_ context.Context, experimenterID int6
 // unknown is ErrUnauthorized, revoked, idle or expired ErrExpired.
 func (s *Store) ExperimenterBySession(_ context.Context, token string) (audit.ExperimenterSession, error) {
 	if !strings.HasPrefix(token, "xs_") || len(token) > 128 {
-		return audit.ExperimenterSession{}, fail(audit.ErrUnauthorized, "experimenter session")
+		return audit.ExperimenterSession{}, audit.Errorf(audit.ErrUnauthorized, "experimenter session")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	x := s.xsessions[digest(token)]
 	if x == nil {
-		return audit.ExperimenterSession{}, fail(audit.ErrUnauthorized, "experimenter session")
+		return audit.ExperimenterSession{}, audit.Errorf(audit.ErrUnauthorized, "experimenter session")
 	}
 	now := s.stamp()
 	if x.revoked || !x.s.ExpiresAt.After(now) || !x.lastSeen.Add(x.s.Idle).After(now) {
-		return audit.ExperimenterSession{}, fail(audit.ErrExpired, "experimenter session ended")
+		return audit.ExperimenterSession{}, audit.Errorf(audit.ErrExpired, "experimenter session ended")
 	}
 	x.lastSeen = now
 	return x.s, nil
@@ -401,7 +397,7 @@ func (s *Store) CreateAnnotator(_ context.Context, studyID string) (audit.Annota
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.studies[studyID] == nil {
-		return audit.Annotator{}, fail(audit.ErrNotFound, "create annotator in study %s", studyID)
+		return audit.Annotator{}, audit.Errorf(audit.ErrNotFound, "create annotator in study %s", studyID)
 	}
 	pos := 0
 	for _, a := range s.annotators {
@@ -420,7 +416,7 @@ func (s *Store) CreateAnnotator(_ context.Context, studyID string) (audit.Annota
 // AnnotatorByToken returns the annotator whose link token is exactly token (else ErrNotFound).
 func (s *Store) AnnotatorByToken(_ context.Context, token string) (audit.Annotator, error) {
 	if !plausibleToken(token) {
-		return audit.Annotator{}, fail(audit.ErrNotFound, "annotator token")
+		return audit.Annotator{}, audit.Errorf(audit.ErrNotFound, "annotator token")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -431,7 +427,7 @@ func (s *Store) AnnotatorByToken(_ context.Context, token string) (audit.Annotat
 			return out, nil
 		}
 	}
-	return audit.Annotator{}, fail(audit.ErrNotFound, "annotator token")
+	return audit.Annotator{}, audit.Errorf(audit.ErrNotFound, "annotator token")
 }
 
 // PutRatingItems stores the rating set; an item that has ratings cannot change (ErrConflict).
@@ -441,9 +437,9 @@ func (s *Store) PutRatingItems(_ context.Context, items []audit.RatingItem) erro
 	next := map[string]audit.RatingItem{}
 	for _, it := range items {
 		if it.ID == "" || it.TaskID == "" || it.PlanID == "" {
-			return fail(audit.ErrInvalid, "rating item %q: id, task and plan are required", it.ID)
+			return audit.Errorf(audit.ErrInvalid, "rating item %q: id, task and plan are required", it.ID)
 		}
-		payload, err := jsonObject(it.Payload, "rating item "+it.ID+" payload")
+		payload, err := audit.ConfigObject(it.Payload, "rating item "+it.ID+" payload")
 		if err != nil {
 			return err
 		}
@@ -451,7 +447,7 @@ func (s *Store) PutRatingItems(_ context.Context, items []audit.RatingItem) erro
 		clone(&it.ID, &it.TaskID, &it.PlanID, &it.Variant)
 		if old, ok := s.items[it.ID]; ok && s.rated(it.ID) &&
 			(old.TaskID != it.TaskID || old.PlanID != it.PlanID || old.Variant != it.Variant || !sameJSON(old.Payload, it.Payload)) {
-			return fail(audit.ErrConflict, "rating item %s has ratings and its content differs: a rated item cannot change; give the changed item a new id", it.ID)
+			return audit.Errorf(audit.ErrConflict, "rating item %s has ratings and its content differs: a rated item cannot change; give the changed item a new id", it.ID)
 		}
 		it.CreatedAt = s.stamp()
 		if old, ok := s.items[it.ID]; ok {
@@ -487,25 +483,22 @@ func (s *Store) RatingItem(_ context.Context, id string) (audit.RatingItem, erro
 	if it, ok := s.items[id]; ok {
 		return it, nil
 	}
-	return audit.RatingItem{}, fail(audit.ErrNotFound, "rating item %s", id)
+	return audit.RatingItem{}, audit.Errorf(audit.ErrNotFound, "rating item %s", id)
 }
 
 // SaveRating stores an annotator's rating of an item, replacing their earlier one.
 func (s *Store) SaveRating(_ context.Context, r audit.Rating) (audit.Rating, error) {
-	if r.Fidelity < 1 || r.Fidelity > 5 {
-		return audit.Rating{}, fail(audit.ErrInvalid, "fidelity %d: want 1–5", r.Fidelity)
-	}
-	if r.Naturalness < 1 || r.Naturalness > 5 {
-		return audit.Rating{}, fail(audit.ErrInvalid, "naturalness %d: want 1–5", r.Naturalness)
+	if err := r.Check(); err != nil {
+		return audit.Rating{}, err
 	}
 	clone(&r.ItemID, &r.Note)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r.AnnotatorID < 1 || r.AnnotatorID > int64(len(s.annotators)) {
-		return audit.Rating{}, fail(audit.ErrNotFound, "save rating of item %s: unknown annotator", r.ItemID)
+		return audit.Rating{}, audit.Errorf(audit.ErrNotFound, "save rating of item %s: unknown annotator", r.ItemID)
 	}
 	if _, ok := s.items[r.ItemID]; !ok {
-		return audit.Rating{}, fail(audit.ErrNotFound, "save rating of item %s: unknown rating item", r.ItemID)
+		return audit.Rating{}, audit.Errorf(audit.ErrNotFound, "save rating of item %s: unknown rating item", r.ItemID)
 	}
 	k := ratingKey{r.AnnotatorID, r.ItemID}
 	now := s.stamp()

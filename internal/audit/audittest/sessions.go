@@ -3,7 +3,6 @@ package audittest
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -27,8 +26,8 @@ func (s *Store) CreateSession(_ context.Context, ns audit.NewSession) (audit.Ses
 	if ns.Mode == "" {
 		ns.Mode = audit.ModeHuman
 	}
-	if ns.Mode != audit.ModeHuman && ns.Mode != audit.ModeSynthetic {
-		return audit.Session{}, fail(audit.ErrInvalid, "session mode %q: want human or synthetic", ns.Mode)
+	if err := ns.Mode.Check(); err != nil {
+		return audit.Session{}, err
 	}
 	clone(&ns.ID, &ns.StudyID, &ns.TaskID, &ns.System, &ns.ConsoleID)
 	sess := audit.Session{ID: ns.ID, StudyID: ns.StudyID, AssignmentID: ns.AssignmentID, ParticipantID: ns.ParticipantID,
@@ -39,9 +38,9 @@ func (s *Store) CreateSession(_ context.Context, ns audit.NewSession) (audit.Ses
 	var a *audit.Assignment
 	if ns.AssignmentID != 0 {
 		if a = s.assignment(ns.AssignmentID); a == nil {
-			return audit.Session{}, fail(audit.ErrNotFound, "create session")
+			return audit.Session{}, audit.Errorf(audit.ErrNotFound, "create session")
 		}
-		if err := fromAssignment(&sess, *a); err != nil {
+		if err := sess.Assign(*a); err != nil {
 			return audit.Session{}, err
 		}
 		for _, id := range s.sessionOrder {
@@ -52,16 +51,16 @@ func (s *Store) CreateSession(_ context.Context, ns audit.NewSession) (audit.Ses
 	}
 	switch {
 	case sess.Mode == audit.ModeHuman && sess.ParticipantID == 0:
-		return audit.Session{}, fail(audit.ErrInvalid, "human session %s has no participant", sess.ID)
+		return audit.Session{}, audit.Errorf(audit.ErrInvalid, "human session %s has no participant", sess.ID)
 	case s.sessions[sess.ID] != nil:
-		return audit.Session{}, fail(audit.ErrConflict, "create session")
+		return audit.Session{}, audit.Errorf(audit.ErrConflict, "create session")
 	case s.systems[sess.System] == nil:
-		return audit.Session{}, fail(audit.ErrNotFound, "create session: unknown system")
+		return audit.Session{}, audit.Errorf(audit.ErrNotFound, "create session: unknown system")
 	case sess.StudyID != "" && s.studies[sess.StudyID] == nil:
-		return audit.Session{}, fail(audit.ErrNotFound, "create session: unknown study")
+		return audit.Session{}, audit.Errorf(audit.ErrNotFound, "create session: unknown study")
 	}
 	if _, ok := s.tasks[taskKey{sess.TaskID, sess.TaskVersion}]; !ok {
-		return audit.Session{}, fail(audit.ErrNotFound, "create session: unknown task version")
+		return audit.Session{}, audit.Errorf(audit.ErrNotFound, "create session: unknown task version")
 	}
 	s.sessions[sess.ID] = &sess
 	s.sessionOrder = append(s.sessionOrder, sess.ID)
@@ -71,34 +70,6 @@ func (s *Store) CreateSession(_ context.Context, ns audit.NewSession) (audit.Ses
 	return sess, nil
 }
 
-// fromAssignment fills sess from a and checks that what the caller gave agrees with it.
-func fromAssignment(sess *audit.Session, a audit.Assignment) error {
-	fill := func(field string, have *string, want string) error {
-		if *have == "" {
-			*have = want
-		}
-		if *have != want {
-			return fail(audit.ErrInvalid, "session %s %s %q does not match assignment %d (%q)", sess.ID, field, *have, a.ID, want)
-		}
-		return nil
-	}
-	if err := errors.Join(fill("study", &sess.StudyID, a.StudyID), fill("task", &sess.TaskID, a.Task), fill("system", &sess.System, a.System)); err != nil {
-		return err
-	}
-	if sess.ParticipantID == 0 {
-		sess.ParticipantID = a.ParticipantID
-	}
-	switch {
-	case a.ParticipantID == 0 || sess.ParticipantID != a.ParticipantID:
-		return fail(audit.ErrConflict, "assignment %d is not the participant's", a.ID)
-	case a.Status != audit.StatusRunning:
-		return fail(audit.ErrConflict, "assignment %d is %s, not running", a.ID, a.Status)
-	case a.SessionID != "":
-		return fail(audit.ErrConflict, "assignment %d already has session %s", a.ID, a.SessionID)
-	}
-	return nil
-}
-
 // StartSession marks a created session running; a running one stays, an ended one is ErrConflict.
 func (s *Store) StartSession(_ context.Context, id string) error {
 	s.mu.Lock()
@@ -106,9 +77,9 @@ func (s *Store) StartSession(_ context.Context, id string) error {
 	sess := s.sessions[id]
 	switch {
 	case sess == nil:
-		return fail(audit.ErrNotFound, "session %s", id)
+		return audit.Errorf(audit.ErrNotFound, "session %s", id)
 	case sess.Status == audit.SessionEnded:
-		return fail(audit.ErrConflict, "session %s has ended", id)
+		return audit.Errorf(audit.ErrConflict, "session %s has ended", id)
 	case sess.Status == audit.SessionCreated:
 		sess.Status, sess.StartedAt = audit.SessionRunning, s.stamp()
 	}
@@ -122,7 +93,7 @@ func (s *Store) EndSession(_ context.Context, id, reason string) error {
 	defer s.mu.Unlock()
 	sess := s.sessions[id]
 	if sess == nil {
-		return fail(audit.ErrNotFound, "end session %s", id)
+		return audit.Errorf(audit.ErrNotFound, "end session %s", id)
 	}
 	if sess.Status == audit.SessionEnded {
 		return nil
@@ -160,7 +131,7 @@ func (s *Store) Session(_ context.Context, id string) (audit.Session, error) {
 	if sess := s.sessions[id]; sess != nil {
 		return s.view(sess), nil
 	}
-	return audit.Session{}, fail(audit.ErrNotFound, "session %s", id)
+	return audit.Session{}, audit.Errorf(audit.ErrNotFound, "session %s", id)
 }
 
 // ParticipantSession returns session id only if it belongs to the participant.
@@ -170,7 +141,7 @@ func (s *Store) ParticipantSession(_ context.Context, participantID int64, id st
 	if sess := s.sessions[id]; sess != nil && sess.ParticipantID == participantID {
 		return s.view(sess), nil
 	}
-	return audit.Session{}, fail(audit.ErrNotFound, "session %s", id)
+	return audit.Session{}, audit.Errorf(audit.ErrNotFound, "session %s", id)
 }
 
 // sessionsWhere lists the sessions keep selects, oldest first.
@@ -247,7 +218,7 @@ func (s *Store) SaveRecording(_ context.Context, r audit.Recording) error {
 
 func (s *Store) saveRecording(r audit.Recording) error {
 	if s.sessions[r.SessionID] == nil {
-		return fail(audit.ErrNotFound, "save recording of session %s: unknown session", r.SessionID)
+		return audit.Errorf(audit.ErrNotFound, "save recording of session %s: unknown session", r.SessionID)
 	}
 	if r.Kind == "" {
 		r.Kind = audit.RecordingStereo
@@ -280,15 +251,12 @@ func (s *Store) SaveScore(_ context.Context, sc audit.Score) error {
 }
 
 func (s *Store) saveScore(sc audit.Score) error {
-	if sc.GraderVersion == "" {
-		return fail(audit.ErrInvalid, "score of session %s has no grader version", sc.SessionID)
-	}
 	sc.Grade = redact.Bytes(sc.Grade)
-	if !json.Valid(sc.Grade) {
-		return fail(audit.ErrInvalid, "score of session %s: grade is not valid JSON", sc.SessionID)
+	if err := sc.Check(); err != nil {
+		return err
 	}
 	if s.sessions[sc.SessionID] == nil {
-		return fail(audit.ErrNotFound, "save score of session %s: unknown session", sc.SessionID)
+		return audit.Errorf(audit.ErrNotFound, "save score of session %s: unknown session", sc.SessionID)
 	}
 	if sc.GradedAt.IsZero() {
 		sc.GradedAt = s.stamp()
@@ -327,10 +295,8 @@ func (s *Store) Scores(_ context.Context, sessionID string) ([]audit.Score, erro
 // a fresh pending copy of its cell goes back to the study's pool; that copy is returned. Excluding
 // twice is ErrConflict.
 func (s *Store) ExcludeSession(_ context.Context, e audit.Exclusion) (audit.Assignment, error) {
-	switch e.Reason {
-	case audit.ReasonCallerBrokeScript, audit.ReasonPlatformLost, audit.ReasonGraderError, audit.ReasonOther:
-	default:
-		return audit.Assignment{}, fail(audit.ErrInvalid, "exclusion reason %q: want caller_broke_script, platform_lost, grader_error or other", e.Reason)
+	if err := e.Reason.Check(); err != nil {
+		return audit.Assignment{}, err
 	}
 	if e.By == "" {
 		e.By = "system"
@@ -346,9 +312,9 @@ func (s *Store) ExcludeSession(_ context.Context, e audit.Exclusion) (audit.Assi
 	sess := s.sessions[e.SessionID]
 	switch {
 	case sess == nil:
-		return audit.Assignment{}, fail(audit.ErrNotFound, "exclude session %s", e.SessionID)
+		return audit.Assignment{}, audit.Errorf(audit.ErrNotFound, "exclude session %s", e.SessionID)
 	case sess.Exclusion != nil:
-		return audit.Assignment{}, fail(audit.ErrConflict, "session %s is already excluded", e.SessionID)
+		return audit.Assignment{}, audit.Errorf(audit.ErrConflict, "session %s is already excluded", e.SessionID)
 	}
 	sess.Exclusion = &e
 	a := s.assignment(sess.AssignmentID)
@@ -369,22 +335,20 @@ func (s *Store) returnCell(a *audit.Assignment) *audit.Assignment {
 // assignment on (done; back to the participant as pending with c.Rerun; or excluded with a fresh
 // copy of the cell in the pool, which is returned). Closing an ended session is ErrConflict.
 func (s *Store) CloseSession(_ context.Context, c audit.Closing) (audit.Assignment, error) {
-	for i, e := range c.Append {
-		if want := c.AfterSeq + int64(i) + 1; e.Seq != want {
-			return audit.Assignment{}, fail(audit.ErrInvalid, "closing session %s: appended event %d has seq %d, want %d", c.SessionID, i+1, e.Seq, want)
-		}
+	if err := c.Check(); err != nil {
+		return audit.Assignment{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess := s.sessions[c.SessionID]
 	switch {
 	case sess == nil:
-		return audit.Assignment{}, fail(audit.ErrNotFound, "close session %s", c.SessionID)
+		return audit.Assignment{}, audit.Errorf(audit.ErrNotFound, "close session %s", c.SessionID)
 	case sess.Status == audit.SessionEnded:
-		return audit.Assignment{}, fail(audit.ErrConflict, "session %s has already ended", c.SessionID)
+		return audit.Assignment{}, audit.Errorf(audit.ErrConflict, "session %s has already ended", c.SessionID)
 	}
 	if last := s.lastSeq(c.SessionID); last != c.AfterSeq {
-		return audit.Assignment{}, fail(audit.ErrConflict, "session %s has %d events, the closing was made after %d", c.SessionID, last, c.AfterSeq)
+		return audit.Assignment{}, audit.Errorf(audit.ErrConflict, "session %s has %d events, the closing was made after %d", c.SessionID, last, c.AfterSeq)
 	}
 	// Everything is checked before anything changes: the store does it in one transaction.
 	stored := make([]trace.Event, 0, len(c.Append))
@@ -395,8 +359,10 @@ func (s *Store) CloseSession(_ context.Context, c audit.Closing) (audit.Assignme
 		}
 		stored = append(stored, ev)
 	}
-	if c.Score != nil && (c.Score.GraderVersion == "" || !json.Valid(c.Score.Grade)) {
-		return audit.Assignment{}, fail(audit.ErrInvalid, "score of session %s", c.SessionID)
+	if c.Score != nil {
+		if err := c.Score.Check(); err != nil {
+			return audit.Assignment{}, err
+		}
 	}
 	now := s.stamp()
 	s.events[c.SessionID] = append(s.events[c.SessionID], stored...)
@@ -451,11 +417,11 @@ func (k *eventSink) WriteEvent(_ context.Context, e trace.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sessions[k.session] == nil {
-		return fail(audit.ErrNotFound, "append event %d of session %s: unknown session", e.Seq, k.session)
+		return audit.Errorf(audit.ErrNotFound, "append event %d of session %s: unknown session", e.Seq, k.session)
 	}
 	for _, o := range s.events[k.session] {
 		if o.Seq == e.Seq {
-			return fail(audit.ErrConflict, "event %d of session %s is already stored (the log is append-only)", e.Seq, k.session)
+			return audit.Errorf(audit.ErrConflict, "event %d of session %s is already stored (the log is append-only)", e.Seq, k.session)
 		}
 	}
 	s.events[k.session] = append(s.events[k.session], ev)
@@ -465,15 +431,12 @@ func (k *eventSink) WriteEvent(_ context.Context, e trace.Event) error {
 
 // storedEvent is e as the store reads it back: checked, encoded canonically, redacted, decoded.
 func storedEvent(session string, e trace.Event) (trace.Event, error) {
-	if e.Seq < 1 {
-		return trace.Event{}, fail(audit.ErrInvalid, "event of session %s: seq %d, want ≥ 1", session, e.Seq)
-	}
-	if e.Type == "" {
-		return trace.Event{}, fail(audit.ErrInvalid, "event %d of session %s has no type", e.Seq, session)
+	if err := audit.CheckEvent(session, e); err != nil {
+		return trace.Event{}, err
 	}
 	b, err := trace.MarshalEvent(e)
 	if err != nil {
-		return trace.Event{}, fail(audit.ErrInvalid, "event %d of session %s: %v", e.Seq, session, err)
+		return trace.Event{}, audit.Errorf(audit.ErrInvalid, "event %d of session %s: %v", e.Seq, session, err)
 	}
 	var out trace.Event
 	if err := json.Unmarshal(redact.Bytes(b), &out); err != nil {
@@ -495,7 +458,7 @@ func (s *Store) Events(_ context.Context, sessionID string) ([]trace.Event, erro
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sessions[sessionID] == nil {
-		return nil, fail(audit.ErrNotFound, "session %s", sessionID)
+		return nil, audit.Errorf(audit.ErrNotFound, "session %s", sessionID)
 	}
 	return append([]trace.Event{}, s.events[sessionID]...), nil
 }
@@ -516,7 +479,7 @@ func (s *Store) TryLock(_ context.Context, name string) (audit.Lock, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.locks[name] {
-		return nil, fail(audit.ErrConflict, "lock %s is held by another run", name)
+		return nil, audit.Errorf(audit.ErrConflict, "lock %s is held by another run", name)
 	}
 	s.locks[name] = true
 	return &lock{s: s, name: name}, nil

@@ -14,7 +14,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -104,15 +103,6 @@ func New() *Store {
 		locks: map[string]bool{}}
 }
 
-// recordError is an error with a message that is safe to show and the audit errors it matches.
-type recordError struct {
-	msg   string
-	kinds []error
-}
-
-func (e *recordError) Error() string   { return e.msg }
-func (e *recordError) Unwrap() []error { return e.kinds }
-
 // The web app hands the store strings that point into Fiber's request buffers, which are reused
 // once the request is answered: a database copies what it keeps, and so must this store (clone).
 func clone(ss ...*string) {
@@ -124,11 +114,6 @@ func clone(ss ...*string) {
 func cloneExt(e audit.ExternalIDs) audit.ExternalIDs {
 	clone(&e.ProlificPID, &e.StudyID, &e.SessionID)
 	return e
-}
-
-// fail returns the error "what: kind", as the store words its domain errors.
-func fail(kind error, format string, args ...any) error {
-	return &recordError{msg: fmt.Sprintf(format, args...) + ": " + kind.Error(), kinds: []error{kind}}
 }
 
 // stamp is the wall time in UTC at the store's (PostgreSQL's) microsecond precision.
@@ -151,28 +136,14 @@ func digest(s string) [32]byte { return sha256.Sum256([]byte(s)) }
 // plausibleToken rejects strings that cannot be a link token, as the store does.
 func plausibleToken(t string) bool { return len(t) >= 22 && len(t) <= 128 }
 
-// jsonObject checks that doc is a JSON object (empty means {}).
-func jsonObject(doc json.RawMessage, what string) (json.RawMessage, error) {
-	doc = json.RawMessage(strings.TrimSpace(string(doc)))
-	if len(doc) == 0 {
-		return json.RawMessage(`{}`), nil
-	}
-	if !json.Valid(doc) || doc[0] != '{' {
-		return nil, fail(audit.ErrInvalid, "%s: want a JSON object", what)
-	}
-	return append(json.RawMessage(nil), doc...), nil
-}
-
 // Studies, systems and tasks.
-
-var studyID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // CreateStudy stores a new study; an existing ID is ErrConflict.
 func (s *Store) CreateStudy(_ context.Context, st audit.Study) (audit.Study, error) {
-	if !studyID.MatchString(st.ID) {
-		return audit.Study{}, fail(audit.ErrInvalid, "study id %q: want 1–64 lowercase letters, digits, - or _", st.ID)
+	if err := audit.CheckStudyID(st.ID); err != nil {
+		return audit.Study{}, err
 	}
-	cfg, err := jsonObject(st.Config, "study config")
+	cfg, err := audit.ConfigObject(st.Config, "study config")
 	if err != nil {
 		return audit.Study{}, err
 	}
@@ -180,7 +151,7 @@ func (s *Store) CreateStudy(_ context.Context, st audit.Study) (audit.Study, err
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.studies[st.ID] != nil {
-		return audit.Study{}, fail(audit.ErrConflict, "create study %s", st.ID)
+		return audit.Study{}, audit.Errorf(audit.ErrConflict, "create study %s", st.ID)
 	}
 	st.Config, st.CreatedAt = cfg, s.stamp()
 	s.studies[st.ID] = &st
@@ -193,7 +164,7 @@ func (s *Store) Study(_ context.Context, id string) (audit.Study, error) {
 	defer s.mu.Unlock()
 	st := s.studies[id]
 	if st == nil {
-		return audit.Study{}, fail(audit.ErrNotFound, "study %s", id)
+		return audit.Study{}, audit.Errorf(audit.ErrNotFound, "study %s", id)
 	}
 	return *st, nil
 }
@@ -217,7 +188,7 @@ func (s *Store) Studies(_ context.Context) ([]audit.Study, error) {
 
 // SetStudyConfig replaces a study's config.
 func (s *Store) SetStudyConfig(_ context.Context, id string, config json.RawMessage) error {
-	cfg, err := jsonObject(config, "study config")
+	cfg, err := audit.ConfigObject(config, "study config")
 	if err != nil {
 		return err
 	}
@@ -225,7 +196,7 @@ func (s *Store) SetStudyConfig(_ context.Context, id string, config json.RawMess
 	defer s.mu.Unlock()
 	st := s.studies[id]
 	if st == nil {
-		return fail(audit.ErrNotFound, "study %s", id)
+		return audit.Errorf(audit.ErrNotFound, "study %s", id)
 	}
 	st.Config = cfg
 	return nil
@@ -235,9 +206,9 @@ func (s *Store) SetStudyConfig(_ context.Context, id string, config json.RawMess
 // the next free "Agent A", "Agent B", ….
 func (s *Store) UpsertSystem(_ context.Context, sys audit.System) (audit.System, error) {
 	if strings.TrimSpace(sys.Label) == "" {
-		return audit.System{}, fail(audit.ErrInvalid, "system label is empty")
+		return audit.System{}, audit.Errorf(audit.ErrInvalid, "system label is empty")
 	}
-	cfg, err := jsonObject(sys.Config, "system "+sys.Label+" config")
+	cfg, err := audit.ConfigObject(sys.Config, "system "+sys.Label+" config")
 	if err != nil {
 		return audit.System{}, err
 	}
@@ -256,7 +227,7 @@ func (s *Store) UpsertSystem(_ context.Context, sys audit.System) (audit.System,
 	}
 	for _, o := range s.systems {
 		if o.Label != sys.Label && o.Alias == sys.Alias {
-			return audit.System{}, fail(audit.ErrConflict, "store system %s", sys.Label)
+			return audit.System{}, audit.Errorf(audit.ErrConflict, "store system %s", sys.Label)
 		}
 	}
 	sys.Config, sys.CreatedAt = cfg, s.stamp()
@@ -291,7 +262,7 @@ func (s *Store) System(_ context.Context, label string) (audit.System, error) {
 	if sys := s.systems[label]; sys != nil {
 		return *sys, nil
 	}
-	return audit.System{}, fail(audit.ErrNotFound, "system %s", label)
+	return audit.System{}, audit.Errorf(audit.ErrNotFound, "system %s", label)
 }
 
 // Systems lists every system by alias.
@@ -314,10 +285,10 @@ func (s *Store) Systems(_ context.Context) ([]audit.System, error) {
 // PutTask stores a version of a task; the same bytes again are a no-op, other bytes ErrConflict.
 func (s *Store) PutTask(_ context.Context, id string, version int, spec []byte) (audit.TaskVersion, error) {
 	if id == "" || version < 0 {
-		return audit.TaskVersion{}, fail(audit.ErrInvalid, "task %q version %d: want a non-empty id and a version ≥ 0", id, version)
+		return audit.TaskVersion{}, audit.Errorf(audit.ErrInvalid, "task %q version %d: want a non-empty id and a version ≥ 0", id, version)
 	}
 	if !json.Valid(spec) {
-		return audit.TaskVersion{}, fail(audit.ErrInvalid, "task %s version %d: spec is not valid JSON", id, version)
+		return audit.TaskVersion{}, audit.Errorf(audit.ErrInvalid, "task %s version %d: spec is not valid JSON", id, version)
 	}
 	sum := sha256.Sum256(spec)
 	t := audit.TaskVersion{ID: strings.Clone(id), Version: version, SHA256: fmt.Sprintf("%x", sum), Spec: append(json.RawMessage(nil), spec...)}
@@ -325,7 +296,7 @@ func (s *Store) PutTask(_ context.Context, id string, version int, spec []byte) 
 	defer s.mu.Unlock()
 	if stored, ok := s.tasks[taskKey{id, version}]; ok {
 		if stored.SHA256 != t.SHA256 {
-			return audit.TaskVersion{}, fail(audit.ErrConflict, "task %s version %d is stored with other content: bump the task's version", id, version)
+			return audit.TaskVersion{}, audit.Errorf(audit.ErrConflict, "task %s version %d is stored with other content: bump the task's version", id, version)
 		}
 		return stored, nil
 	}
@@ -341,7 +312,7 @@ func (s *Store) Task(_ context.Context, id string, version int) (audit.TaskVersi
 	if t, ok := s.tasks[taskKey{id, version}]; ok {
 		return t, nil
 	}
-	return audit.TaskVersion{}, fail(audit.ErrNotFound, "task %s version %d", id, version)
+	return audit.TaskVersion{}, audit.Errorf(audit.ErrNotFound, "task %s version %d", id, version)
 }
 
 // Plans and assignments.
@@ -349,36 +320,10 @@ func (s *Store) Task(_ context.Context, id string, version int) (audit.TaskVersi
 // AddPlan adds plan rows to a study, keeping rows whose (slot, position) exist as they are; it
 // returns how many rows it added.
 func (s *Store) AddPlan(_ context.Context, studyID string, rows []audit.PlanRow) (int, error) {
-	type key struct {
-		slot string
-		pos  int
+	if err := audit.CheckPlan(rows); err != nil {
+		return 0, err
 	}
-	seen := map[key]bool{}
-	tasks := map[string]map[string]bool{}
-	var order []string
-	for i, r := range rows {
-		switch {
-		case r.Slot == "":
-			return 0, fail(audit.ErrInvalid, "plan row %d: participant slot is empty", i+1)
-		case r.Position < 1:
-			return 0, fail(audit.ErrInvalid, "plan row %d (%s): position %d, want ≥ 1", i+1, r.Slot, r.Position)
-		case r.Task == "" || r.System == "":
-			return 0, fail(audit.ErrInvalid, "plan row %d (%s): task and system are required", i+1, r.Slot)
-		case r.Repeat != 1 && r.Repeat != 2:
-			return 0, fail(audit.ErrInvalid, "plan row %d (%s): repeat %d, want 1 or 2", i+1, r.Slot, r.Repeat)
-		case seen[key{r.Slot, r.Position}]:
-			return 0, fail(audit.ErrInvalid, "plan row %d: %s position %d appears twice", i+1, r.Slot, r.Position)
-		}
-		seen[key{r.Slot, r.Position}] = true
-		if tasks[r.Slot] == nil {
-			tasks[r.Slot] = map[string]bool{}
-			order = append(order, r.Slot)
-		}
-		if tasks[r.Slot][r.Task] {
-			return 0, fail(audit.ErrInvalid, "plan row %d: %s meets task %s twice", i+1, r.Slot, r.Task)
-		}
-		tasks[r.Slot][r.Task] = true
-	}
+	order := audit.PlanSlots(rows)
 	rows = slices.Clone(rows)
 	for i := range rows {
 		clone(&rows[i].Slot, &rows[i].Task, &rows[i].System)
@@ -386,11 +331,11 @@ func (s *Store) AddPlan(_ context.Context, studyID string, rows []audit.PlanRow)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.studies[studyID] == nil {
-		return 0, fail(audit.ErrNotFound, "add plan to study %s: unknown study", studyID)
+		return 0, audit.Errorf(audit.ErrNotFound, "add plan to study %s: unknown study", studyID)
 	}
 	for i, r := range rows {
 		if s.systems[r.System] == nil {
-			return 0, fail(audit.ErrNotFound, "plan row %d (%s position %d): unknown system", i+1, r.Slot, r.Position)
+			return 0, audit.Errorf(audit.ErrNotFound, "plan row %d (%s position %d): unknown system", i+1, r.Slot, r.Position)
 		}
 	}
 	for _, label := range order {
@@ -410,7 +355,7 @@ func (s *Store) AddPlan(_ context.Context, studyID string, rows []audit.PlanRow)
 		}
 		if clash := at(func(a *audit.Assignment) bool { return a.Task == r.Task && a.Position != r.Position }); clash != nil {
 			if at(func(a *audit.Assignment) bool { return a.Position == r.Position }) == nil {
-				return 0, fail(audit.ErrInvalid, "plan row %d: %s already meets task %s at position %d", i+1, r.Slot, r.Task, clash.Position)
+				return 0, audit.Errorf(audit.ErrInvalid, "plan row %d: %s already meets task %s at position %d", i+1, r.Slot, r.Task, clash.Position)
 			}
 			continue
 		}
@@ -479,7 +424,7 @@ func (s *Store) ClaimNext(_ context.Context, participantID int64) (audit.Assignm
 	defer s.mu.Unlock()
 	p := s.participant(participantID)
 	if p == nil {
-		return audit.Assignment{}, fail(audit.ErrNotFound, "claim next assignment of participant %d", participantID)
+		return audit.Assignment{}, audit.Errorf(audit.ErrNotFound, "claim next assignment of participant %d", participantID)
 	}
 	for _, a := range s.mine(participantID) {
 		if a.Status == audit.StatusRunning {
@@ -492,16 +437,16 @@ func (s *Store) ClaimNext(_ context.Context, participantID int64) (audit.Assignm
 	}
 	for _, sl := range s.slots[p.p.StudyID] {
 		if sl.participant == participantID {
-			return audit.Assignment{}, fail(audit.ErrNoAssignment, "participant %d", participantID)
+			return audit.Assignment{}, audit.Errorf(audit.ErrNoAssignment, "participant %d", participantID)
 		}
 	}
 	if s.bindFreeSlot(p, now) == "" {
-		return audit.Assignment{}, fail(audit.ErrNoAssignment, "participant %d", participantID)
+		return audit.Assignment{}, audit.Errorf(audit.ErrNoAssignment, "participant %d", participantID)
 	}
 	if a := s.claimPending(participantID, now); a != nil {
 		return *a, nil
 	}
-	return audit.Assignment{}, fail(audit.ErrNoAssignment, "participant %d", participantID)
+	return audit.Assignment{}, audit.Errorf(audit.ErrNoAssignment, "participant %d", participantID)
 }
 
 func (s *Store) claimPending(participantID int64, now time.Time) *audit.Assignment {
@@ -554,13 +499,13 @@ func (s *Store) HandCell(_ context.Context, participantID int64, maxPerSystem in
 	defer s.mu.Unlock()
 	p := s.participant(participantID)
 	if p == nil {
-		return audit.Assignment{}, fail(audit.ErrNotFound, "hand a cell to participant %d", participantID)
+		return audit.Assignment{}, audit.Errorf(audit.ErrNotFound, "hand a cell to participant %d", participantID)
 	}
 	mine := s.mine(participantID)
 	met, perSystem, last := map[string]bool{}, map[string]int{}, 0
 	for _, a := range mine {
 		if a.Status == audit.StatusPending || a.Status == audit.StatusRunning {
-			return audit.Assignment{}, fail(audit.ErrConflict, "participant %d still has unfinished assignments", participantID)
+			return audit.Assignment{}, audit.Errorf(audit.ErrConflict, "participant %d still has unfinished assignments", participantID)
 		}
 		met[a.Task] = true
 		if a.Status != audit.StatusExcluded {
@@ -588,7 +533,7 @@ func (s *Store) HandCell(_ context.Context, participantID int64, maxPerSystem in
 		}
 	}
 	if best == nil {
-		return audit.Assignment{}, fail(audit.ErrNoAssignment, "pool of study for participant %d", participantID)
+		return audit.Assignment{}, audit.Errorf(audit.ErrNoAssignment, "pool of study for participant %d", participantID)
 	}
 	best.ParticipantID, best.Position = participantID, last+1
 	return *best, nil
@@ -601,7 +546,7 @@ func (s *Store) Assignment(_ context.Context, id int64) (audit.Assignment, error
 	if a := s.assignment(id); a != nil {
 		return *a, nil
 	}
-	return audit.Assignment{}, fail(audit.ErrNotFound, "assignment %d", id)
+	return audit.Assignment{}, audit.Errorf(audit.ErrNotFound, "assignment %d", id)
 }
 
 // ParticipantAssignments lists a participant's assignments in their order.
