@@ -142,11 +142,7 @@ func currentURL(f dbFlags) (url, binDir string, err error) {
 }
 
 func runDBURL(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f, _, err := parseDBFlags("db url", args, stderr)
-	if err != nil {
-		return err
-	}
-	u, _, err := currentURL(f)
+	u, _, _, err := parseDBURL("db url", args, stderr)
 	if err != nil {
 		return err
 	}
@@ -154,12 +150,19 @@ func runDBURL(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-func runDBPsql(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f, rest, err := parseDBFlags("db psql", args, stderr)
+// parseDBURL parses a db command's flags and finds the database's URL (and the binaries' directory
+// of the private cluster); rest is what followed "--".
+func parseDBURL(name string, args []string, stderr io.Writer) (url, binDir string, rest []string, err error) {
+	f, rest, err := parseDBFlags(name, args, stderr)
 	if err != nil {
-		return err
+		return "", "", nil, err
 	}
-	u, binDir, err := currentURL(f)
+	url, binDir, err = currentURL(f)
+	return url, binDir, rest, err
+}
+
+func runDBPsql(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	u, binDir, rest, err := parseDBURL("db psql", args, stderr)
 	if err != nil {
 		return err
 	}

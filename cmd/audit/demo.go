@@ -30,11 +30,7 @@ type demoLinks struct {
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("demo", stderr)
-	f := addStackFlags(fs, "127.0.0.1:8080")
-	if _, err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	st, err := startStack(ctx, f, stderr)
+	st, err := parseAndStartStack(ctx, fs, addStackFlags(fs, "127.0.0.1:8080"), args, stderr)
 	if err != nil {
 		return err
 	}

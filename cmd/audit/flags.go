@@ -111,3 +111,9 @@ func (f dbFlags) openStudy(ctx context.Context, id string) (*store.DB, audit.Stu
 	}
 	return db, st, nil
 }
+
+// warnLogger logs warnings and errors as text to w: for batch commands, whose progress goes to
+// their own output.
+func warnLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}

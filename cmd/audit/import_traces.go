@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 
 	"github.com/voicebench/humanaudit/internal/synth"
 )
@@ -29,7 +28,7 @@ func runImportTraces(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := warnLogger(stderr)
 	db, err := dbf.open(ctx, log)
 	if err != nil {
 		return err

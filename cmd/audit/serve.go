@@ -169,6 +169,14 @@ func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, er
 	return st, nil
 }
 
+// parseAndStartStack parses a command's flags, then starts the stack they describe.
+func parseAndStartStack(ctx context.Context, fs *flag.FlagSet, f stackFlags, args []string, stderr io.Writer) (*stack, error) {
+	if _, err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	return startStack(ctx, f, stderr)
+}
+
 // loadSystems reads the systems file and adds the in-process reference agent unless the file
 // already names one.
 func loadSystems(path string) (*systems.File, error) {
@@ -275,10 +283,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("serve", stderr)
 	f := addStackFlags(fs, ":8080")
 	studyFile := fs.String("study", "", "study file (JSON: id, name, seed, plan, consent, participants, title, completion_code, completion_url, open_enrollment) to create on first start")
-	if _, err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	st, err := startStack(ctx, f, stderr)
+	st, err := parseAndStartStack(ctx, fs, f, args, stderr)
 	if err != nil {
 		return err
 	}

@@ -64,6 +64,15 @@ func statsOneFile(fs *flag.FlagSet, files []string) (*os.File, error) {
 	return os.Open(files[0])
 }
 
+// parseStatsFile parses a statistic's flags and opens its one FILE.
+func parseStatsFile(fs *flag.FlagSet, args []string) (*os.File, error) {
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	return statsOneFile(fs, files)
+}
+
 func statsUsage(fs *flag.FlagSet, stderr io.Writer, synopsis, about string) {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: "+synopsis)
@@ -180,11 +189,7 @@ func runStatsFleiss(_ context.Context, args []string, stdout, stderr io.Writer) 
 	counts := fs.Bool("counts", false, "FILE is a subjects × categories table of counts (first column the subject id)")
 	statsUsage(fs, stderr, "audit stats fleiss [--counts] FILE",
 		"Fleiss' kappa from CSV long data unit,rater,value, or with --counts from a table of counts.")
-	files, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	f, err := statsOneFile(fs, files)
+	f, err := parseStatsFile(fs, args)
 	if err != nil {
 		return err
 	}
@@ -310,11 +315,7 @@ func runStatsBootstrap(_ context.Context, args []string, stdout, stderr io.Write
 		"Task-level (cluster) bootstrap percentile CI. FILE is CSV task,value (CI of the mean of per-task means)\n"+
 			"or task,a,b (CI of the mean paired difference a − b of per-task means). Rows may repeat a task;\n"+
 			"empty cells are missing.")
-	files, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	f, err := statsOneFile(fs, files)
+	f, err := parseStatsFile(fs, args)
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -368,7 +369,7 @@ func runStudyStatus(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "system\talias\tdone\trunning\tpending\texcluded")
-	for _, l := range sortedKeys(prog.BySystem) {
+	for _, l := range slices.Sorted(maps.Keys(prog.BySystem)) {
 		s := prog.BySystem[l]
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\n", l, alias[l], s.Done, s.Running, s.Pending, s.Excluded)
 	}
@@ -387,15 +388,6 @@ func pct(a, b int) float64 {
 		return 0
 	}
 	return 100 * float64(a) / float64(b)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // statusHeader is status.csv's header.

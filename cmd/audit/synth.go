@@ -93,7 +93,7 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := warnLogger(stderr)
 	endpoint := ""
 	if sys.Family == systems.FamilyReference && sys.Endpoint == "" {
 		url, closer, err := startReferenceAgent(ctx, log)

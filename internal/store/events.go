@@ -245,6 +245,20 @@ func (db *DB) EventsAfter(ctx context.Context, sessionID string, afterSeq int64,
 		q += ` LIMIT $3`
 		args = append(args, limit)
 	}
+	events, err := db.queryEvents(ctx, sessionID, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	if len(events) == 0 && afterSeq == 0 {
+		if _, err := db.Session(ctx, sessionID); err != nil {
+			return nil, err
+		}
+	}
+	return events, nil
+}
+
+// queryEvents runs q, which selects the stored JSON of events of one session, and decodes them.
+func (db *DB) queryEvents(ctx context.Context, sessionID, q string, args ...any) ([]trace.Event, error) {
 	rows, _ := db.pool.Query(ctx, q, args...)
 	events := []trace.Event{}
 	var body []byte
@@ -258,11 +272,6 @@ func (db *DB) EventsAfter(ctx context.Context, sessionID string, afterSeq int64,
 	})
 	if err != nil {
 		return nil, translate(err, "events of session "+sessionID)
-	}
-	if len(events) == 0 && afterSeq == 0 {
-		if _, err := db.Session(ctx, sessionID); err != nil {
-			return nil, err
-		}
 	}
 	return events, nil
 }

@@ -157,19 +157,26 @@ func (db *DB) ConsumeSignInLink(ctx context.Context, token string) (audit.Experi
 		WHERE token_sha256 = $1 AND consumed_at IS NULL AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)
 		RETURNING experimenter_id`, tokenDigest(token), now).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
-		var exists bool
-		if err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM experimenter_tokens WHERE token_sha256 = $1)`, tokenDigest(token)).Scan(&exists); err != nil {
-			return audit.Experimenter{}, translate(err, "sign-in link")
-		}
-		if exists {
-			return audit.Experimenter{}, audit.Errorf(audit.ErrExpired, "sign-in link used before or expired")
-		}
-		return audit.Experimenter{}, audit.Errorf(audit.ErrUnauthorized, "sign-in link")
+		return audit.Experimenter{}, db.refusal(ctx, `SELECT EXISTS (SELECT 1 FROM experimenter_tokens WHERE token_sha256 = $1)`, token,
+			"sign-in link used before or expired", "sign-in link")
 	}
 	if err != nil {
 		return audit.Experimenter{}, translate(err, "sign-in link")
 	}
 	return db.experimenter(ctx, id)
+}
+
+// refusal tells a token that exists but can no longer be used (ErrExpired, saying expired) from one
+// that never existed (ErrUnauthorized); existsSQL looks the token's digest up.
+func (db *DB) refusal(ctx context.Context, existsSQL, token, expired, what string) error {
+	var exists bool
+	if err := db.pool.QueryRow(ctx, existsSQL, tokenDigest(token)).Scan(&exists); err != nil {
+		return translate(err, what)
+	}
+	if exists {
+		return audit.Errorf(audit.ErrExpired, "%s", expired)
+	}
+	return audit.Errorf(audit.ErrUnauthorized, "%s", what)
 }
 
 func (db *DB) experimenter(ctx context.Context, id int64) (audit.Experimenter, error) {
@@ -212,14 +219,8 @@ func (db *DB) ExperimenterBySession(ctx context.Context, token string) (audit.Ex
 		RETURNING x.id, x.name, x.created_at, t.via, t.created_at, t.expires_at, t.idle_seconds`, tokenDigest(token), now).
 		Scan(&s.Experimenter.ID, &s.Experimenter.Name, &s.Experimenter.CreatedAt, &s.Via, &s.CreatedAt, &s.ExpiresAt, &idle)
 	if errors.Is(err, pgx.ErrNoRows) {
-		var exists bool
-		if err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM experimenter_sessions WHERE id_sha256 = $1)`, tokenDigest(token)).Scan(&exists); err != nil {
-			return audit.ExperimenterSession{}, translate(err, "experimenter session")
-		}
-		if exists {
-			return audit.ExperimenterSession{}, audit.Errorf(audit.ErrExpired, "experimenter session ended")
-		}
-		return audit.ExperimenterSession{}, audit.Errorf(audit.ErrUnauthorized, "experimenter session")
+		return audit.ExperimenterSession{}, db.refusal(ctx, `SELECT EXISTS (SELECT 1 FROM experimenter_sessions WHERE id_sha256 = $1)`, token,
+			"experimenter session ended", "experimenter session")
 	}
 	if err != nil {
 		return audit.ExperimenterSession{}, translate(err, "experimenter session")

@@ -201,6 +201,28 @@ func badRequest(format string, args ...any) error {
 	return &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
 }
 
+// statuses maps each domain error to its HTTP status and the message a client may see, in the
+// order they are matched (ErrLapsed before ErrExpired, which it also is). An empty message shows
+// the error's own, which is written for the client (a bad SDP offer names its problem).
+var statuses = []struct {
+	err    error
+	status int
+	msg    string
+}{
+	{audit.ErrNotFound, http.StatusNotFound, "not found"},
+	{audit.ErrLapsed, http.StatusGone, "your place in the study was released because consent was not given in time; open the study again from your recruiting platform"},
+	{audit.ErrEnrollmentFull, http.StatusServiceUnavailable, "many people are joining this study right now; please try again in a few minutes"},
+	{audit.ErrExpired, http.StatusGone, "this link has expired"},
+	{audit.ErrUnauthorized, http.StatusUnauthorized, "not signed in"},
+	{audit.ErrConflict, http.StatusConflict, "conflict with the current state"},
+	{audit.ErrNoAssignment, http.StatusConflict, "there is no further call for you in this study"},
+	{audit.ErrInvalid, http.StatusBadRequest, "invalid request"},
+	{rtc.ErrBadOffer, http.StatusBadRequest, ""},
+	{console.ErrUnknownSystem, http.StatusServiceUnavailable, "this call's agent is not configured on this console; please contact the researcher"},
+	{console.ErrUnknownTask, http.StatusServiceUnavailable, "this call's task is not available on this console; please contact the researcher"},
+	{console.ErrAgentUnavailable, http.StatusServiceUnavailable, "the agent is not available right now; please try again in a minute"},
+}
+
 // statusOf maps domain errors to HTTP status in one place, with a message safe for the client.
 func statusOf(err error) (int, string) {
 	var ae *apiError
@@ -210,30 +232,14 @@ func statusOf(err error) (int, string) {
 		return ae.status, ae.msg
 	case errors.As(err, &fe):
 		return fe.Code, fe.Message
-	case errors.Is(err, audit.ErrNotFound):
-		return http.StatusNotFound, "not found"
-	case errors.Is(err, audit.ErrLapsed):
-		return http.StatusGone, "your place in the study was released because consent was not given in time; open the study again from your recruiting platform"
-	case errors.Is(err, audit.ErrEnrollmentFull):
-		return http.StatusServiceUnavailable, "many people are joining this study right now; please try again in a few minutes"
-	case errors.Is(err, audit.ErrExpired):
-		return http.StatusGone, "this link has expired"
-	case errors.Is(err, audit.ErrUnauthorized):
-		return http.StatusUnauthorized, "not signed in"
-	case errors.Is(err, audit.ErrConflict):
-		return http.StatusConflict, "conflict with the current state"
-	case errors.Is(err, audit.ErrNoAssignment):
-		return http.StatusConflict, "there is no further call for you in this study"
-	case errors.Is(err, audit.ErrInvalid):
-		return http.StatusBadRequest, "invalid request"
-	case errors.Is(err, rtc.ErrBadOffer):
-		return http.StatusBadRequest, err.Error()
-	case errors.Is(err, console.ErrUnknownSystem):
-		return http.StatusServiceUnavailable, "this call's agent is not configured on this console; please contact the researcher"
-	case errors.Is(err, console.ErrUnknownTask):
-		return http.StatusServiceUnavailable, "this call's task is not available on this console; please contact the researcher"
-	case errors.Is(err, console.ErrAgentUnavailable):
-		return http.StatusServiceUnavailable, "the agent is not available right now; please try again in a minute"
+	}
+	for _, st := range statuses {
+		if errors.Is(err, st.err) {
+			if st.msg == "" {
+				return st.status, err.Error()
+			}
+			return st.status, st.msg
+		}
 	}
 	return http.StatusInternalServerError, "internal error"
 }
