@@ -40,13 +40,20 @@ func parseDBFlags(name string, args []string, stderr io.Writer) (dbFlags, []stri
 	return f, rest, nil
 }
 
+// parseClusterFlags parses the flags of a command that manages the private cluster, which there
+// is none of with a DATABASE_URL.
+func parseClusterFlags(name string, args []string, stderr io.Writer) (dbFlags, error) {
+	f, _, err := parseDBFlags(name, args, stderr)
+	if err == nil && databaseURL() != "" {
+		err = errors.New("DATABASE_URL is set: the console uses that server and manages no cluster")
+	}
+	return f, err
+}
+
 func runDBStart(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f, _, err := parseDBFlags("db start", args, stderr)
+	f, err := parseClusterFlags("db start", args, stderr)
 	if err != nil {
 		return err
-	}
-	if databaseURL() != "" {
-		return errors.New("DATABASE_URL is set: the console uses that server and manages no cluster")
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	db, err := store.Open(ctx, store.Config{DataDir: *f.data, Database: *f.database, Logger: log})
@@ -63,12 +70,9 @@ func runDBStart(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func runDBStop(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f, _, err := parseDBFlags("db stop", args, stderr)
+	f, err := parseClusterFlags("db stop", args, stderr)
 	if err != nil {
 		return err
-	}
-	if databaseURL() != "" {
-		return errors.New("DATABASE_URL is set: the console uses that server and manages no cluster")
 	}
 	cfg := f.cluster(slog.New(slog.DiscardHandler))
 	st, err := pgcluster.Inspect(cfg)

@@ -2,6 +2,8 @@ package audit
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -207,4 +209,28 @@ func CheckPassword(name, password string) error {
 		return Errorf(ErrInvalid, "password of %s: want at least %d characters", name, MinPassword)
 	}
 	return nil
+}
+
+// NewTaskVersion checks a task version's id, version and spec (the task file's JSON) and returns
+// it with the spec's SHA-256, which tells stored content apart.
+func NewTaskVersion(id string, version int, spec []byte) (TaskVersion, error) {
+	if id == "" || version < 0 {
+		return TaskVersion{}, Errorf(ErrInvalid, "task %q version %d: want a non-empty id and a version ≥ 0", id, version)
+	}
+	if !json.Valid(spec) {
+		return TaskVersion{}, Errorf(ErrInvalid, "task %s version %d: spec is not valid JSON", id, version)
+	}
+	sum := sha256.Sum256(spec)
+	return TaskVersion{ID: id, Version: version, SHA256: hex.EncodeToString(sum[:]), Spec: append(json.RawMessage(nil), spec...)}, nil
+}
+
+// Checked checks a rating item (an id, its task and plan, a JSON object payload) and returns it
+// with its payload tidied.
+func (it RatingItem) Checked() (RatingItem, error) {
+	if it.ID == "" || it.TaskID == "" || it.PlanID == "" {
+		return it, Errorf(ErrInvalid, "rating item %q: id, task and plan are required", it.ID)
+	}
+	payload, err := ConfigObject(it.Payload, "rating item "+it.ID+" payload")
+	it.Payload = payload
+	return it, err
 }

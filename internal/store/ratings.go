@@ -57,13 +57,11 @@ func (db *DB) PutRatingItems(ctx context.Context, items []audit.RatingItem) erro
 	now := db.stamp()
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		for _, it := range items {
-			if it.ID == "" || it.TaskID == "" || it.PlanID == "" {
-				return audit.Errorf(audit.ErrInvalid, "rating item %q: id, task and plan are required", it.ID)
-			}
-			payload, err := audit.ConfigObject(it.Payload, "rating item "+it.ID+" payload")
+			it, err := it.Checked()
 			if err != nil {
 				return err
 			}
+			payload := it.Payload
 			// An item annotators have rated is frozen: its content may not change under their
 			// ratings (a changed utterance is a new item with a new id).
 			tag, err := tx.Exec(ctx, `INSERT INTO rating_items (id, task_id, plan_id, variant, payload, created_at)

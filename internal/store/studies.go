@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -196,14 +194,11 @@ func (db *DB) Systems(ctx context.Context) ([]audit.System, error) {
 // bytes again is a no-op; other bytes under a stored (id, version) are ErrConflict, because stored
 // sessions must stay gradable against the spec they ran: change the version instead.
 func (db *DB) PutTask(ctx context.Context, id string, version int, spec []byte) (audit.TaskVersion, error) {
-	if id == "" || version < 0 {
-		return audit.TaskVersion{}, audit.Errorf(audit.ErrInvalid, "task %q version %d: want a non-empty id and a version ≥ 0", id, version)
+	t, err := audit.NewTaskVersion(id, version, spec)
+	if err != nil {
+		return audit.TaskVersion{}, err
 	}
-	if !json.Valid(spec) {
-		return audit.TaskVersion{}, audit.Errorf(audit.ErrInvalid, "task %s version %d: spec is not valid JSON", id, version)
-	}
-	sum := sha256.Sum256(spec)
-	t := audit.TaskVersion{ID: id, Version: version, SHA256: hex.EncodeToString(sum[:]), Spec: append(json.RawMessage(nil), spec...), LoadedAt: db.stamp()}
+	t.LoadedAt = db.stamp()
 	tag, err := db.pool.Exec(ctx, `INSERT INTO tasks (id, version, sha256, spec, loaded_at) VALUES ($1, $2, $3, $4::json, $5)
 		ON CONFLICT (id, version) DO NOTHING`, t.ID, t.Version, t.SHA256, string(spec), t.LoadedAt)
 	if err != nil {

@@ -436,14 +436,10 @@ func (s *Store) PutRatingItems(_ context.Context, items []audit.RatingItem) erro
 	defer s.mu.Unlock()
 	next := map[string]audit.RatingItem{}
 	for _, it := range items {
-		if it.ID == "" || it.TaskID == "" || it.PlanID == "" {
-			return audit.Errorf(audit.ErrInvalid, "rating item %q: id, task and plan are required", it.ID)
-		}
-		payload, err := audit.ConfigObject(it.Payload, "rating item "+it.ID+" payload")
+		it, err := it.Checked()
 		if err != nil {
 			return err
 		}
-		it.Payload = payload
 		clone(&it.ID, &it.TaskID, &it.PlanID, &it.Variant)
 		if old, ok := s.items[it.ID]; ok && s.rated(it.ID) &&
 			(old.TaskID != it.TaskID || old.PlanID != it.PlanID || old.Variant != it.Variant || !sameJSON(old.Payload, it.Payload)) {

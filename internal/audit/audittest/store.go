@@ -13,7 +13,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -284,14 +283,10 @@ func (s *Store) Systems(_ context.Context) ([]audit.System, error) {
 
 // PutTask stores a version of a task; the same bytes again are a no-op, other bytes ErrConflict.
 func (s *Store) PutTask(_ context.Context, id string, version int, spec []byte) (audit.TaskVersion, error) {
-	if id == "" || version < 0 {
-		return audit.TaskVersion{}, audit.Errorf(audit.ErrInvalid, "task %q version %d: want a non-empty id and a version ≥ 0", id, version)
+	t, err := audit.NewTaskVersion(strings.Clone(id), version, spec)
+	if err != nil {
+		return audit.TaskVersion{}, err
 	}
-	if !json.Valid(spec) {
-		return audit.TaskVersion{}, audit.Errorf(audit.ErrInvalid, "task %s version %d: spec is not valid JSON", id, version)
-	}
-	sum := sha256.Sum256(spec)
-	t := audit.TaskVersion{ID: strings.Clone(id), Version: version, SHA256: fmt.Sprintf("%x", sum), Spec: append(json.RawMessage(nil), spec...)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if stored, ok := s.tasks[taskKey{id, version}]; ok {
