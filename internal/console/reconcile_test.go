@@ -21,8 +21,6 @@ import (
 	"github.com/voicebench/humanaudit/internal/trace"
 )
 
-func TestMain(m *testing.M) { storetest.Main(m) }
-
 type kit struct {
 	db   *store.DB
 	data string

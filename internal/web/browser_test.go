@@ -23,13 +23,10 @@ import (
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/rtc"
-	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
 	"github.com/voicebench/humanaudit/internal/web"
 )
-
-func TestMain(m *testing.M) { storetest.Main(m) }
 
 // consoleKit is a running console on loopback: a store (real PostgreSQL unless the test runs on
 // each backend: onEachStore), real WebRTC endpoint, real web app.

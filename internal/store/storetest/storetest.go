@@ -17,6 +17,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -88,10 +89,17 @@ func dropStale(ctx context.Context, adminURL string) {
 }
 
 // Main runs the tests, then leaves the shared cluster (stopping it when no other process uses
-// it) and exits with the tests' status. Call it from TestMain.
-func Main(m *testing.M) {
+// it), then, when the tests passed, runs each check (a goroutine-leak check, say), and exits with
+// the tests' status or 1 when a check fails. Call it from TestMain.
+func Main(m *testing.M, checks ...func() error) {
 	code := m.Run()
-	if err := Release(); err != nil {
+	errs := []error{Release()}
+	if code == 0 {
+		for _, check := range checks {
+			errs = append(errs, check())
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		if code == 0 {
 			code = 1
