@@ -15,7 +15,7 @@ import (
 
 func runBankCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bank check", stderr)
-	tasksDir := fs.String("tasks", "tasks", "task directory")
+	tasksDir := addTasksFlag(fs)
 	tasks, err := parseSuite(fs, args, tasksDir, stderr)
 	if err != nil {
 		return err
@@ -39,8 +39,7 @@ func runBankCheck(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 func runBankBuild(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bank build", stderr)
-	tasksDir := fs.String("tasks", "tasks", "task directory")
-	dir := fs.String("dir", filepath.Join("audit_data", "bank"), "bank audio directory")
+	tasksDir, dir := addTasksFlag(fs), addBankDirFlag(fs, "bank audio directory")
 	flite := fs.String("flite", bank.DefaultFlite, "CMU Flite binary")
 	workers := fs.Int("workers", 2, "Flite processes in parallel")
 	only := fs.String("task", "", "render only this task's variants")
@@ -63,8 +62,7 @@ func runBankBuild(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 func runBankImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bank import", stderr)
-	tasksDir := fs.String("tasks", "tasks", "task directory")
-	dir := fs.String("dir", filepath.Join("audit_data", "bank"), "bank audio directory")
+	tasksDir, dir := addTasksFlag(fs), addBankDirFlag(fs, "bank audio directory")
 	pos, err := exactArgs(fs, args, 1, "usage: audit bank import DIR [--dir audit_data/bank] [--tasks tasks]")
 	if err != nil {
 		return err
@@ -91,8 +89,7 @@ func runBankImport(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 func runBankRatingSet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bank rating-set", stderr)
-	tasksDir := fs.String("tasks", "tasks", "task directory")
-	dir := fs.String("dir", filepath.Join("audit_data", "bank"), "bank audio directory the audio paths point into")
+	tasksDir, dir := addTasksFlag(fs), addBankDirFlag(fs, "bank audio directory the audio paths point into")
 	asJSON := fs.Bool("json", false, "print a JSON array")
 	tasks, err := parseSuite(fs, args, tasksDir, stderr)
 	if err != nil {

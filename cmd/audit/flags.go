@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/store"
@@ -116,4 +117,13 @@ func (f dbFlags) openStudy(ctx context.Context, id string) (*store.DB, audit.Stu
 // their own output.
 func warnLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// addTasksFlag is --tasks, the task directory of the commands that read the task suite.
+func addTasksFlag(fs *flag.FlagSet) *string { return fs.String("tasks", "tasks", "task directory") }
+
+// addBankDirFlag is --dir, the bank's audio directory, with usage saying what the command does
+// with it.
+func addBankDirFlag(fs *flag.FlagSet, usage string) *string {
+	return fs.String("dir", filepath.Join("audit_data", "bank"), usage)
 }

@@ -49,7 +49,7 @@ func (j judgeFlags) options() (grade.Options, error) {
 func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("grade", stderr)
 	taskRef := fs.String("task", "", "task id (looked up in --tasks) or task file; default: the task the trace names")
-	tasksDir := fs.String("tasks", "tasks", "task directory")
+	tasksDir := addTasksFlag(fs)
 	incomplete := fs.Bool("allow-incomplete", false, "grade a trace without session.end (a call cut short), leaving out a last line a crash tore")
 	allowUnknown := fs.Bool("allow-unknown", false, "grade a trace with event types or fields the trace format does not have (they are not graded)")
 	jf := addJudgeFlags(fs)

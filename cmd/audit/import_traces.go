@@ -12,7 +12,7 @@ func runImportTraces(ctx context.Context, args []string, stdout, stderr io.Write
 	fs := newFlags("import-traces", stderr)
 	label := fs.String("system", "", "system label for traces whose session.start names none")
 	family := fs.String("family", "", "protocol family stored for a system the database does not know yet")
-	tasksDir := fs.String("tasks", "tasks", "task directory")
+	tasksDir := addTasksFlag(fs)
 	allowUnknown := fs.Bool("allow-unknown", false, "import traces with event types or fields the trace format does not have (they are not graded)")
 	dbf := addDataFlag(fs, "data directory (the private database cluster lives in its pg subdirectory); DATABASE_URL overrides")
 	jf := addJudgeFlags(fs)

@@ -15,7 +15,7 @@ import (
 
 func runRoleCardsBuild(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("rolecards build", stderr)
-	tasksDir := fs.String("tasks", "tasks", "task directory")
+	tasksDir := addTasksFlag(fs)
 	out := fs.String("out", "roleCards", "role card directory")
 	check := fs.Bool("check", false, "change nothing; exit 1 naming every card that regenerating would change")
 	tasks, err := parseSuite(fs, args, tasksDir, stderr)

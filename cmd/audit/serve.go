@@ -40,7 +40,7 @@ func addStackFlags(fs *flag.FlagSet, defaultAddr string) stackFlags {
 	return stackFlags{
 		addr:      fs.String("addr", defaultAddr, "HTTP listen address"),
 		data:      fs.String("data", "audit_data", "data directory (database cluster, recordings, judge cache)"),
-		tasks:     fs.String("tasks", "tasks", "task directory"),
+		tasks:     addTasksFlag(fs),
 		systems:   fs.String("systems", "systems.json", "systems file (a missing file means: only the reference agent)"),
 		secrets:   fs.String("secrets", secrets.DefaultFile, "secrets file with API keys by label"),
 		baseURL:   fs.String("base-url", "", "public base URL for printed links (default http://ADDR)"),
