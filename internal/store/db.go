@@ -1,8 +1,9 @@
-// Package store keeps the console's durable state in PostgreSQL: studies, systems, tasks,
-// participants, assignments, sessions with their append-only event log, recordings, scores,
-// exclusions, annotators and ratings. It is the only package that talks to the database (through
-// pgx). With no database URL it runs a private PostgreSQL cluster under the data directory from
-// the machine's binaries, so one command runs the whole console.
+// Package store keeps the console's durable state in PostgreSQL: the records of package audit
+// (studies, systems, tasks, participants, assignments, sessions with their append-only event log,
+// recordings, scores, exclusions, annotators and ratings), behind the methods of DB that each
+// consumer's interface names. It is the only package that talks to the database (through pgx).
+// With no database URL it runs a private PostgreSQL cluster under the data directory
+// (store/pgcluster), so one command runs the whole console.
 package store
 
 import (
