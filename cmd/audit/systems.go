@@ -11,12 +11,9 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/secrets"
 )
-
-func init() {
-	register("systems check", "check the systems file and that each system's key is present (--systems FILE --secrets FILE [--connect])", runSystemsCheck)
-}
 
 // runSystemsCheck prints each system with its effective voice and whether its key is present
 // (never the key). With --connect it also dials each system and completes the session handshake.
@@ -27,13 +24,8 @@ func runSystemsCheck(ctx context.Context, args []string, stdout, stderr io.Write
 	secretsFile := fs.String("secrets", secrets.DefaultFile, "secrets file (LABEL=value lines); the environment is consulted too")
 	connect := fs.Bool("connect", false, "also dial each system and complete its session handshake")
 	timeout := fs.Duration("timeout", 10*time.Second, "handshake timeout per system with --connect")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	if err := noPositional(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		fmt.Fprintf(stderr, "audit systems check: unexpected argument %q\n", pos[0])
-		return errUsage
 	}
 	f, err := systems.Load(*file)
 	if err != nil {
@@ -46,7 +38,7 @@ func runSystemsCheck(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 		return exitError{1}
 	}
-	store, err := secrets.Load(*secretsFile)
+	keys, err := secrets.Load(*secretsFile)
 	if err != nil {
 		return err
 	}
@@ -54,29 +46,30 @@ func runSystemsCheck(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "warning: %s is readable by other users (chmod 600 %s)\n", *secretsFile, *secretsFile)
 	}
 
+	checks := console.CheckSystems(ctx, f, keys, console.CheckOptions{Connect: *connect, HandshakeTimeout: *timeout})
 	fmt.Fprintf(stdout, "%s: %d systems\n", *file, len(f.Systems))
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	var problems []string
-	for _, s := range f.Systems {
+	for _, c := range checks {
+		s := c.System
 		endpoint := s.EndpointURL()
 		if endpoint == "" {
 			endpoint = "(in-process)"
 		}
-		voice, substituted := s.EffectiveVoice()
+		voice := c.Voice
 		switch {
-		case substituted:
+		case c.Substituted:
 			voice = fmt.Sprintf("%s→%s (not offered)", s.Voice, voice)
 		case voice == "":
 			voice = "(default)"
 		}
 		key := "not needed"
-		if s.NeedsKey() {
-			if _, err := systems.Key(s, store); err != nil {
-				key = s.KeyLabel + " MISSING"
-				problems = append(problems, err.Error())
-			} else {
-				key = s.KeyLabel + " present"
-			}
+		switch {
+		case c.KeyErr != nil:
+			key = s.KeyLabel + " MISSING"
+			problems = append(problems, c.KeyErr.Error())
+		case s.NeedsKey():
+			key = s.KeyLabel + " present"
 		}
 		model := s.Model
 		if model == "" {
@@ -92,24 +85,16 @@ func runSystemsCheck(ctx context.Context, args []string, stdout, stderr io.Write
 
 	if *connect {
 		fmt.Fprintln(stdout, "connect:")
-		for _, s := range f.Systems {
-			if s.EndpointURL() == "" {
-				fmt.Fprintf(stdout, "  %s: not dialled (in-process reference agent)\n", s.Label)
-				continue
+		for _, c := range checks {
+			switch d := c.Dial; {
+			case d.Skipped != "":
+				fmt.Fprintf(stdout, "  %s: not dialled (%s)\n", c.System.Label, d.Skipped)
+			case d.Err != nil:
+				fmt.Fprintf(stdout, "  %s: FAILED\n", c.System.Label)
+				problems = append(problems, d.Err.Error())
+			default:
+				fmt.Fprintf(stdout, "  %s: ok (handshake %d ms)\n", c.System.Label, d.Handshake.Milliseconds())
 			}
-			if _, err := systems.Key(s, store); err != nil {
-				fmt.Fprintf(stdout, "  %s: not dialled (no key)\n", s.Label)
-				continue
-			}
-			start := time.Now()
-			a, err := systems.Dial(ctx, s, systems.DialOptions{Keys: store, HandshakeTimeout: *timeout})
-			if err != nil {
-				fmt.Fprintf(stdout, "  %s: FAILED\n", s.Label)
-				problems = append(problems, err.Error())
-				continue
-			}
-			a.Close()
-			fmt.Fprintf(stdout, "  %s: ok (handshake %d ms)\n", s.Label, time.Since(start).Milliseconds())
 		}
 	}
 	for _, p := range problems {
