@@ -6,11 +6,13 @@ import (
 	"strings"
 
 	"github.com/voicebench/humanaudit/internal/agent"
+	"github.com/voicebench/humanaudit/internal/agent/internal/link"
 )
 
 // handle processes one server frame (the Live API sends JSON in binary frames; both opcodes
 // arrive here).
-func (a *Adapter) handle(data []byte) {
+func (a *Adapter) handle(f link.Frame) {
+	data := f.Data
 	norm, err := CamelKeys(data)
 	var msg ServerMessage
 	if err == nil {
@@ -22,7 +24,7 @@ func (a *Adapter) handle(data []byte) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.link.ReceiveLocked(data, "JSON message", err, rawType(&msg), raw, func() []agent.Event { return a.normalizeLocked(&msg) })
+	a.link.ReceiveLocked(f, "JSON message", err, rawType(&msg), raw, func() []agent.Event { return a.normalizeLocked(&msg) })
 }
 
 // rawType names a server message by its top-level field and, for content, what it carries.
@@ -63,7 +65,7 @@ func rawType(m *ServerMessage) string {
 
 func (a *Adapter) normalizeLocked(m *ServerMessage) []agent.Event {
 	var out []agent.Event
-	if m.SetupComplete != nil && !a.link.ReadyLocked() {
+	if m.SetupComplete != nil && a.link.AwaitingHandshakeLocked() {
 		a.link.HandshakeDoneLocked(nil)
 	}
 	if m.UsageMetadata != nil {

@@ -7,11 +7,13 @@ import (
 	"strings"
 
 	"github.com/voicebench/humanaudit/internal/agent"
+	"github.com/voicebench/humanaudit/internal/agent/internal/link"
 	"github.com/voicebench/humanaudit/internal/agent/openai/wire"
 )
 
 // handle processes one provider frame on the reader goroutine.
-func (a *Adapter) handle(data []byte) {
+func (a *Adapter) handle(f link.Frame) {
+	data := f.Data
 	var ev wire.ServerEvent
 	err := json.Unmarshal(data, &ev)
 	raw := data // ReadMessage returns a fresh slice per frame: keep it without copying
@@ -21,7 +23,7 @@ func (a *Adapter) handle(data []byte) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.link.ReceiveLocked(data, "JSON event", err, ev.Type, raw, func() []agent.Event { return a.normalizeLocked(&ev) })
+	a.link.ReceiveLocked(f, "JSON event", err, ev.Type, raw, func() []agent.Event { return a.normalizeLocked(&ev) })
 }
 
 func (a *Adapter) normalizeLocked(ev *wire.ServerEvent) []agent.Event {
