@@ -74,8 +74,12 @@ func (a *Adapter) normalizeLocked(m *ServerMessage) []agent.Event {
 	if c := m.ServerContent; c != nil {
 		out = append(out, a.contentLocked(c)...)
 	}
+	if ru := m.SessionResumptionUpdate; ru != nil && ru.Resumable && ru.NewHandle != "" {
+		a.resumeHandle = ru.NewHandle
+	}
 	if tc := m.ToolCall; tc != nil {
 		a.beginTurnLocked()
+		a.continuation = false
 		for _, fc := range tc.FunctionCalls {
 			if fc.ID == "" || a.seen[fc.ID] {
 				continue
@@ -96,16 +100,19 @@ func (a *Adapter) normalizeLocked(m *ServerMessage) []agent.Event {
 		a.flushResultsLocked()
 	}
 	if ga := m.GoAway; ga != nil {
-		out = append(out, agent.Event{Type: agent.EventError, Err: &agent.Error{Class: agent.ClassLostConnection, Code: "go_away",
-			Message: fmt.Sprintf("provider is closing the session in %s", ga.TimeLeft)}})
+		out = append(out, a.goAwayLocked(ga.TimeLeft)...)
 	}
 	if a.usage != nil && a.turn == "" { // usage outside a turn: report it now
 		out = append(out, a.usageEventLocked(""))
+	}
+	if m.ServerContent != nil && m.ServerContent.TurnComplete || m.SessionResumptionUpdate != nil {
+		a.maybeReconnectLocked()
 	}
 	return out
 }
 
 func (a *Adapter) beginTurnLocked() {
+	a.agentTurn = true
 	if a.turn == "" {
 		a.turns++
 		a.turn = fmt.Sprintf("turn_%d", a.turns)
@@ -125,6 +132,7 @@ func (a *Adapter) contentLocked(c *ServerContent) []agent.Event {
 	if c.ModelTurn != nil || c.OutputTranscription != nil {
 		out = append(out, a.callerTranscriptLocked()...) // the model answers: the caller's turn is over
 		a.beginTurnLocked()
+		a.continuation = false // the model has continued after its tool results
 	}
 	if mt := c.ModelTurn; mt != nil {
 		for _, p := range mt.Parts {
@@ -164,6 +172,14 @@ func (a *Adapter) contentLocked(c *ServerContent) []agent.Event {
 		}
 		out = append(out, a.usageEventLocked(a.turn))
 		out = append(out, agent.Event{Type: agent.EventResponseDone, ResponseID: a.turn, Status: status})
+		// The agent's turn is over unless a call waits for its result or the model owes the
+		// continuation of results already sent (the shape that ends a tool-call turn with
+		// turnComplete and answers in a new turn). An interrupted turn is over: the caller has
+		// the floor.
+		if a.interrupted || (len(a.calls) == 0 && len(a.results) == 0 && !a.continuation) {
+			a.agentTurn, a.continuation = false, false
+			out = append(out, agent.Event{Type: agent.EventTurnEnd, ResponseID: a.turn, Status: status})
+		}
 		a.turn = ""
 	}
 	return out

@@ -41,7 +41,6 @@ var families = []family{
 	{"beta", openai.Beta, agenttest.OpenAIBeta, "gpt-4o-realtime-preview", "sage"},
 	{"grok", openai.Grok, agenttest.XAIGrok, "grok-voice-latest", "Rex"},
 	{"stepfun", openai.StepFun, agenttest.StepFunRealtime, "step-audio-2", "wenrounansheng"},
-	{"live", openai.Live, agenttest.LiveSession, "gpt-realtime", "marin"},
 }
 
 var lookupTool = agent.Tool{Name: "lookup_patient", Description: "Find a patient record by name.",
@@ -119,12 +118,10 @@ func isRaw(typ string) func(agent.Event) bool {
 
 func firstSession(t *testing.T, f *agenttest.OpenAIFake) map[string]any {
 	t.Helper()
-	for _, typ := range []string{wire.SessionUpdate, wire.SessionStart} {
-		if evs := f.Find(typ); len(evs) > 0 {
-			return evs[0]["session"].(map[string]any)
-		}
+	if evs := f.Find(wire.SessionUpdate); len(evs) > 0 {
+		return evs[0]["session"].(map[string]any)
 	}
-	t.Fatal("no session.update or session.start received")
+	t.Fatal("no session.update received")
 	return nil
 }
 
@@ -192,9 +189,6 @@ func TestFullCallAudioBothWays(t *testing.T) {
 
 			// Wire: what the provider received.
 			wantTypes := []string{wire.SessionUpdate, wire.InputAudioAppend, wire.InputAudioCommit, wire.ResponseCreate}
-			if fam.d.ModelInStart {
-				wantTypes[0] = wire.SessionStart
-			}
 			if got := h.f.Types(); !slices.Equal(got, wantTypes) {
 				t.Errorf("client events = %v, want %v", got, wantTypes)
 			}
@@ -219,11 +213,8 @@ func TestFullCallAudioBothWays(t *testing.T) {
 				t.Errorf("turn_detection = %v (present %v), want null", v, ok)
 			}
 			hs := h.f.Handshakes()[0]
-			if !hs.Auth || (hs.BetaHeader != "") != fam.d.BetaHeader || (hs.Model == "") != fam.d.ModelInStart {
+			if !hs.Auth || (hs.BetaHeader != "") != fam.d.BetaHeader || hs.Model != fam.model {
 				t.Errorf("handshake %+v", hs)
-			}
-			if fam.d.ModelInStart && s["model"] != fam.model {
-				t.Errorf("session.start model = %v", s["model"])
 			}
 			noProviderErrors(t, h.f)
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/voicebench/humanaudit/internal/agent"
@@ -28,7 +29,7 @@ func (a *Adapter) handle(f link.Frame) {
 
 func (a *Adapter) normalizeLocked(ev *wire.ServerEvent) []agent.Event {
 	switch ev.Type {
-	case wire.SessionCreated, wire.ConversationCreated, wire.SessionStarted, wire.SessionUpdated:
+	case wire.SessionCreated, wire.ConversationCreated, wire.SessionUpdated:
 		a.handshakeLocked(ev)
 		return nil
 
@@ -37,6 +38,7 @@ func (a *Adapter) normalizeLocked(ev *wire.ServerEvent) []agent.Event {
 			return nil
 		}
 		a.active, a.awaiting, a.respSamples = ev.Response.ID, false, 0
+		a.followUp = false // the follow-up (if one was owed) has started; its response.done decides
 		a.stopTimerLocked()
 		if a.cancelNext {
 			a.cancelNext = false
@@ -114,7 +116,7 @@ func (a *Adapter) handshakeLocked(ev *wire.ServerEvent) {
 		if err := a.sendLocked(a.pendingUpdate); err != nil {
 			a.handshakeDoneLocked(err)
 		}
-	case a.phase == phaseWaitUpdated && (ev.Type == wire.SessionUpdated || a.opts.Dialect.ModelInStart):
+	case a.phase == phaseWaitUpdated && ev.Type == wire.SessionUpdated:
 		a.handshakeDoneLocked(a.checkSessionLocked(ev.Session))
 	}
 }
@@ -126,26 +128,90 @@ func (a *Adapter) handshakeDoneLocked(err error) {
 	a.link.HandshakeDoneLocked(err)
 }
 
-// checkSessionLocked compares the effective session with what we asked for: a provider that
-// silently dropped tools would leave the agent unable to act.
+// checkSessionLocked compares the effective session with what we asked for (a provider that
+// silently dropped tools would leave the agent unable to act) and keeps what it applied.
 func (a *Adapter) checkSessionLocked(session json.RawMessage) error {
 	var s struct {
-		Tools []json.RawMessage `json:"tools"`
-		Voice string            `json:"voice"`
-		Audio struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+		Voice             string          `json:"voice"`
+		InputAudioFormat  string          `json:"input_audio_format"`
+		OutputAudioFormat string          `json:"output_audio_format"`
+		TurnDetection     json.RawMessage `json:"turn_detection"`
+		Audio             struct {
+			Input struct {
+				Format        *wire.AudioFormat `json:"format"`
+				TurnDetection json.RawMessage   `json:"turn_detection"`
+			} `json:"input"`
 			Output struct {
-				Voice string `json:"voice"`
+				Format *wire.AudioFormat `json:"format"`
+				Voice  string            `json:"voice"`
 			} `json:"output"`
 		} `json:"audio"`
 	}
 	if len(session) == 0 || json.Unmarshal(session, &s) != nil {
-		return nil // nothing to compare against
+		return nil // nothing to compare against: the fields stay what was sent
 	}
-	if s.Tools != nil && len(s.Tools) < a.sentTools {
+	ap := &a.applied
+	ap.Echoed = true
+	if s.Tools != nil {
+		ap.Tools = ap.Tools[:0]
+		for _, t := range s.Tools {
+			ap.Tools = append(ap.Tools, t.Name)
+		}
+	} else {
+		ap.Tools = append(ap.Tools[:0], a.sentTools...) // not echoed: taken as applied
+	}
+	if v := firstNonEmpty(s.Audio.Output.Voice, s.Voice); v != "" {
+		ap.Voice = v
+	}
+	if r := rateOf(s.Audio.Input.Format, s.InputAudioFormat); r > 0 {
+		ap.InputRate = r
+	}
+	if r := rateOf(s.Audio.Output.Format, s.OutputAudioFormat); r > 0 {
+		ap.OutputRate = r
+	}
+	td := s.TurnDetection
+	if len(s.Audio.Input.TurnDetection) > 0 {
+		td = s.Audio.Input.TurnDetection
+	}
+	if len(td) > 0 {
+		var t struct {
+			Type string `json:"type"`
+		}
+		if string(td) == "null" {
+			ap.TurnDetection = "manual"
+		} else if json.Unmarshal(td, &t) == nil && t.Type != "" {
+			ap.TurnDetection = t.Type
+		}
+	}
+	var missing []string
+	for _, name := range a.sentTools {
+		if !slices.Contains(ap.Tools, name) {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
 		return &agent.Error{Class: agent.ClassProtocol, Code: "tools_dropped", Fatal: true,
-			Message: fmt.Sprintf("provider applied %d of %d tools", len(s.Tools), a.sentTools)}
+			Message: fmt.Sprintf("provider applied %d of %d tools; refused: %s", len(a.sentTools)-len(missing), len(a.sentTools), strings.Join(missing, ", "))}
 	}
 	return nil
+}
+
+// rateOf is the sample rate of a GA audio format object or a beta format name (pcm16 is 24 kHz).
+func rateOf(f *wire.AudioFormat, beta string) int {
+	switch {
+	case f != nil && f.Rate > 0:
+		return f.Rate
+	case f != nil && f.Type == "audio/pcm":
+		return wire.SampleRate
+	case beta == "pcm16":
+		return wire.SampleRate
+	case beta == "g711_ulaw" || beta == "g711_alaw" || (f != nil && (f.Type == "audio/pcmu" || f.Type == "audio/pcma")):
+		return 8000
+	}
+	return 0
 }
 
 // callLocked emits a tool call the first time its call id is seen (the same call appears in
@@ -212,15 +278,24 @@ func (a *Adapter) responseDoneLocked(ev *wire.ServerEvent) []agent.Event {
 		a.active = ""
 	}
 	delete(a.cancelled, r.ID)
+	calls := false
 	if b := a.batches[r.ID]; b != nil {
+		calls = true
 		b.done = true
 		if b.pending == 0 {
 			delete(a.batches, r.ID)
-			a.pendingCreate = true
+			a.pendingCreate, a.followUp = true, true
 		}
 	}
+	if !calls && !a.followUp && !a.batchOpenLocked() {
+		status := r.Status
+		if status == "" {
+			status = agent.StatusCompleted
+		}
+		out = append(out, agent.Event{Type: agent.EventTurnEnd, ResponseID: r.ID, Status: status})
+	}
 	if a.pendingCreate {
-		a.requestResponseLocked()
+		a.requestResponseLocked(false)
 	}
 	return out
 }

@@ -79,6 +79,7 @@ type Link struct {
 	held      [][]byte
 	closed    bool
 	lost      bool
+	ending    bool // the provider confirmed the end of the session: its close is no loss
 
 	manual    bool // matched turn-taking: our endpointer ends the caller's turns
 	inTurn    bool // between StartTurn and EndTurn
@@ -229,9 +230,10 @@ func (l *Link) handler(gen int) socket.Handler {
 // sends the family's first frames; the family reports the provider's answer with
 // HandshakeDoneLocked. The old connection is closed as soon as the new one is open (the provider
 // is ending it anyway); frames sent through the link meanwhile are held and follow the greeting
-// once the provider has confirmed the new session. On failure the link is lost: the stream ends
-// with the fatal error, as when a connection drops.
-func (l *Link) Redial(ctx context.Context, t Target, greet func() error) error {
+// once the provider has confirmed the new session, after what resumed (if set, with the lock held)
+// sends to restore the state the new session needs (an open caller activity). On failure the link
+// is lost: the stream ends with the fatal error, as when a connection drops.
+func (l *Link) Redial(ctx context.Context, t Target, greet, resumed func() error) error {
 	l.mu.Lock()
 	switch {
 	case l.closed || l.lost:
@@ -291,6 +293,14 @@ func (l *Link) Redial(ctx context.Context, t Target, greet func() error) error {
 	if l.closed || l.lost {
 		return agent.ErrClosed
 	}
+	if resumed != nil {
+		l.greeting = true
+		err := resumed()
+		l.greeting = false
+		if err != nil {
+			l.log.Warn("restore state after reconnect", slog.Any("err", err))
+		}
+	}
 	for _, f := range held {
 		if err := l.conn.Send(f); err != nil {
 			l.log.Warn("send held frame after reconnect", slog.Any("err", err))
@@ -327,6 +337,10 @@ func (l *Link) redialFailed(err error, conn *socket.Conn) error {
 	}
 	return &e
 }
+
+// EndingLocked says the provider has confirmed the end of the session the client asked for, so
+// that the connection's close that follows is not reported as a loss.
+func (l *Link) EndingLocked() { l.ending = true }
 
 // GenerationLocked is the number of the current connection (1 for the first, then one more per
 // Redial).
@@ -502,6 +516,9 @@ func (l *Link) EndTurnLocked(open func() error) (bool, error) {
 	return true, nil
 }
 
+// InTurnLocked reports a matched caller turn in progress (between StartTurn and EndTurn).
+func (l *Link) InTurnLocked() bool { return l.manual && l.inTurn }
+
 // TakeInputSamplesLocked returns the caller samples sent since the last call, for usage.
 func (l *Link) TakeInputSamplesLocked() int {
 	n := l.inSamples
@@ -534,6 +551,24 @@ func (l *Link) readerClosed(gen int, err *agent.Error) {
 	if gen != l.gen {
 		l.mu.Unlock()
 		return // a connection the link moved away from
+	}
+	if l.ending {
+		err = nil
+	}
+	if l.redialing && l.awaiting {
+		// The new connection of a Redial ended before the provider confirmed it: Redial reports
+		// the failure (and ends the link).
+		l.awaiting = false
+		var hsErr error = agent.ErrClosed
+		if err != nil {
+			hsErr = err
+		}
+		select {
+		case l.hs <- hsErr:
+		default:
+		}
+		l.mu.Unlock()
+		return
 	}
 	if err != nil && !l.closed && !l.lost && !l.awaiting && l.o.Resume != nil && l.o.Resume(err) {
 		l.moving = true // the family redials; hold what is sent until then
