@@ -779,3 +779,82 @@ func TestCloseWithoutDraining(t *testing.T) {
 		t.Errorf("connect after close: %v", err)
 	}
 }
+
+// The OpenAI tool-turn shape: a response with tool calls ends with response.done and the answer
+// comes in a second response after the outputs and response.create. The agent's turn ends once,
+// after that second response; a response the caller interrupted ends it as cancelled.
+func TestTurnEndsAfterTheFollowUpResponse(t *testing.T) {
+	for _, fam := range families {
+		t.Run(fam.name, func(t *testing.T) {
+			h := connect(t, fam, agenttest.Script{Replies: []agenttest.Reply{
+				{Text: "One moment.", AudioMS: 200, Calls: []agenttest.Call{{Name: "lookup_patient", Arguments: `{"name":"Ada"}`}}},
+				{Text: "I found your record.", AudioMS: 300},
+				{Text: "This answer is cut short by the caller.", AudioMS: 3000, Pace: 20 * time.Millisecond},
+			}}, agent.Config{Tools: []agent.Tool{lookupTool}})
+			turn(t, h.a, 200)
+			call := h.rec.WaitType(t, wait, agent.EventToolCall)
+			h.rec.WaitType(t, wait, agent.EventResponseDone)
+			time.Sleep(50 * time.Millisecond)
+			if n := len(h.rec.Of(agent.EventTurnEnd)); n != 0 {
+				t.Fatalf("turn ended with a tool call unanswered: %s", h.rec.Summary())
+			}
+			if err := h.a.SendToolResult(call.CallID, call.Name, json.RawMessage(`{"found":true}`)); err != nil {
+				t.Fatal(err)
+			}
+			end := h.rec.WaitType(t, wait, agent.EventTurnEnd)
+			dones := h.rec.Of(agent.EventResponseDone)
+			if end.Status != agent.StatusCompleted || len(dones) != 2 || end.ResponseID != dones[1].ResponseID {
+				t.Errorf("turn end %+v after responses %+v", end, dones)
+			}
+			turn(t, h.a, 200)
+			h.rec.WaitType(t, wait, agent.EventAudioDelta)
+			if err := h.a.Interrupt(100); err != nil {
+				t.Fatal(err)
+			}
+			if end := h.rec.WaitType(t, wait, agent.EventTurnEnd); end.Status != agent.StatusCancelled {
+				t.Errorf("interrupted turn end %+v", end)
+			}
+			if n := len(h.rec.Of(agent.EventTurnEnd)); n != 2 {
+				t.Errorf("%d turn ends, want 2: %s", n, h.rec.Summary())
+			}
+			noProviderErrors(t, h.f)
+		})
+	}
+}
+
+// A provider that acknowledges the session without installing the tools fails the connect,
+// naming them; Applied reports what session.updated said.
+func TestDroppedToolsNamed(t *testing.T) {
+	p := agenttest.OpenAIGA
+	p.DropTools = true
+	f := agenttest.NewOpenAIFake(t, p, agenttest.Script{})
+	a := openai.New(openai.Options{URL: f.URL(), Model: "gpt-realtime", Dialect: openai.GA, Timeouts: testTimeouts()})
+	defer a.Close()
+	second := agent.Tool{Name: "book_visit", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}
+	err := a.Connect(context.Background(), agent.Config{Tools: []agent.Tool{lookupTool, second}})
+	want := "protocol error (tools_dropped): provider applied 0 of 2 tools; refused: lookup_patient, book_visit"
+	if err == nil || err.Error() != want {
+		t.Fatalf("err %v\nwant %s", err, want)
+	}
+
+	h := connect(t, families[0], agenttest.Script{}, agent.Config{Tools: []agent.Tool{lookupTool}, Voice: "cedar", ServerTurnDetection: true})
+	ap := h.a.Applied()
+	if !ap.Echoed || !slices.Equal(ap.Tools, []string{"lookup_patient"}) || ap.Voice != "cedar" || ap.InputRate != 24000 || ap.OutputRate != 24000 || ap.TurnDetection != "server_vad" {
+		t.Errorf("applied %+v", ap)
+	}
+}
+
+// StepFun's step-audio-2 models speak two voices only: another is replaced before the session.
+func TestVoicesPerModel(t *testing.T) {
+	if v := openai.StepFun.VoicesFor("step-audio-2-mini"); !slices.Equal(v, []string{"qingchunshaonv", "wenrounansheng"}) {
+		t.Errorf("step-audio-2-mini voices %v", v)
+	}
+	if v := openai.StepFun.VoicesFor("step-1o-audio"); len(v) != 4 {
+		t.Errorf("step-1o-audio voices %v", v)
+	}
+	h := connect(t, families[3], agenttest.Script{}, agent.Config{Voice: "elegantgentle-female"})
+	if v, _ := path(firstSession(t, h.f), "voice"); v != "qingchunshaonv" {
+		t.Errorf("voice sent %v", v)
+	}
+	noProviderErrors(t, h.f)
+}
