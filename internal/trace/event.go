@@ -40,9 +40,9 @@ const (
 	// AgentReconnect: the adapter moved the call to a resumed provider session (Gemini goAway);
 	// the call, its media clock and the conversation continue. Text says why.
 	AgentReconnect Type = "agent.reconnect"
-	AgentUsage        Type = "agent.usage"
-	AgentError        Type = "agent.error"
-	AgentRaw          Type = "agent.raw" // a provider event kept verbatim for audits
+	AgentUsage     Type = "agent.usage"
+	AgentError     Type = "agent.error"
+	AgentRaw       Type = "agent.raw" // a provider event kept verbatim for audits
 )
 
 // Tool calls and their results, as executed by the workspace.
