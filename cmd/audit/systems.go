@@ -12,20 +12,25 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
 	"github.com/voicebench/humanaudit/internal/secrets"
+	"github.com/voicebench/humanaudit/internal/task"
 )
 
 func init() {
-	register("systems check", "check the systems file and that each system's key is present (--systems FILE --secrets FILE [--connect])", runSystemsCheck)
+	register("systems check", "check the systems file and that each system's key is present (--systems FILE --secrets FILE [--connect [--task ID]])", runSystemsCheck)
 }
 
 // runSystemsCheck prints each system with its effective voice and whether its key is present
-// (never the key). With --connect it also dials each system and completes the session handshake.
-// Problems are printed one line each on stderr; the exit status is 1 when there is any.
+// (never the key), and what its family cannot honour. With --connect it opens a real session of
+// each system with a suite task's instructions, tools and voice and reports what the provider
+// applied (systems.CheckConnect). Problems are printed one line each on stderr; the exit status
+// is 1 when there is any.
 func runSystemsCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("systems check", stderr)
 	file := fs.String("systems", "systems.json", "systems file")
 	secretsFile := fs.String("secrets", secrets.DefaultFile, "secrets file (LABEL=value lines); the environment is consulted too")
-	connect := fs.Bool("connect", false, "also dial each system and complete its session handshake")
+	connect := fs.Bool("connect", false, "also open a session of each system with a suite task's instructions, tools and voice")
+	tasksDir := fs.String("tasks", "tasks", "task suite: its tools are checked against each family, and --connect uses one of its tasks")
+	taskID := fs.String("task", "", "the task --connect uses (default: the task with the most tools)")
 	timeout := fs.Duration("timeout", 10*time.Second, "handshake timeout per system with --connect")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -52,6 +57,18 @@ func runSystemsCheck(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	if st, err := os.Stat(*secretsFile); err == nil && st.Mode().Perm()&0o077 != 0 {
 		fmt.Fprintf(stderr, "warning: %s is readable by other users (chmod 600 %s)\n", *secretsFile, *secretsFile)
+	}
+
+	// The suite: its tools must suit every family; --connect needs it.
+	var suite []*task.Task
+	if _, err := os.Stat(*tasksDir); err == nil || *connect {
+		if suite, err = loadTaskDir(*tasksDir); err != nil {
+			return fmt.Errorf("task suite: %w (--tasks DIR)", err)
+		}
+	}
+	var warnings []string
+	for _, s := range f.Systems {
+		warnings = append(warnings, s.Warnings()...)
 	}
 
 	fmt.Fprintf(stdout, "%s: %d systems\n", *file, len(f.Systems))
@@ -89,9 +106,17 @@ func runSystemsCheck(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintf(tw, "  %s\t%s\t%s\tmodel %s\tvoice %s\t%s\tkey %s\n", s.Label, s.Family, endpoint, model, voice, mode, key)
 	}
 	tw.Flush()
+	for _, s := range f.Systems {
+		problems = append(problems, s.ToolProblems(suite)...)
+	}
 
 	if *connect {
-		fmt.Fprintln(stdout, "connect:")
+		tk, err := systems.ProbeTask(suite, *taskID)
+		if err != nil {
+			return fmt.Errorf("--task: %w", err)
+		}
+		probe := systems.ProbeFor(tk)
+		fmt.Fprintf(stdout, "connect (task %s: %d tools):\n", probe.Task, len(probe.Config.Tools))
 		for _, s := range f.Systems {
 			if s.EndpointURL() == "" {
 				fmt.Fprintf(stdout, "  %s: not dialled (in-process reference agent)\n", s.Label)
@@ -101,16 +126,25 @@ func runSystemsCheck(ctx context.Context, args []string, stdout, stderr io.Write
 				fmt.Fprintf(stdout, "  %s: not dialled (no key)\n", s.Label)
 				continue
 			}
-			start := time.Now()
-			a, err := systems.Dial(ctx, s, systems.DialOptions{Keys: store, HandshakeTimeout: *timeout})
-			if err != nil {
+			r, err := systems.CheckConnect(ctx, s, systems.DialOptions{Keys: store, HandshakeTimeout: *timeout}, probe)
+			switch {
+			case err != nil && r.Applied.InputRate == 0:
 				fmt.Fprintf(stdout, "  %s: FAILED\n", s.Label)
-				problems = append(problems, err.Error())
-				continue
+			case err != nil:
+				fmt.Fprintf(stdout, "  %s: FAILED: %s\n", s.Label, r.Summary())
+			default:
+				fmt.Fprintf(stdout, "  %s: ok (handshake %d ms): %s\n", s.Label, r.Handshake.Milliseconds(), r.Summary())
 			}
-			a.Close()
-			fmt.Fprintf(stdout, "  %s: ok (handshake %d ms)\n", s.Label, time.Since(start).Milliseconds())
+			for _, n := range r.Applied.Notes {
+				fmt.Fprintf(stdout, "    note: %s\n", n)
+			}
+			if err != nil {
+				problems = append(problems, err.Error())
+			}
 		}
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(stderr, "warning: "+w)
 	}
 	for _, p := range problems {
 		fmt.Fprintln(stderr, p)
