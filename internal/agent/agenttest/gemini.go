@@ -332,7 +332,6 @@ var (
 			"speechConfig": {"voiceConfig": {"prebuiltVoiceConfig": {"voiceName": nil}}, "languageCode": nil, "multiSpeakerVoiceConfig": nil}},
 		"realtimeInputConfig": {"automaticActivityDetection": {"disabled": nil, "startOfSpeechSensitivity": nil, "endOfSpeechSensitivity": nil,
 			"prefixPaddingMs": nil, "silenceDurationMs": nil}, "activityHandling": nil, "turnCoverage": nil}}
-	geminiDeclKeys = params.Tree{"name": nil, "description": nil, "parameters": nil, "parametersJsonSchema": nil, "response": nil, "behavior": nil}
 )
 
 func (c *geminiConn) invalid(format string, args ...any) bool {
