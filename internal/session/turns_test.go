@@ -94,7 +94,7 @@ func checkGold(t *testing.T, res Result) {
 // TestSyntheticCallEachToolTurnShape: the frozen caller waits on the adapter's end of the
 // agent's turn, so a call whose agent writes the gold values in a tool turn reaches Workflow
 // Success whatever the provider's tool-turn shape: OpenAI's second response after
-// response.create, Gemini continuing the same turn after the toolResponse (one turnComplete),
+// response.create (or started by the server itself once it has the outputs), Gemini continuing the same turn after the toolResponse (one turnComplete),
 // Gemini closing the tool-call turn and answering in a new one, GPT-Live delegating to its
 // backend model (full duplex, no turns).
 func TestSyntheticCallEachToolTurnShape(t *testing.T) {
@@ -109,6 +109,12 @@ func TestSyntheticCallEachToolTurnShape(t *testing.T) {
 	}{
 		{"openai follow-up response", false, func(t *testing.T) agent.Adapter {
 			f := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{Replies: goldReplies()})
+			return openai.New(openai.Options{URL: f.URL(), Model: "gpt-realtime", Dialect: openai.GA})
+		}},
+		{"openai server continues by itself", false, func(t *testing.T) agent.Adapter {
+			p := agenttest.OpenAIGA
+			p.AutoFollowUp = true
+			f := agenttest.NewOpenAIFake(t, p, agenttest.Script{Replies: goldReplies()})
 			return openai.New(openai.Options{URL: f.URL(), Model: "gpt-realtime", Dialect: openai.GA})
 		}},
 		{"gemini same turn continues", false, func(t *testing.T) agent.Adapter {

@@ -46,6 +46,9 @@ type Adapter struct {
 	createTimer   *time.Timer     // ResponseStart deadline of that response.create
 	pendingCreate bool            // one more response.create wanted once nothing is active
 	followUp      bool            // a tool batch's follow-up response is owed: the turn goes on
+	createFollows bool            // the response.create in flight (createID) asks for a follow-up
+	committed     bool            // a caller item was committed since the last response.created
+	activeCaller  bool            // the active response started after a caller item: it answers the caller
 	cancelNext    bool            // Interrupt came before response.created: cancel it on arrival
 	cancelled     map[string]bool // responses we cancelled: their late audio is discarded
 	respSamples   int             // agent audio samples received for the active response
@@ -255,7 +258,7 @@ func (a *Adapter) requestResponseLocked(followUp bool) error {
 	if err := a.sendLocked(ev); err != nil {
 		return err
 	}
-	a.awaiting, a.createID = true, ev.EventID
+	a.awaiting, a.createID, a.createFollows = true, ev.EventID, a.followUp
 	id := ev.EventID
 	a.stopTimerLocked()
 	a.createTimer = time.AfterFunc(a.to.ResponseStart, func() { a.responseStartTimeout(id) })

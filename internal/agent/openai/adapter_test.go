@@ -858,3 +858,39 @@ func TestVoicesPerModel(t *testing.T) {
 	}
 	noProviderErrors(t, h.f)
 }
+
+// The other tool-turn shape of the family: a server that starts the follow-up by itself once it
+// has every output. The adapter's response.create then collides with that response, which it
+// takes as the follow-up: no second follow-up, one end of the turn.
+func TestServerContinuingByItselfAfterToolOutputs(t *testing.T) {
+	p := agenttest.OpenAIGA
+	p.AutoFollowUp = true
+	h := connect(t, family{"ga", openai.GA, p, "gpt-realtime", "marin"}, agenttest.Script{Replies: []agenttest.Reply{
+		{Calls: []agenttest.Call{{Name: "lookup_patient", Arguments: `{"name":"Ada"}`}}},
+		{Text: "I found your record.", AudioMS: 300, Pace: 5 * time.Millisecond},
+		{Text: "A duplicate answer.", AudioMS: 200},
+	}}, agent.Config{Tools: []agent.Tool{lookupTool}})
+	turn(t, h.a, 200)
+	call := h.rec.WaitType(t, wait, agent.EventToolCall)
+	h.rec.WaitType(t, wait, agent.EventResponseDone)
+	if err := h.a.SendToolResult(call.CallID, call.Name, json.RawMessage(`{"found":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	h.rec.WaitType(t, wait, agent.EventTurnEnd)
+	time.Sleep(300 * time.Millisecond)
+	for _, e := range h.rec.Of(agent.EventTranscriptDone) {
+		if e.Text == "A duplicate answer." {
+			t.Errorf("a second follow-up was asked for: %s", h.rec.Summary())
+		}
+	}
+	if n, m := len(h.rec.Of(agent.EventResponseDone)), len(h.rec.Of(agent.EventTurnEnd)); n != 2 || m != 1 {
+		t.Errorf("%d responses, %d turn ends (want 2, 1): %s", n, m, h.rec.Summary())
+	}
+	if errs := h.rec.Of(agent.EventError); len(errs) > 0 {
+		t.Errorf("the collision surfaced as an error: %+v", errs[0].Err)
+	}
+	if codes := h.f.ErrorCodes(); !slices.Equal(codes, []string{wire.CodeActiveResponse}) {
+		t.Errorf("provider errors %v, want the one collision of the adapter's follow-up", codes)
+	}
+	noProviderErrors(t, h.f, wire.CodeActiveResponse)
+}

@@ -38,6 +38,7 @@ func (a *Adapter) normalizeLocked(ev *wire.ServerEvent) []agent.Event {
 			return nil
 		}
 		a.active, a.awaiting, a.respSamples = ev.Response.ID, false, 0
+		a.activeCaller, a.committed = a.committed, false
 		a.followUp = false // the follow-up (if one was owed) has started; its response.done decides
 		a.stopTimerLocked()
 		if a.cancelNext {
@@ -96,6 +97,9 @@ func (a *Adapter) normalizeLocked(ev *wire.ServerEvent) []agent.Event {
 	case wire.ResponseDone:
 		return a.responseDoneLocked(ev)
 
+	case wire.InputCommitted:
+		a.committed = true
+		return nil
 	case wire.SpeechStarted:
 		return []agent.Event{{Type: agent.EventCallerSpeechStarted, ItemID: ev.ItemID}}
 	case wire.SpeechStopped:
@@ -323,7 +327,20 @@ func (a *Adapter) errorLocked(d *wire.ErrorDetail) []agent.Event {
 		return []agent.Event{protocolError("bad_event", "error event without an error object")}
 	}
 	forCreate := a.awaiting && d.EventID != nil && *d.EventID == a.createID
+	matchesCreate := d.EventID != nil && *d.EventID == a.createID
 	switch {
+	case (d.Code == wire.CodeActiveResponse || strings.Contains(d.Message, "ongoing response") || strings.Contains(d.Message, "already has an active response")) &&
+		matchesCreate && a.createFollows && a.active != "" && !a.activeCaller:
+		// Our follow-up to a tool batch met a response the provider started by itself once it had
+		// the outputs, with no caller input in between (the other tool-turn shape): that response
+		// is the follow-up. (One that answers new caller speech is not: then we ask again.)
+		a.link.Log().Debug("the provider continued after the tool outputs by itself; follow-up not requested again")
+		if a.awaiting {
+			a.awaiting = false
+			a.stopTimerLocked()
+		}
+		a.createFollows = false
+		return nil
 	case d.Code == wire.CodeActiveResponse || strings.Contains(d.Message, "ongoing response") || strings.Contains(d.Message, "already has an active response"):
 		// The provider started a response we did not ask for (server VAD) between our bookkeeping
 		// and its; ask again once that one is done.

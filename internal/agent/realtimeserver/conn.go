@@ -478,6 +478,7 @@ func (c *Conn) itemCreate(id string, ev map[string]any, data []byte) {
 	}
 	typ, _ := it["type"].(string)
 	role := ""
+	batchDone := false
 	switch typ {
 	case "function_call_output":
 		callID, _ := it["call_id"].(string)
@@ -497,6 +498,10 @@ func (c *Conn) itemCreate(id string, ev map[string]any, data []byte) {
 		if first {
 			cl.answered = true
 			c.outputs = append(c.outputs, ToolOutput{CallID: callID, Name: cl.name, Output: output})
+			batchDone = c.p.AutoFollowUp && len(c.batch) > 0 && !slices.ContainsFunc(c.batch, func(id string) bool { return !c.calls[id].answered })
+			if batchDone {
+				c.batch = nil
+			}
 		}
 		c.mu.Unlock()
 		if cl == nil {
@@ -537,6 +542,9 @@ func (c *Conn) itemCreate(id string, ev map[string]any, data []byte) {
 	c.items[out.ID] = &item{role: role, typ: typ}
 	c.mu.Unlock()
 	c.added(prev, &out)
+	if batchDone {
+		c.autoResponse() // this server continues by itself once the batch is answered
+	}
 }
 
 // messageContent reads a message's text and audio content.

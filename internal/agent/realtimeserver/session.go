@@ -52,6 +52,10 @@ type Provider struct {
 	// History accepts the client's conversation.item.delete and function_call items (a
 	// conversation replayed into the session); without it both are refused.
 	History bool
+	// AutoFollowUp starts the next response by itself once every function_call_output of the
+	// last tool batch has arrived, without waiting for response.create (the other tool-turn shape
+	// some servers of the family have); a response.create meanwhile collides with it.
+	AutoFollowUp bool
 	// DropTools accepts a session's tools and installs none (session.updated lists no tools), as
 	// a provider does that ignores what it cannot use.
 	DropTools bool
