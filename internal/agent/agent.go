@@ -8,7 +8,8 @@
 //
 // Providers end an agent's turn in different shapes. In the OpenAI Realtime family a response
 // that calls tools ends with response.done, and the answer comes in a second response after the
-// client sends the outputs and response.create. Gemini Live continues the same model turn once
+// client sends the outputs and response.create (or, on some servers, as soon as they have the
+// outputs). Gemini Live continues the same model turn once
 // it gets the toolResponse and ends it with one turnComplete; some Gemini models instead close
 // the tool-call turn with turnComplete and answer in a new turn. GPT-Live has no turns at all.
 // A session must never guess which shape it faces from EventResponseDone and tool counts.
