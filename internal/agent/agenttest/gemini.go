@@ -134,6 +134,15 @@ func (f *GeminiFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if f.key != "" && key != f.key {
+		// As the service does: the upgrade is refused with HTTP 400 and the reason in the body.
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT",`+
+			`"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com",`+
+			`"metadata":{"service":"generativelanguage.googleapis.com"}}]}}`)
+		return
+	}
 	ws, id, ok := f.reg.Accept(w, r)
 	if !ok {
 		return
@@ -148,11 +157,6 @@ func (f *GeminiFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		delete(f.conns, id)
 		f.mu.Unlock()
 	}()
-	if f.key != "" && key != f.key {
-		c.closeWith(websocket.ClosePolicyViolation, "API key not valid. Please pass a valid API key.")
-		c.finish()
-		return
-	}
 	c.serve()
 }
 

@@ -77,6 +77,7 @@ type Adapter struct {
 	tools  []string
 
 	resumeHandle string      // latest resumable handle
+	handleFresh  bool        // no turn (the model's or the caller's) began since it was issued
 	goAway       bool        // the server announced the end of the connection: move at the next quiet point
 	goAwayLeft   string      // its notice, for the reconnect's reason
 	resumeTimer  *time.Timer // moves anyway shortly before the connection's end
@@ -253,6 +254,7 @@ func (a *Adapter) StartTurn() error {
 }
 
 func (a *Adapter) activityStartLocked() error {
+	a.handleFresh = false
 	return a.sendLocked("realtimeInput.activityStart", map[string]any{"realtimeInput": map[string]any{"activityStart": struct{}{}}})
 }
 
@@ -353,9 +355,10 @@ func (a *Adapter) goAwayLocked(left string) []agent.Event {
 }
 
 // quietLocked reports a point where a resumed session loses nothing: no model turn, no tool call
-// or result in flight, no continuation owed, no caller activity open.
+// or result in flight, no continuation owed, no caller activity open, and a handle issued after
+// the last turn (the service sends it right after turnComplete).
 func (a *Adapter) quietLocked() bool {
-	return a.turn == "" && len(a.calls) == 0 && len(a.results) == 0 && !a.continuation && !a.agentTurn && !a.link.InTurnLocked()
+	return a.turn == "" && len(a.calls) == 0 && len(a.results) == 0 && !a.continuation && !a.agentTurn && !a.link.InTurnLocked() && a.handleFresh
 }
 
 // maybeReconnectLocked moves the call after a goAway once it is quiet.

@@ -119,6 +119,8 @@ func TestFullCallAudioBothWays(t *testing.T) {
 	if d := h.rec.WaitType(t, wait, agent.EventResponseDone); d.Status != agent.StatusCompleted || d.ResponseID != "turn_1" {
 		t.Fatalf("done %+v", d)
 	}
+	// The provider's last event: the resumption handle that covers the turn.
+	h.rec.WaitFor(t, wait, "the handle after the turn", func(e agent.Event) bool { return e.RawType == "sessionResumptionUpdate" })
 	if got := h.rec.AudioSamples(); got != 600*24 {
 		t.Errorf("agent audio samples %d, want %d", got, 600*24)
 	}
@@ -416,8 +418,8 @@ func TestConnectFailures(t *testing.T) {
 		a := gemini.New(gemini.Options{URL: f.URL(), Model: model, Key: "AIza-wrong-secret"})
 		defer a.Close()
 		err := a.Connect(context.Background(), agent.Config{})
-		if agent.ClassOf(err) != agent.ClassAuth || strings.Contains(err.Error(), "AIza-wrong-secret") {
-			t.Fatalf("err %v", err)
+		if agent.ClassOf(err) != agent.ClassAuth || !strings.Contains(err.Error(), "http_400") || strings.Contains(err.Error(), "AIza-wrong-secret") {
+			t.Fatalf("err %v, want an auth error for the HTTP 400 refusal", err)
 		}
 	})
 	// A schema Gemini cannot express is refused before anything is sent, naming tool and keyword.
@@ -588,6 +590,7 @@ func TestGoAwayResumesTheSession(t *testing.T) {
 	}
 	turn(t, h.a, 200)
 	h.rec.WaitType(t, wait, agent.EventTurnEnd)
+	h.rec.WaitFor(t, wait, "the handle after the turn", func(e agent.Event) bool { return e.RawType == "sessionResumptionUpdate" })
 	h.f.GoAway(2 * time.Second)
 	r := h.rec.WaitType(t, wait, agent.EventReconnect)
 	if !strings.Contains(r.Text, "goAway (2s left)") || !strings.Contains(r.Text, "connection 2") {
@@ -620,6 +623,7 @@ func TestGoAwayResumesTheSession(t *testing.T) {
 // the move arrives there.
 func TestGoAwayDuringCallerTurnMovesBeforeTheEnd(t *testing.T) {
 	h := connect(t, agenttest.Script{Replies: []agenttest.Reply{{Text: "Got it.", AudioMS: 200}}}, agent.Config{})
+	h.rec.WaitFor(t, wait, "a resumption handle", func(e agent.Event) bool { return e.RawType == "sessionResumptionUpdate" })
 	if err := h.a.StartTurn(); err != nil {
 		t.Fatal(err)
 	}
@@ -630,7 +634,9 @@ func TestGoAwayDuringCallerTurnMovesBeforeTheEnd(t *testing.T) {
 		case <-stop:
 			sending = false
 		default:
-			speak(t, h.a, 40, 0)
+			if err := h.a.SendAudio(agenttest.Speech(40, gemini.InputRate)); err != nil {
+				t.Fatalf("send audio: %v; events %s", err, h.rec.Summary())
+			}
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
@@ -660,6 +666,7 @@ func TestGoAwayDuringCallerTurnMovesBeforeTheEnd(t *testing.T) {
 // A refused resumption ends the call as a lost connection that says so.
 func TestRefusedResumptionIsLostConnection(t *testing.T) {
 	h := connect(t, agenttest.Script{}, agent.Config{})
+	h.rec.WaitFor(t, wait, "a resumption handle", func(e agent.Event) bool { return e.RawType == "sessionResumptionUpdate" })
 	h.f.ForgetHandles()
 	h.f.GoAway(2 * time.Second)
 	e := h.rec.WaitType(t, wait, agent.EventError)

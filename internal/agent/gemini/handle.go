@@ -75,7 +75,7 @@ func (a *Adapter) normalizeLocked(m *ServerMessage) []agent.Event {
 		out = append(out, a.contentLocked(c)...)
 	}
 	if ru := m.SessionResumptionUpdate; ru != nil && ru.Resumable && ru.NewHandle != "" {
-		a.resumeHandle = ru.NewHandle
+		a.resumeHandle, a.handleFresh = ru.NewHandle, true
 	}
 	if tc := m.ToolCall; tc != nil {
 		a.beginTurnLocked()
@@ -112,7 +112,7 @@ func (a *Adapter) normalizeLocked(m *ServerMessage) []agent.Event {
 }
 
 func (a *Adapter) beginTurnLocked() {
-	a.agentTurn = true
+	a.agentTurn, a.handleFresh = true, false
 	if a.turn == "" {
 		a.turns++
 		a.turn = fmt.Sprintf("turn_%d", a.turns)
