@@ -675,3 +675,28 @@ func TestRefusedResumptionIsLostConnection(t *testing.T) {
 	}
 	h.rec.WaitClosed(t, wait)
 }
+
+// A long call outlives several connections: each goAway moves it to a session resumed from the
+// handle of its last turn (a 15-minute call meets one about every ten minutes).
+func TestCallSurvivesRepeatedGoAways(t *testing.T) {
+	replies := []agenttest.Reply{{Text: "One.", AudioMS: 100}, {Text: "Two.", AudioMS: 100}, {Text: "Three.", AudioMS: 100}, {Text: "Four.", AudioMS: 100}}
+	h := connect(t, agenttest.Script{Replies: replies}, agent.Config{})
+	for i, r := range replies {
+		turn(t, h.a, 100)
+		h.rec.WaitFor(t, wait, r.Text, func(e agent.Event) bool { return e.Type == agent.EventTranscriptDone && e.Text == r.Text })
+		h.rec.WaitType(t, wait, agent.EventTurnEnd)
+		if i == len(replies)-1 {
+			break
+		}
+		h.rec.WaitFor(t, wait, "the handle after the turn", func(e agent.Event) bool { return e.RawType == "sessionResumptionUpdate" })
+		h.f.GoAway(time.Second)
+		h.rec.WaitType(t, wait, agent.EventReconnect)
+	}
+	if got := h.f.Resumed(); len(got) != 3 || len(h.f.Setups()) != 4 {
+		t.Errorf("resumed from %v over %d setups, want 3 moves", got, len(h.f.Setups()))
+	}
+	if n := len(h.rec.Of(agent.EventError)); n != 0 {
+		t.Errorf("errors: %s", h.rec.Summary())
+	}
+	clean(t, h.f)
+}
