@@ -61,7 +61,7 @@ func commandTable() []command {
 		{"study plan", "plan a counterbalanced study: plan.csv and a balance report (--tasks --systems --anchor --sessions-per-participant --seed --out [--power --delta D [--pilot STUDY | --rates FILE]])", runStudyPlan},
 		{"study status", "show a study's progress (--study ID [--csv status.csv])", runStudyStatus},
 		{"synth", "run the frozen synthetic caller against a system: --system LABEL --tasks audit24 --seeds 3 --out DIR", runSynth},
-		{"systems check", "check the systems file and that each system's key is present (--systems FILE --secrets FILE [--connect])", runSystemsCheck},
+		{"systems check", "check the systems file and that each system's key is present (--systems FILE --secrets FILE [--connect [--task ID]])", runSystemsCheck},
 		{"tasks list", "list tasks and their strata (--json)", runTasksList},
 		{"tasks validate", "validate task files (default tasks/): FILE: JSONPATH: message per problem", runTasksValidate},
 	}

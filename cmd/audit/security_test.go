@@ -86,7 +86,7 @@ func TestKeyNeverLeavesTheSystemsFile(t *testing.T) {
 	refusingFile := filepath.Join(dir, "refusing.json")
 	os.WriteFile(refusingFile, sj, 0o644)
 	var checkOut, checkErr bytes.Buffer
-	err = run(context.Background(), []string{"systems", "check", "--connect", "--systems", refusingFile, "--secrets", filepath.Join(dir, "secrets.txt")},
+	err = run(context.Background(), []string{"systems", "check", "--connect", "--systems", refusingFile, "--secrets", filepath.Join(dir, "secrets.txt"), "--tasks", "../../tasks"},
 		&checkOut, &checkErr)
 	t.Logf("audit systems check --connect: %v\nstdout: %s\nstderr: %s", err, checkOut.String(), checkErr.String())
 	if !strings.Contains(checkOut.String()+checkErr.String(), "Incorrect API key provided: [redacted") {

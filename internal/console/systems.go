@@ -29,18 +29,23 @@ type SystemCheck struct {
 	Dial *DialCheck
 }
 
-// DialCheck is the outcome of dialling a system and completing its session handshake.
+// DialCheck is the outcome of opening a session of a system with the probe task's instructions,
+// tools and voice (systems.CheckConnect).
 type DialCheck struct {
 	// Skipped says why the system was not dialled ("" when it was).
 	Skipped   string
 	Handshake time.Duration
-	Err       error
+	// Report is what the provider applied of what was asked.
+	Report systems.ConnectReport
+	Err    error
 }
 
 // CheckOptions say how to check systems.
 type CheckOptions struct {
-	// Connect dials each system that has an endpoint and its key and completes the handshake.
+	// Connect opens a session of each system that has an endpoint and its key, configured with
+	// Probe, and reports what the provider applied.
 	Connect bool
+	Probe   systems.Probe
 	// HandshakeTimeout bounds each handshake (the dialler's default when zero).
 	HandshakeTimeout time.Duration
 }
@@ -57,25 +62,20 @@ func CheckSystems(ctx context.Context, f *systems.File, keys systems.Keys, opts 
 			_, c.KeyErr = systems.Key(s, keys)
 		}
 		if opts.Connect {
-			c.Dial = dialCheck(ctx, s, keys, opts.HandshakeTimeout)
+			c.Dial = dialCheck(ctx, s, keys, opts)
 		}
 		out = append(out, c)
 	}
 	return out
 }
 
-func dialCheck(ctx context.Context, s systems.System, keys systems.Keys, timeout time.Duration) *DialCheck {
+func dialCheck(ctx context.Context, s systems.System, keys systems.Keys, opts CheckOptions) *DialCheck {
 	if s.EndpointURL() == "" {
 		return &DialCheck{Skipped: "in-process reference agent"}
 	}
 	if _, err := systems.Key(s, keys); err != nil {
 		return &DialCheck{Skipped: "no key"}
 	}
-	start := time.Now()
-	a, err := systems.Dial(ctx, s, systems.DialOptions{Keys: keys, HandshakeTimeout: timeout})
-	if err != nil {
-		return &DialCheck{Err: err}
-	}
-	a.Close()
-	return &DialCheck{Handshake: time.Since(start)}
+	r, err := systems.CheckConnect(ctx, s, systems.DialOptions{Keys: keys, HandshakeTimeout: opts.HandshakeTimeout}, opts.Probe)
+	return &DialCheck{Handshake: r.Handshake, Report: r, Err: err}
 }
