@@ -40,11 +40,13 @@ function renderLive(list) {
   const tb = $("live").querySelector("tbody");
   tb.replaceChildren(...list.map((l) => el("tr", {},
     el("td", {}, el("a", { href: `/x/session/${l.session}` }, l.session)),
+    el("td", {}, l.participant ? `#${l.participant}` : "synthetic"),
     el("td", {}, el("span", { class: "pill " + (l.participant_connected ? "ok" : "bad") }, l.participant_connected ? "connected" : "not connected")),
     el("td", {}, l.task), el("td", {}, `${l.system} (${l.alias})`),
     el("td", {}, mmss(l.elapsed_ms)), el("td", {}, levelBar(l.caller_dbfs)), el("td", {}, levelBar(l.agent_dbfs)),
     el("td", {}, `${l.packets_lost}/${l.packets_received}`), el("td", {}, `${l.jitter_ms.toFixed(1)} ms`),
-    el("td", {}, `${l.rtt_ms.toFixed(1)} ms`), el("td", {}, l.late_ticks), el("td", {}, l.cues))));
+    el("td", {}, `${l.rtt_ms.toFixed(1)} ms`), el("td", { title: `${l.late_ticks} of ${l.ticks} ticks started more than ${l.late_threshold_ms} ms late` }, `${l.late_ticks} of ${l.ticks}`), el("td", {}, l.cues),
+    el("td", {}, el("a", { href: `/x/session/${l.session}#live`, class: "button" }, "Listen")))));
 }
 
 function renderStudies(studies) {
