@@ -193,7 +193,7 @@ function renderGrade(g) {
     el("p", { class: "muted" }, `judge: ${g.judge}`),
     ...(g.violations.length ? [el("h3", {}, "Violations"), el("ul", {}, ...g.violations.map((v) => el("li", { class: "error" }, v)))] : []),
     ...(g.missing_actions.length ? [el("h3", {}, "Missing actions"), el("ul", {}, ...g.missing_actions.map((v) => el("li", { class: "error" }, v)))] : []));
-  $("fields").replaceChildren(el("table", {}, el("thead", {}, el("tr", {}, ...["field", "grader", "gold", "agent recorded", "score", ""].map((h) => el("th", {}, h)))),
+  $("fields").replaceChildren(el("table", {}, el("thead", {}, el("tr", {}, ...["field", "grader", "gold", "agent recorded", "score", "result"].map((h) => el("th", {}, h)))),
     el("tbody", {}, ...g.fields.map((f) => el("tr", {}, el("td", {}, f.field + (f.required ? "" : " (optional)")), el("td", {}, f.grader),
       el("td", { class: "mono" }, show(f.gold)), el("td", { class: "mono" }, show(f.pred)), el("td", {}, f.score),
       el("td", {}, el("span", { class: "pill " + (f.pass ? "ok" : "bad") }, f.pass ? "pass" : "miss"), f.note ? " " + f.note : ""))))));
@@ -216,7 +216,7 @@ function renderRunningFields(gold) {
   for (const e of events) if (e.type === "artifact.update") fields[e.field] = e.value;
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   $("fields").replaceChildren(el("p", { class: "muted" }, "Live: the agent's values so far. The grader decides at the end (tolerances, synonyms)."),
-    el("table", {}, el("thead", {}, el("tr", {}, ...["field", "gold", "agent so far", ""].map((h) => el("th", {}, h)))),
+    el("table", {}, el("thead", {}, el("tr", {}, ...["field", "gold", "agent so far", "so far"].map((h) => el("th", {}, h)))),
       el("tbody", {}, ...(gold || []).map((f) => {
         const has = Object.prototype.hasOwnProperty.call(fields, f.field);
         const ok = has && same(fields[f.field], f.gold);
@@ -234,61 +234,65 @@ function renderHealth(h) {
 }
 
 // Listening in: a receive-only connection with the caller's channel and the agent's, both muted
-// until clicked; the levels come from the audio as received.
+// until clicked. Each channel's level is measured (Web Audio) on the audio as received, before the
+// mute: Chromium's own audio-level statistics measure what is played, which is nothing while muted.
 let listenPC = null, audioCtx = null;
 const meters = {};
 async function listen() {
   $("listen-start").disabled = true;
   $("listen-state").textContent = "connecting…";
+  audioCtx = new AudioContext(); // created on the click, so the browser lets it run
   const pc = new RTCPeerConnection();
   listenPC = pc;
-  const [callerT, agentT] = [pc.addTransceiver("audio", { direction: "recvonly" }), pc.addTransceiver("audio", { direction: "recvonly" })];
-  audioCtx = new AudioContext();
-  const attach = (name, tr) => {
-    const stream = new MediaStream([tr.receiver.track]);
-    $("listen-" + name).srcObject = stream;
+  const trs = [pc.addTransceiver("audio", { direction: "recvonly" }), pc.addTransceiver("audio", { direction: "recvonly" })];
+  ["caller", "agent"].forEach((name, i) => {
+    const stream = new MediaStream([trs[i].receiver.track]);
+    $("listen-" + name).srcObject = stream; // Chromium feeds Web Audio from a remote track only while an element plays it
     const an = audioCtx.createAnalyser();
-    an.fftSize = 1024;
+    an.fftSize = 2048;
     audioCtx.createMediaStreamSource(stream).connect(an);
-    meters[name] = { an, buf: new Float32Array(an.fftSize), peakDB: -100 };
-  };
-  attach("caller", callerT);
-  attach("agent", agentT);
+    meters[name] = { an, buf: new Float32Array(an.fftSize), db: -100, peak: -100 };
+  });
   pc.onconnectionstatechange = () => {
     $("listen-state").textContent = pc.connectionState === "connected" ? "listening (muted until you unmute a channel)" : pc.connectionState;
     if (pc.connectionState === "closed" || pc.connectionState === "failed" || pc.connectionState === "disconnected") $("listen-start").disabled = false;
   };
   await pc.setLocalDescription(await pc.createOffer());
-  await new Promise((r) => { if (pc.iceGatheringState === "complete") r(); else pc.onicegatheringstatechange = () => pc.iceGatheringState === "complete" && r(); });
+  await new Promise((r) => {
+    if (pc.iceGatheringState === "complete") return r();
+    const t = setTimeout(r, 3000);
+    pc.addEventListener("icegatheringstatechange", () => { if (pc.iceGatheringState === "complete") { clearTimeout(t); r(); } });
+  });
   const res = await fetch(`/api/x/sessions/${sid}/listen`, { method: "POST", headers: { "Content-Type": "application/sdp", "X-CSRF-Token": await csrf() }, body: pc.localDescription.sdp });
   if (!res.ok) { const b = await res.json().catch(() => ({})); throw new Error(b.error || res.statusText); }
   await pc.setRemoteDescription({ type: "answer", sdp: await res.text() });
   $("listen-controls").hidden = false;
   audioCtx.resume().catch(() => {});
-  requestAnimationFrame(drawLevels);
+  const tick = setInterval(() => {
+    if (pc.connectionState === "closed" || pc.connectionState === "failed") { clearInterval(tick); return; }
+    for (const [name, m] of Object.entries(meters)) {
+      m.an.getFloatTimeDomainData(m.buf);
+      let sum = 0;
+      for (const v of m.buf) sum += v * v;
+      m.db = 10 * Math.log10(sum / m.buf.length + 1e-12);
+      m.peak = Math.max(m.peak, m.db);
+      const clamped = Math.max(-60, Math.min(0, m.db));
+      $("level-" + name).setAttribute("aria-valuenow", clamped.toFixed(0));
+      $("level-" + name).firstElementChild.style.width = `${(clamped + 60) / 60 * 100}%`;
+      $(`level-${name}-db`).textContent = m.db < -90 ? "silent" : `${m.db.toFixed(0)} dBFS`;
+    }
+  }, 100);
 }
-function drawLevels() {
-  for (const [name, m] of Object.entries(meters)) {
-    m.an.getFloatTimeDomainData(m.buf);
-    let sum = 0;
-    for (const v of m.buf) sum += v * v;
-    const db = 10 * Math.log10(sum / m.buf.length + 1e-12);
-    m.peakDB = Math.max(m.peakDB, db);
-    const clamped = Math.max(-60, Math.min(0, db));
-    $("level-" + name).setAttribute("aria-valuenow", clamped.toFixed(0));
-    $("level-" + name).firstElementChild.style.width = `${(clamped + 60) / 60 * 100}%`;
-    $(`level-${name}-db`).textContent = db < -90 ? "silent" : `${db.toFixed(0)} dBFS`;
-  }
-  if (listenPC && listenPC.connectionState !== "closed") requestAnimationFrame(drawLevels);
-}
-// listenStats is what each channel has received so far (the tests read it).
+// listenStats is what each channel has received so far: packets, the level now and the loudest so
+// far (dBFS, as measured above), and whether it is muted (the tests read it too).
 window.listenStats = async () => {
   const out = {};
   if (!listenPC) return out;
   const trs = listenPC.getTransceivers();
   for (const [i, name] of [[0, "caller"], [1, "agent"]]) {
-    const st = { packets: 0, energy: 0, muted: $("listen-" + name).muted, peak_db: meters[name] ? meters[name].peakDB : -100 };
-    (await trs[i].receiver.getStats()).forEach((r) => { if (r.type === "inbound-rtp") { st.packets = r.packetsReceived; st.energy = r.totalAudioEnergy || 0; } });
+    const m = meters[name] || { db: -100, peak: -100 };
+    const st = { packets: 0, level_db: m.db, peak_db: m.peak, muted: $("listen-" + name).muted };
+    (await trs[i].receiver.getStats()).forEach((r) => { if (r.type === "inbound-rtp") st.packets = r.packetsReceived || 0; });
     out[name] = st;
   }
   return out;

@@ -19,7 +19,6 @@ import (
 // listenStats is what the review page's listenStats() reports for one channel.
 type listenStats struct {
 	Packets int64   `json:"packets"`
-	Energy  float64 `json:"energy"`
 	Muted   bool    `json:"muted"`
 	PeakDB  float64 `json:"peak_db"`
 }
@@ -91,23 +90,23 @@ func TestExperimenterListensInAndReviews(t *testing.T) {
 	var st map[string]listenStats
 	deadline := time.Now().Add(40 * time.Second)
 	for time.Now().Before(deadline) {
-		st = browsertest.Eval[map[string]listenStats](b, 5*time.Second, `window.listenStats()`, chromedp.EvalAwaitPromise)
-		if st["caller"].Packets > 100 && st["agent"].Packets > 100 && st["caller"].Energy > 0 && st["agent"].Energy > 0 {
+		st = browsertest.Eval[map[string]listenStats](b, 20*time.Second, `window.listenStats()`, chromedp.EvalAwaitPromise)
+		if st["caller"].Packets > 100 && st["agent"].Packets > 100 && st["caller"].PeakDB > -40 && st["agent"].PeakDB > -40 {
 			break
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
 	t.Logf("listening: %+v", st)
 	for _, ch := range []string{"caller", "agent"} {
-		if s := st[ch]; s.Packets <= 100 || s.Energy <= 0 || s.PeakDB < -50 {
-			t.Errorf("%s channel while listening: %+v; want packets, audio energy and a level above -50 dBFS", ch, s)
+		if s := st[ch]; s.Packets <= 100 || s.PeakDB < -40 {
+			t.Errorf("%s channel while listening: %+v; want packets and audio above -40 dBFS", ch, s)
 		}
 		if !st[ch].Muted {
 			t.Errorf("%s channel plays before it was unmuted", ch)
 		}
 	}
 	b.Do(10*time.Second, chromedp.Click("#unmute-caller"))
-	if st = browsertest.Eval[map[string]listenStats](b, 5*time.Second, `window.listenStats()`, chromedp.EvalAwaitPromise); st["caller"].Muted || !st["agent"].Muted {
+	if st = browsertest.Eval[map[string]listenStats](b, 20*time.Second, `window.listenStats()`, chromedp.EvalAwaitPromise); st["caller"].Muted || !st["agent"].Muted {
 		t.Errorf("after unmuting the caller: caller muted %v, agent muted %v", st["caller"].Muted, st["agent"].Muted)
 	}
 	if got := b.Text(`#listen-controls`); !strings.Contains(got, "Mute caller") || !strings.Contains(got, "Unmute agent") {
@@ -155,7 +154,6 @@ func TestExperimenterListensInAndReviews(t *testing.T) {
 	}
 	// Clicking an agent turn seeks the recording to its time.
 	want := browsertest.Eval[float64](b, 5*time.Second, `Number(document.querySelectorAll("#transcript li.turn.agent")[1].dataset.t) / 1000`)
-	b.Do(10*time.Second, chromedp.Click(`#transcript li.turn.agent:nth-of-type(1) .who`))
 	b.Do(10*time.Second, chromedp.Evaluate[chromedp.Void](`document.querySelectorAll("#transcript li.turn.agent")[1].click()`))
 	if got := browsertest.Eval[float64](b, 5*time.Second, `document.getElementById("audio").currentTime`); got < want-0.05 || got > want+1.5 {
 		t.Errorf("after clicking the turn at %.2f s the audio is at %.2f s", want, got)
