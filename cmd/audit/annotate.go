@@ -21,10 +21,11 @@ func runAnnotateCreate(ctx context.Context, args []string, stdout, stderr io.Wri
 	tasksDir := fs.String("tasks-dir", "tasks", "task directory (each item is checked against its task)")
 	bankDir := fs.String("bank-dir", "", "bank directory with manifest.json and the WAVs (default DATA/bank)")
 	baseURL := fs.String("base-url", defaultBaseURL, "console base URL for the printed links")
+	title := fs.String("title", "", "the annotation task's title on the annotators' page (default: keep the stored one, or \""+annotate.DefaultTitle+"\")")
 	if err := noPositional(fs, args); err != nil {
 		return err
 	}
-	if *id == "" || (*n <= 0 && *itemsFile == "") {
+	if *id == "" || (*n <= 0 && *itemsFile == "" && *title == "") {
 		fmt.Fprintln(stderr, "audit annotate create: --study and --annotators N (and --items for a new rating set) are required")
 		return errUsage
 	}
@@ -66,7 +67,10 @@ func runAnnotateCreate(ctx context.Context, args []string, stdout, stderr io.Wri
 		if err := db.PutRatingItems(ctx, stored); err != nil {
 			return err
 		}
-		set := annotate.SetConfig{}
+		set := annotate.SetConfig{Title: annotate.StudySet(st.Config).Title}
+		if *title != "" {
+			set.Title = *title
+		}
 		for _, it := range stored {
 			set.Items = append(set.Items, it.ID)
 		}
@@ -82,8 +86,17 @@ func runAnnotateCreate(ctx context.Context, args []string, stdout, stderr io.Wri
 			tasksSeen[it.TaskID] = true
 		}
 		fmt.Fprintf(stderr, "study %s: %d rating items of %d tasks, blinded and checked\n", *id, len(stored), len(tasksSeen))
-	} else if len(annotate.StudySet(st.Config).Items) == 0 {
+	} else if set := annotate.StudySet(st.Config); len(set.Items) == 0 {
 		return fmt.Errorf("study %s has no rating set yet: give --items (audit bank rating-set --json)", *id)
+	} else if *title != "" {
+		set.Title = *title
+		cfg, err := annotate.WithSet(st.Config, set)
+		if err != nil {
+			return err
+		}
+		if err := db.SetStudyConfig(ctx, *id, cfg); err != nil {
+			return err
+		}
 	}
 	base := strings.TrimSuffix(*baseURL, "/")
 	for range *n {

@@ -82,14 +82,19 @@ func (b *Browser) KeyboardUnreachable(max int) []string {
 	b.Do(5*time.Second, chromedp.Evaluate[chromedp.Void](`(() => { window.__tabSeen = new Set();
 	  document.addEventListener("focusin", (e) => window.__tabSeen.add(e.target), true);
 	  if (document.activeElement && document.activeElement !== document.body) document.activeElement.blur(); })()`))
-	first := ""
+	// Stop when focus comes back to the first element after leaving it (an element with inner
+	// controls, such as an audio player, keeps focus for several presses).
+	first, left := "", false
 	for i := 0; i < max; i++ {
 		b.Do(5*time.Second, chromedp.KeyEvent(kb.Tab))
 		cur := b.Focused()
-		if i == 0 {
+		switch {
+		case i == 0:
 			first = cur
-		} else if cur == first {
-			break
+		case cur != first:
+			left = true
+		case left:
+			i = max
 		}
 	}
 	return Eval[[]string](b, 5*time.Second, `(() => {
