@@ -37,6 +37,8 @@ func runAnnotateCreate(ctx context.Context, args []string, stdout, stderr io.Wri
 		return err
 	}
 	defer db.Close()
+	set := annotate.StudySet(st.Config)
+	stored := false // whether set changed and must be stored
 	if *itemsFile != "" {
 		var r io.Reader = os.Stdin
 		name := "standard input"
@@ -57,39 +59,32 @@ func runAnnotateCreate(ctx context.Context, args []string, stdout, stderr io.Wri
 		if err != nil {
 			return err
 		}
-		stored, err := annotate.Prepare(items, tasks, audio)
+		prepared, err := annotate.Prepare(items, tasks, audio)
 		if err != nil {
 			for _, line := range strings.Split(err.Error(), "\n") {
 				fmt.Fprintln(stderr, line)
 			}
 			return fmt.Errorf("%s: the rating set was not stored (nothing reaches annotators until every item passes)", name)
 		}
-		if err := db.PutRatingItems(ctx, stored); err != nil {
+		if err := db.PutRatingItems(ctx, prepared); err != nil {
 			return err
 		}
-		set := annotate.SetConfig{Title: annotate.StudySet(st.Config).Title}
-		if *title != "" {
-			set.Title = *title
-		}
-		for _, it := range stored {
+		set.Items, stored = nil, true
+		for _, it := range prepared {
 			set.Items = append(set.Items, it.ID)
 		}
-		cfg, err := annotate.WithSet(st.Config, set)
-		if err != nil {
-			return err
-		}
-		if err := db.SetStudyConfig(ctx, *id, cfg); err != nil {
-			return err
-		}
 		tasksSeen := map[string]bool{}
-		for _, it := range stored {
+		for _, it := range prepared {
 			tasksSeen[it.TaskID] = true
 		}
-		fmt.Fprintf(stderr, "study %s: %d rating items of %d tasks, blinded and checked\n", *id, len(stored), len(tasksSeen))
-	} else if set := annotate.StudySet(st.Config); len(set.Items) == 0 {
+		fmt.Fprintf(stderr, "study %s: %d rating items of %d tasks, blinded and checked\n", *id, len(prepared), len(tasksSeen))
+	} else if len(set.Items) == 0 {
 		return fmt.Errorf("study %s has no rating set yet: give --items (audit bank rating-set --json)", *id)
-	} else if *title != "" {
-		set.Title = *title
+	}
+	if *title != "" {
+		set.Title, stored = *title, true
+	}
+	if stored {
 		cfg, err := annotate.WithSet(st.Config, set)
 		if err != nil {
 			return err
