@@ -51,6 +51,12 @@ func TestExperimenterListensInAndReviews(t *testing.T) {
 		browsertest.Line{At: 3 * time.Second, Text: "Hi, this is Priya Venkataraman. I can't connect to the VPN."},
 		browsertest.Line{At: 12 * time.Second, Text: "It's four one seven."},
 		browsertest.Line{At: 20 * time.Second, Text: "The VPN, Outlook and SharePoint."},
+		// The caller keeps talking while the experimenter signs in and starts listening.
+		browsertest.Line{At: 28 * time.Second, Text: "I restarted the laptop twice already."},
+		browsertest.Line{At: 35 * time.Second, Text: "I also reinstalled the VPN client this morning."},
+		browsertest.Line{At: 42 * time.Second, Text: "And I tried my phone hotspot, no luck either."},
+		browsertest.Line{At: 49 * time.Second, Text: "Are you still there? Hello?"},
+		browsertest.Line{At: 55 * time.Second, Text: "Okay, thank you."},
 	)
 	caller := browsertest.Start(t, mic)
 	caller.Do(30*time.Second, chromedp.Navigate(k.base+"/p/"+p.Token), chromedp.WaitVisible("#step-brief"),
@@ -68,6 +74,9 @@ func TestExperimenterListensInAndReviews(t *testing.T) {
 	tok, _ := k.db.IssueSignInLink(context.Background(), x.ID, "test", time.Hour)
 	shots := browsertest.ArtifactsDir(t)
 	b := browsertest.Start(t, "")
+	b.Do(30*time.Second, chromedp.Navigate(k.base+"/x/login"), chromedp.WaitVisible("form"))
+	b.Shot(shots, "0-sign-in")
+	b.AssertAccessible("sign-in")
 	b.Do(30*time.Second, chromedp.Navigate(k.base+"/x/login?token="+tok), chromedp.WaitVisible("#live tbody tr"))
 	b.Shot(shots, "1-dashboard-live")
 	if row := b.Text("#live tbody tr"); !strings.Contains(row, "#"+itoa(p.ID)) || !strings.Contains(row, "connected") || !strings.Contains(row, "Listen") {
