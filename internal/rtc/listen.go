@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -65,14 +67,21 @@ func (t *Tap) Listeners() int {
 func (t *Tap) Close() {
 	t.mu.Lock()
 	t.closed = true
-	ls := make([]*Listener, 0, len(t.listeners))
-	for l := range t.listeners {
-		ls = append(ls, l)
-	}
+	ls := slices.Collect(maps.Keys(t.listeners))
 	t.mu.Unlock()
 	for _, l := range ls {
 		l.Close()
 	}
+}
+
+// add registers a listener unless the tap has closed.
+func (t *Tap) add(l *Listener) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.closed {
+		t.listeners[l] = struct{}{}
+	}
+	return !t.closed
 }
 
 // Listener is one receive-only subscription to a tap: a PeerConnection that sends the browser two
@@ -114,14 +123,10 @@ func (e *Endpoint) Listen(ctx context.Context, offer string, tap *Tap, name stri
 		pc.Close()
 		return nil, "", err
 	}
-	tap.mu.Lock()
-	if tap.closed {
-		tap.mu.Unlock()
+	if !tap.add(l) {
 		pc.Close()
 		return nil, "", fmt.Errorf("rtc listener: %w: the call has ended", ErrClosed)
 	}
-	tap.listeners[l] = struct{}{}
-	tap.mu.Unlock()
 	l.wg.Add(1)
 	go l.write(tracks)
 	return l, answer, nil

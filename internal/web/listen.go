@@ -41,6 +41,20 @@ func (s *Server) tapFor(l *console.Live) *rtc.Tap {
 	return t
 }
 
+// offerOf reads the SDP offer of a signalling request and bounds the answer's work (ICE gathering)
+// to 15 s; the caller runs cancel.
+func (s *Server) offerOf(c *fiber.Ctx) (string, context.Context, context.CancelFunc, error) {
+	if s.cfg.RTC == nil {
+		return "", nil, nil, errors.New("no WebRTC endpoint configured")
+	}
+	offer, err := sdpBody(c)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), 15*time.Second)
+	return offer, ctx, cancel, nil
+}
+
 // sdpBody reads an SDP offer sent as application/sdp or as JSON {"sdp": …}.
 func sdpBody(c *fiber.Ctx) (string, error) {
 	offer := string(c.Body())
@@ -63,14 +77,10 @@ func (s *Server) listen(c *fiber.Ctx) error {
 	if !ok {
 		return &apiError{status: fiber.StatusConflict, msg: "session " + c.Params("sid") + " is not live: listen to its recording instead"}
 	}
-	if s.cfg.RTC == nil {
-		return errors.New("no WebRTC endpoint configured")
-	}
-	offer, err := sdpBody(c)
+	offer, ctx, cancel, err := s.offerOf(c)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), 15*time.Second)
 	defer cancel()
 	_, answer, err := s.cfg.RTC.Listen(ctx, offer, s.tapFor(l), experimenterOf(c).Name+"@"+l.ID)
 	if err != nil {

@@ -287,14 +287,10 @@ func (s *Server) participantOffer(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if s.cfg.RTC == nil {
-		return errors.New("no WebRTC endpoint configured")
-	}
-	offer, err := sdpBody(c)
+	offer, ctx, cancel, err := s.offerOf(c)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), 15*time.Second)
 	defer cancel()
 	peer, answer, err := s.cfg.RTC.Answer(ctx, offer, rtc.PeerOptions{Name: l.ID, Tap: s.tapFor(l), OnMessage: func(m rtc.Message) { s.onParticipantMessage(l, m) }})
 	if err != nil {
