@@ -149,7 +149,9 @@ func TestExperimenterListensInAndReviews(t *testing.T) {
 	b.Do(30*time.Second, chromedp.Reload(), chromedp.WaitVisible("#transcript li.turn.agent"),
 		chromedp.Poll[chromedp.Void](`document.getElementById("audio").readyState >= 1`))
 	b.Shot(shots, "3-review-transcript")
-	if n := browsertest.Eval[int](b, 5*time.Second, `document.querySelectorAll("#transcript li.turn.caller").length`); n < 2 {
+	// Consecutive utterances of one side are one turn; how many turns there are depends on how the
+	// agent kept up, so the test asks for both sides, not for a count.
+	if n := browsertest.Eval[int](b, 5*time.Second, `document.querySelectorAll("#transcript li.turn.caller").length`); n < 1 {
 		t.Errorf("%d caller turns in the transcript", n)
 	}
 	tr := b.Text("#transcript")
@@ -162,8 +164,9 @@ func TestExperimenterListensInAndReviews(t *testing.T) {
 		t.Error("the transcript view shows provider or media rows by default")
 	}
 	// Clicking an agent turn seeks the recording to its time.
-	want := browsertest.Eval[float64](b, 5*time.Second, `Number(document.querySelectorAll("#transcript li.turn.agent")[1].dataset.t) / 1000`)
-	b.Do(10*time.Second, chromedp.Evaluate[chromedp.Void](`document.querySelectorAll("#transcript li.turn.agent")[1].click()`))
+	const lastAgentTurn = `[...document.querySelectorAll("#transcript li.turn.agent")].pop()`
+	want := browsertest.Eval[float64](b, 5*time.Second, `Number(`+lastAgentTurn+`.dataset.t) / 1000`)
+	b.Do(10*time.Second, chromedp.Evaluate[chromedp.Void](lastAgentTurn+`.click()`))
 	if got := browsertest.Eval[float64](b, 5*time.Second, `document.getElementById("audio").currentTime`); got < want-0.05 || got > want+1.5 {
 		t.Errorf("after clicking the turn at %.2f s the audio is at %.2f s", want, got)
 	}
