@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/grade"
-	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/session"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/task"
@@ -227,7 +227,7 @@ func (s *Service) closeSession(ctx context.Context, id string, e ending) (Closed
 	// The recording: whole sample frames up to the last flush.
 	recPath := s.recordingPath(id)
 	if _, err := os.Stat(recPath); err == nil {
-		rep, err := media.RepairWAV(recPath)
+		rep, err := audio.RepairWAV(recPath)
 		if err != nil {
 			s.log.Error("recording not repaired", slog.String("session", id), slog.String("path", recPath), slog.Any("err", err))
 		} else if rec, err := describeRecording(id, recPath); err == nil {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/voicebench/humanaudit/internal/audio"
 )
 
 // CallerInput says where a call's caller channel comes from.
@@ -56,7 +58,7 @@ type CallConfig struct {
 	// CallerInput selects the caller's source; the zero value is CallerRTP.
 	CallerInput CallerInput
 	// CallerEndpointer and AgentEndpointer tune speech detection on each channel.
-	CallerEndpointer, AgentEndpointer EndpointerConfig
+	CallerEndpointer, AgentEndpointer audio.EndpointerConfig
 	// JitterMargin is how long before its tick a caller frame should be complete: the slack a
 	// packet has before it counts as late and its 20 ms are lost to silence. The clock is
 	// phase-locked to the caller's packets to keep that slack (default 3 ms); a late packet widens
@@ -67,8 +69,13 @@ type CallConfig struct {
 	JitterMargin time.Duration
 	// OpusBitrate of the agent's audio toward the participant (default 32000).
 	OpusBitrate int
+	// NewEncoder makes the encoder of the agent's audio toward the participant:
+	// media.Encoders(libopus.NewEncoder). A participant's call (CallerRTP) needs it; a synthetic
+	// call without it cannot attach a participant.
+	NewEncoder func(bitrate int) (Encoder, error)
 	// OnCallerFrame receives each caller frame at the agent's rate. It must not block; PCM is
-	// reused after it returns. It may call PushAgentAudio and FlushAgent, not Close.
+	// reused after it returns. It may call PushAgentAudio and FlushAgent, not Close nor anything
+	// else that takes the caller side's lock.
 	OnCallerFrame func(CallerFrame)
 	// OnEvent receives speech, stream, gap and late-tick events. Same rules as OnCallerFrame.
 	// The engine never runs two callbacks at once.
@@ -90,6 +97,194 @@ type CallerFrame struct {
 	// Completed is the arrival of the packet that completed the frame (zero when the frame had
 	// missing audio or came from a synthetic caller); Due - Completed is its jitter-buffer delay.
 	Completed time.Time
+}
+
+// Call is the media engine of one session: one MediaClock, the caller's audio in (RTP through a
+// jitter buffer, or PCM from a synthetic caller), one 40 ms frame per tick to the agent (as soon as
+// its packets are in, at the latest at its tick), the agent's PCM paced out as Opus (one 20 ms
+// packet at the tick, one at the half tick), and both channels recorded from the same tick. The
+// participant's peer can be attached, detached and replaced while the call runs.
+//
+// Its state is in three parts, each with one owner: the caller side (under caller.mu), the agent
+// side (under agent.mu) and the tick (the tick goroutine's alone).
+type Call struct {
+	cfg      CallConfig
+	log      *slog.Logger
+	clock    MediaClock
+	rec      *audio.Recorder
+	resample *audio.Resampler // nil when the agent takes 24 kHz
+	margin   time.Duration
+	manual   bool // driven by a ManualClock: wall times are simulated
+
+	caller callerSide
+	agent  agentSide
+	tk     tickState
+
+	link atomic.Pointer[linkHolder]
+
+	emitMu sync.Mutex // one callback at a time (OnCallerFrame, OnEvent)
+
+	statsMu sync.Mutex // a leaf: taken under any other lock, never holding one
+	stats   Stats
+	lat     Latencies
+
+	done      chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+}
+
+type linkHolder struct{ link ParticipantLink }
+
+// NewCall validates cfg, opens the recording and starts the media clock.
+func NewCall(cfg CallConfig) (*Call, error) {
+	if cfg.AgentRate != 16000 && cfg.AgentRate != 24000 {
+		return nil, fmt.Errorf("new call: %w: AgentRate = %d, want 16000 or 24000", ErrBadConfig, cfg.AgentRate)
+	}
+	if cfg.CallerInput != CallerRTP && cfg.CallerInput != CallerPCM {
+		return nil, fmt.Errorf("new call: %w: CallerInput = %d", ErrBadConfig, cfg.CallerInput)
+	}
+	if cfg.JitterMargin < 0 || cfg.JitterMargin > TickDuration {
+		return nil, fmt.Errorf("new call: %w: JitterMargin = %v, want 0..%v", ErrBadConfig, cfg.JitterMargin, TickDuration)
+	}
+	if cfg.JitterMargin == 0 {
+		cfg.JitterMargin = DefaultJitterMargin
+	}
+	if cfg.OpusBitrate == 0 {
+		cfg.OpusBitrate = DefaultOpusBitrate
+	}
+	if cfg.OpusBitrate < 6000 || cfg.OpusBitrate > 510000 {
+		return nil, fmt.Errorf("new call: %w: OpusBitrate = %d, want 6000..510000", ErrBadConfig, cfg.OpusBitrate)
+	}
+	if cfg.NewEncoder == nil && cfg.CallerInput == CallerRTP {
+		return nil, fmt.Errorf("new call: %w: NewEncoder is nil; a participant's call needs an Opus encoder (media.Encoders(libopus.NewEncoder))", ErrBadConfig)
+	}
+	callerEP, err := audio.NewEndpointer(cfg.CallerEndpointer)
+	if err != nil {
+		return nil, fmt.Errorf("new call: %w: caller endpointer: %w", ErrBadConfig, err)
+	}
+	agentEP, err := audio.NewEndpointer(cfg.AgentEndpointer)
+	if err != nil {
+		return nil, fmt.Errorf("new call: %w: agent endpointer: %w", ErrBadConfig, err)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c := &Call{
+		cfg:    cfg,
+		log:    log,
+		margin: cfg.JitterMargin,
+		caller: newCallerSide(callerEP),
+		tk:     tickState{ep: agentEP},
+		done:   make(chan struct{}),
+	}
+	c.stats.CallerInput = cfg.CallerInput.String()
+	if cfg.AgentRate != audio.RecordRate {
+		if c.resample, err = audio.NewResampler(audio.RecordRate, cfg.AgentRate); err != nil {
+			return nil, fmt.Errorf("new call: %w", err)
+		}
+	}
+	if c.caller.jb, err = newJitterBuffer(); err != nil {
+		return nil, fmt.Errorf("new call: %w", err)
+	}
+	if cfg.NewEncoder != nil {
+		enc, err := cfg.NewEncoder(cfg.OpusBitrate)
+		if err != nil {
+			return nil, fmt.Errorf("new call: opus encoder: %w", err)
+		}
+		c.agent.enc = newAgentEncoder(enc)
+	}
+	if cfg.RecordingPath != "" {
+		if c.rec, err = newRecorder(cfg.RecordingPath, audio.RecordRate); err != nil {
+			c.agent.closeEncoder()
+			return nil, fmt.Errorf("new call: %w", err)
+		}
+	}
+	c.clock = cfg.Clock
+	if c.clock == nil {
+		c.clock = NewRealClock()
+	}
+	_, c.manual = c.clock.(*ManualClock)
+	go c.run()
+	return c, nil
+}
+
+// newRecorder opens a call's recording (benchmarks swap in another flush interval).
+var newRecorder = audio.CreateRecorder
+
+// MediaTime returns the media time reached (the end of the last tick processed).
+func (c *Call) MediaTime() time.Duration {
+	c.statsMu.Lock()
+	defer c.statsMu.Unlock()
+	return c.stats.MediaTime
+}
+
+// Recording returns the path of the recording ("" when none).
+func (c *Call) Recording() string { return c.cfg.RecordingPath }
+
+// AgentRate returns the rate of the caller frames delivered to the agent.
+func (c *Call) AgentRate() int { return c.cfg.AgentRate }
+
+// CallerDelay is the fixed delay of the caller audio delivered to the agent relative to the
+// recording (the resampler's, when the agent takes 16 kHz).
+func (c *Call) CallerDelay() time.Duration {
+	if c.resample == nil {
+		return 0
+	}
+	return c.resample.Delay()
+}
+
+// now returns the wall time for latency figures: the real time, or with a ManualClock the
+// simulated time the test supplied (a tick's due time or a packet's arrival).
+func (c *Call) now(simulated time.Time) time.Time {
+	if c.manual {
+		return simulated
+	}
+	return time.Now()
+}
+
+func (c *Call) emit(ev Event) {
+	if c.cfg.OnEvent == nil {
+		return
+	}
+	c.emitMu.Lock()
+	defer c.emitMu.Unlock()
+	c.cfg.OnEvent(ev)
+}
+
+func (c *Call) isClosed() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Close stops the clock, waits for the tick goroutine, finalizes the recording and frees the
+// encoder. Safe in any state and more than once; it must not be called from a callback.
+func (c *Call) Close() error {
+	c.closeOnce.Do(func() {
+		c.caller.mu.Lock()
+		c.caller.closed = true
+		c.caller.mu.Unlock()
+		c.clock.Stop()
+		<-c.done
+		c.link.Store(nil)
+		var errs []error
+		if c.rec != nil {
+			if err := c.rec.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("close call: %w", err))
+			}
+		}
+		c.agent.mu.Lock()
+		if err := c.agent.closeEncoder(); err != nil {
+			errs = append(errs, fmt.Errorf("close call: %w", err))
+		}
+		c.agent.mu.Unlock()
+		c.closeErr = errors.Join(errs...)
+	})
+	return c.closeErr
 }
 
 // EventKind names an engine event.
@@ -184,98 +379,47 @@ type Stats struct {
 	AgentLatency  LatencySummary // packet due (tick, half tick) -> packet written to the link
 }
 
-// frameRing is how many caller frames may be assembled ahead of the tick that records them.
-const frameRing = 4
-
-type callerFrameSlot struct {
-	pcm       [FrameSamples]int16
-	concealed int
+// Latencies are a call's server-added latency histograms, one entry per frame or packet.
+type Latencies struct {
+	// Caller: arrival of the packet that completed a frame -> the frame handed to the agent.
+	Caller LatencyHistogram
+	// Agent: the time a packet was due to leave (tick, half tick) -> written to the link.
+	Agent LatencyHistogram
+	// AgentWake is the part of Agent before the engine ran at all: due -> the tick goroutine
+	// woken by the timer and scheduled.
+	AgentWake LatencyHistogram
 }
 
-// Call is the media engine of one session: one MediaClock, the caller's audio in (RTP through a
-// jitter buffer, or PCM from a synthetic caller), one 40 ms frame per tick to the agent (as soon as
-// its packets are in, at the latest at its tick), the agent's PCM paced out as Opus (one 20 ms
-// packet at the tick, one at the half tick), and both channels recorded from the same tick. The
-// participant's peer can be attached, detached and replaced while the call runs.
-type Call struct {
-	cfg      CallConfig
-	log      *slog.Logger
-	clock    MediaClock
-	rec      *Recorder
-	enc      *opusEncoder
-	resample *Resampler // nil when the agent takes 24 kHz
-	margin   time.Duration
-	manual   bool // driven by a ManualClock: wall times are simulated
-
-	// Caller side, guarded by callerMu.
-	callerMu     sync.Mutex
-	closed       bool
-	jb           *jitterBuffer
-	pcmQueue     []int16 // synthetic caller audio; [pcmHead:] not yet played
-	pcmHead      int
-	nextFrame    int64 // first frame not yet assembled
-	curTick      int64 // highest tick whose processing has started
-	ring         [frameRing]callerFrameSlot
-	agentPCM     []int16 // caller frame at the agent's rate
-	callerEP     *Endpointer
-	streams      int
-	lastStreamAt time.Duration // end of the previous stream's audio
-	gapStart     int64         // media sample where the current run of concealment began, -1 none
-	gapLen       int64
-	// phase lock
-	winMin       time.Duration
-	winFrames    int
-	winComplete  int
-	retardGuard  int64
-	retardBudget time.Duration
-	retardAt     time.Time
-	cc           callerCounters
-
-	// Agent side, guarded by agentMu.
-	agentMu       sync.Mutex
-	agentQ        []int16
-	agentHead     int
-	agentPkts     [][]byte // Opus packets of the first whole 20 ms blocks of agentQ[agentHead:]
-	encClosed     bool
-	agentNextTick int64 // first tick that has not taken agent audio yet
-	agentFlushed  time.Duration
-
-	link atomic.Pointer[linkHolder]
-
-	emitMu sync.Mutex
-
-	statsMu sync.Mutex
-	stats   Stats
-	lat     Latencies
-
-	// Tick goroutine only.
-	agentFrame [FrameSamples]int16
-	callerRec  [FrameSamples]int16
-	agentEP    *Endpointer
-	callerPk   levelWindow
-	agentPk    levelWindow
-	sent       int64
-	half       pendingPacket
-	writeErrs  int64
-	lateTicks  int64
-	maxLate    time.Duration
-
-	done      chan struct{}
-	closeOnce sync.Once
-	closeErr  error
+// Merge adds another call's histograms (for figures across sessions).
+func (l *Latencies) Merge(o *Latencies) {
+	l.Caller.Merge(&o.Caller)
+	l.Agent.Merge(&o.Agent)
+	l.AgentWake.Merge(&o.AgentWake)
 }
 
-type linkHolder struct{ link ParticipantLink }
+// UpdateLinkQuality records what RTCP says about the agent's stream (the rtc layer calls it).
+func (c *Call) UpdateLinkQuality(q LinkQuality) {
+	c.statsMu.Lock()
+	c.stats.Link = q
+	c.statsMu.Unlock()
+}
 
-// callerCounters are the caller-side totals, snapshotted into Stats at each tick.
-type callerCounters struct {
-	received, lost, late, discarded, decodeErrs int64
-	prevReceived, prevLost, prevDecodeErrs      int64 // totals of ended streams
-	concealed                                   int64 // samples
-	streams                                     int
-	jitter                                      time.Duration
-	slack                                       time.Duration
-	level                                       float64
+// Stats returns a snapshot as of the last tick.
+func (c *Call) Stats() Stats {
+	c.statsMu.Lock()
+	defer c.statsMu.Unlock()
+	s := c.stats
+	s.CallerLatency = c.lat.Caller.Summary()
+	s.AgentLatency = c.lat.Agent.Summary()
+	return s
+}
+
+// Latencies returns a copy of the call's latency histograms.
+func (c *Call) Latencies() *Latencies {
+	c.statsMu.Lock()
+	defer c.statsMu.Unlock()
+	l := c.lat
+	return &l
 }
 
 // levelWindow keeps the highest tick level over the last second.
@@ -294,277 +438,146 @@ func (w *levelWindow) add(v float64) float64 {
 	return m
 }
 
-// NewCall validates cfg, opens the recording and starts the media clock.
-func NewCall(cfg CallConfig) (*Call, error) {
-	if cfg.AgentRate != 16000 && cfg.AgentRate != 24000 {
-		return nil, fmt.Errorf("new call: %w: AgentRate = %d, want 16000 or 24000", ErrBadConfig, cfg.AgentRate)
-	}
-	if cfg.CallerInput != CallerRTP && cfg.CallerInput != CallerPCM {
-		return nil, fmt.Errorf("new call: %w: CallerInput = %d", ErrBadConfig, cfg.CallerInput)
-	}
-	if cfg.JitterMargin < 0 || cfg.JitterMargin > TickDuration {
-		return nil, fmt.Errorf("new call: %w: JitterMargin = %v, want 0..%v", ErrBadConfig, cfg.JitterMargin, TickDuration)
-	}
-	if cfg.JitterMargin == 0 {
-		cfg.JitterMargin = DefaultJitterMargin
-	}
-	if cfg.OpusBitrate == 0 {
-		cfg.OpusBitrate = DefaultOpusBitrate
-	}
-	if cfg.OpusBitrate < 6000 || cfg.OpusBitrate > 510000 {
-		return nil, fmt.Errorf("new call: %w: OpusBitrate = %d, want 6000..510000", ErrBadConfig, cfg.OpusBitrate)
-	}
-	callerEP, err := NewEndpointer(cfg.CallerEndpointer)
-	if err != nil {
-		return nil, fmt.Errorf("new call: caller endpointer: %w", err)
-	}
-	agentEP, err := NewEndpointer(cfg.AgentEndpointer)
-	if err != nil {
-		return nil, fmt.Errorf("new call: agent endpointer: %w", err)
-	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	c := &Call{
-		cfg:         cfg,
-		log:         log,
-		margin:      cfg.JitterMargin,
-		callerEP:    callerEP,
-		agentEP:     agentEP,
+// frameRing is how many caller frames may be assembled ahead of the tick that records them.
+const frameRing = 4
+
+type callerFrameSlot struct {
+	pcm       audio.Frame
+	concealed int
+}
+
+// callerSide is the caller's half of the call: the participant's stream through the jitter buffer
+// (or a synthetic caller's queue), the frames assembled and delivered to the agent, the caller's
+// endpointer, and the phase lock of the clock to the caller's packets. Guarded by mu, which the
+// tick takes to assemble a frame no packet completed and the rtc read loop takes for each packet.
+type callerSide struct {
+	mu           sync.Mutex
+	closed       bool
+	jb           *jitterBuffer
+	pcmQueue     []int16 // synthetic caller audio; [pcmHead:] not yet played
+	pcmHead      int
+	nextFrame    int64 // first frame not yet assembled
+	curTick      int64 // highest tick whose processing has started
+	ring         [frameRing]callerFrameSlot
+	agentPCM     []int16 // caller frame at the agent's rate
+	ep           *audio.Endpointer
+	streams      int
+	lastStreamAt time.Duration // end of the previous stream's audio
+	gapStart     int64         // media sample where the current run of concealment began, -1 none
+	gapLen       int64
+	// phase lock
+	winMin       time.Duration
+	winFrames    int
+	winComplete  int
+	retardGuard  int64
+	retardBudget time.Duration
+	retardAt     time.Time
+	cc           callerCounters
+}
+
+func newCallerSide(ep *audio.Endpointer) callerSide {
+	return callerSide{
+		ep:          ep,
 		curTick:     -1,
 		gapStart:    -1,
 		retardGuard: -1,
 		winMin:      time.Hour,
-		agentPCM:    make([]int16, 0, FrameSamples),
-		done:        make(chan struct{}),
-	}
-	c.stats.CallerInput = cfg.CallerInput.String()
-	if cfg.AgentRate != RecordRate {
-		if c.resample, err = NewResampler(RecordRate, cfg.AgentRate); err != nil {
-			return nil, fmt.Errorf("new call: %w", err)
-		}
-	}
-	if c.jb, err = newJitterBuffer(); err != nil {
-		return nil, fmt.Errorf("new call: %w", err)
-	}
-	if c.enc, err = newOpusEncoder(cfg.OpusBitrate); err != nil {
-		return nil, fmt.Errorf("new call: %w", err)
-	}
-	if cfg.RecordingPath != "" {
-		if c.rec, err = CreateRecorder(cfg.RecordingPath, RecordRate); err != nil {
-			c.enc.close()
-			return nil, fmt.Errorf("new call: %w", err)
-		}
-	}
-	c.clock = cfg.Clock
-	if c.clock == nil {
-		c.clock = NewRealClock()
-	}
-	_, c.manual = c.clock.(*ManualClock)
-	go c.run()
-	return c, nil
-}
-
-func (c *Call) run() {
-	defer close(c.done)
-	for n := int64(0); ; n++ {
-		tk, err := c.clock.Next(n)
-		if err != nil {
-			return
-		}
-		c.tick(tk)
-		if c.half.link != nil {
-			if err := c.clock.WaitUntil(c.half.due); err != nil {
-				return
-			}
-			if cur := c.link.Load(); cur == c.half.link {
-				c.sendAgent(cur, c.half.pkt, c.half.ts, c.half.due, c.now(c.half.due))
-			}
-			c.half = pendingPacket{}
-		}
+		agentPCM:    make([]int16, 0, audio.FrameSamples),
 	}
 }
 
-// pendingPacket is the second 20 ms packet of a tick, sent at the half tick.
-type pendingPacket struct {
-	link *linkHolder
-	pkt  []byte
-	ts   uint32
-	due  time.Time
+// callerCounters are the caller-side totals, snapshotted into Stats at each tick.
+type callerCounters struct {
+	received, lost, late, discarded, decodeErrs int64
+	prevReceived, prevLost, prevDecodeErrs      int64 // totals of ended streams
+	concealed                                   int64 // samples
+	streams                                     int
+	jitter                                      time.Duration
+	slack                                       time.Duration
+	level                                       float64
 }
 
-// sendAgent writes one packet to the participant and records its server-added latency (from the
-// time the packet was due to leave to the write's return), and how much of it was the wake-up
-// (due to woke: the timer and the scheduler, before the engine could do anything).
-func (c *Call) sendAgent(h *linkHolder, pkt []byte, ts uint32, due, woke time.Time) {
-	if err := h.link.WriteAgentOpus(pkt, ts); err != nil {
-		c.sendFailed(int64(ts)/int64(FrameSamples*rtpPerSample), err)
-		return
+// ReceiveCallerRTP takes one packet of the participant's Opus stream (from the rtc read loop of
+// the link it came from). A packet that completes the next frame delivers it to the agent at once,
+// ahead of its tick. Packets from a link that is not the attached one (a peer replaced by a
+// reload) are refused with ErrNotAttached, so two streams never mix.
+func (c *Call) ReceiveCallerRTP(from ParticipantLink, p CallerPacket) error {
+	c.caller.mu.Lock()
+	defer c.caller.mu.Unlock()
+	if c.caller.closed {
+		return ErrClosed
 	}
-	c.sent++
-	written := c.now(due)
-	c.statsMu.Lock()
-	c.lat.Agent.Add(written.Sub(due))
-	c.lat.AgentWake.Add(woke.Sub(due))
-	c.stats.AgentPacketsSent = c.sent
-	c.statsMu.Unlock()
+	if c.cfg.CallerInput != CallerRTP {
+		return ErrWrongInput
+	}
+	if h := c.link.Load(); h == nil || h.link != from {
+		return ErrNotAttached
+	}
+	playout := c.caller.nextFrame * audio.FrameSamples
+	ets, ok := c.caller.jb.continues(&p, playout)
+	if !ok {
+		if err := c.beginStreamLocked(&p); err != nil {
+			c.caller.cc.discarded++
+			return nil // an unreadable first packet: wait for the next one
+		}
+		ets = int64(p.Timestamp)
+	}
+	res, start := c.caller.jb.insert(&p, ets, playout)
+	c.caller.cc.received = c.caller.cc.prevReceived + c.caller.jb.received
+	c.caller.cc.lost = c.caller.cc.prevLost + c.caller.jb.lost()
+	switch res {
+	case insertLate:
+		c.caller.cc.late++
+		c.retardLocked(&p, start)
+	case insertDuplicate, insertOverflow, insertBad:
+		c.caller.cc.discarded++
+	}
+	// Deliver the frames the packets have completed at once (no later than the frame ring allows):
+	// the agent hears the caller without waiting for the tick that records the frame.
+	for c.caller.nextFrame < c.caller.curTick+frameRing {
+		fs := c.caller.nextFrame * audio.FrameSamples
+		if ok, _ := c.caller.jb.complete(fs, fs+audio.FrameSamples); !ok {
+			break
+		}
+		c.assembleLocked(p.Arrival)
+	}
+	return nil
 }
 
-func (c *Call) sendFailed(tick int64, err error) {
-	c.writeErrs++
-	if c.writeErrs == 1 || c.writeErrs%250 == 0 {
-		c.log.Warn("agent audio not sent", slog.Int64("tick", tick), slog.Int64("errors", c.writeErrs), slog.Any("err", err))
-	}
-}
-
-// tick does one period's work: agent packets, caller frame (if not delivered early), recording.
-func (c *Call) tick(tk Tick) {
-	n := tk.N
-	if late := tk.Start.Sub(tk.Due); late > LateTickThreshold {
-		c.lateTicks++
-		c.maxLate = max(c.maxLate, late)
-		c.emit(Event{Kind: LateTick, At: tk.MediaTime(), Detected: tk.MediaTime(), Duration: late, Wall: tk.Start})
-	}
-
-	// Agent first, the most time-critical: exactly 40 ms of queued audio, silence when the agent
-	// is quiet. Its two 20 ms packets were usually encoded when the audio was pushed; what was not
-	// (a short tail, audio queued while no participant was attached) is encoded now.
-	h := c.link.Load()
-	var pkts [2][]byte
-	c.agentMu.Lock()
-	k := copy(c.agentFrame[:], c.agentQ[c.agentHead:])
-	clear(c.agentFrame[k:])
-	c.agentHead += k
-	if c.agentHead == len(c.agentQ) {
-		c.agentQ, c.agentHead = c.agentQ[:0], 0
-	}
-	pre := copy(pkts[:], c.agentPkts)
-	c.agentPkts = c.agentPkts[:copy(c.agentPkts, c.agentPkts[pre:])]
-	if h != nil {
-		for b := pre; b < len(pkts); b++ {
-			pkt, err := c.enc.encode(c.agentFrame[b*packetSamples : (b+1)*packetSamples])
-			if err != nil {
-				c.sendFailed(n, err)
-			}
-			pkts[b] = pkt
-		}
-	}
-	queued := len(c.agentQ) - c.agentHead
-	c.agentNextTick = n + 1
-	flushed := c.agentFlushed
-	encoded := c.enc.encoded
-	c.agentMu.Unlock()
-
-	// The first packet goes out now, the second at the half tick (see run), so the participant's
-	// jitter buffer sees a smooth 20 ms cadence instead of pairs, which would make it hold 20 ms more.
-	c.half = pendingPacket{}
-	if h != nil {
-		ts := uint32(n * int64(FrameSamples*rtpPerSample))
-		if pkts[0] != nil {
-			c.sendAgent(h, pkts[0], ts, tk.Due, tk.Start)
-		}
-		if pkts[1] != nil {
-			c.half = pendingPacket{link: h, pkt: pkts[1], ts: ts + packetSamples*rtpPerSample, due: tk.Due.Add(TickDuration / 2)}
-		}
-	}
-
-	// Caller: the frame for this tick, assembled now unless packets completed it already (its
-	// audio reaches the agent after this tick's agent audio was taken: a reply can never be heard
-	// in the tick that prompted it).
-	c.callerMu.Lock()
-	c.curTick = n
-	for c.nextFrame <= n {
-		c.assembleLocked(tk.Start)
-	}
-	slot := &c.ring[n%frameRing]
-	copy(c.callerRec[:], slot.pcm[:])
-	cc := c.cc
-	c.callerMu.Unlock()
-
-	if h != nil {
-		c.agentMu.Lock()
-		c.encodeAheadLocked() // audio the agent sent ahead of real time
-		c.agentMu.Unlock()
-	}
-
-	var recErr error
-	if c.rec != nil {
-		recErr = c.rec.Write(c.callerRec[:], c.agentFrame[:])
-	}
-
-	agentLevel := RMSDBFS(c.agentFrame[:])
-	c.agentEP.Process(c.agentFrame[:], RecordRate, tk.MediaTime(), func(ev SpeechEvent) {
-		kind := AgentSpeechEnd
-		if ev.Start {
-			kind = AgentSpeechStart
-		}
-		c.emit(Event{Kind: kind, At: ev.At, Detected: ev.Detected, Padded: ev.Padded, Wall: tk.Start})
-	})
-
-	c.statsMu.Lock()
-	s := &c.stats
-	s.Ticks = n + 1
-	s.MediaTime = time.Duration(n+1) * TickDuration
-	s.LateTicks, s.MaxTickLateness = c.lateTicks, c.maxLate
-	s.CallerStreams = cc.streams
-	s.CallerPacketsReceived = cc.received
-	s.CallerPacketsLost = cc.lost
-	s.CallerPacketsLate = cc.late
-	s.CallerPacketsDiscarded = cc.discarded
-	s.CallerDecodeErrors = cc.decodeErrs
-	s.CallerConcealed = time.Duration(cc.concealed) * time.Second / RecordRate
-	s.CallerJitter = cc.jitter
-	s.CallerSlack = cc.slack
-	s.CallerLevel = cc.level
-	s.CallerPeak = c.callerPk.add(cc.level)
-	s.AgentQueued = time.Duration(queued) * time.Second / RecordRate
-	s.AgentFlushed = flushed
-	s.AgentPacketsSent = c.sent
-	s.AgentPacketsEncoded = encoded
-	s.AgentLevel = agentLevel
-	s.AgentPeak = c.agentPk.add(agentLevel)
-	s.AgentLinkWriteErrors = c.writeErrs
-	c.statsMu.Unlock()
-	if recErr != nil && !errors.Is(recErr, ErrClosed) {
-		c.log.Error("recording failed", slog.String("path", c.cfg.RecordingPath), slog.Any("err", recErr))
-	}
-}
-
-// assembleLocked builds caller frame c.nextFrame from the jitter buffer (or the synthetic queue),
+// assembleLocked builds caller frame c.caller.nextFrame from the jitter buffer (or the synthetic queue),
 // runs the caller endpointer and delivers it to the agent. now is the wall time of delivery.
 func (c *Call) assembleLocked(now time.Time) {
-	n := c.nextFrame
-	c.nextFrame++
-	slot := &c.ring[n%frameRing]
-	fs := n * FrameSamples
+	n := c.caller.nextFrame
+	c.caller.nextFrame++
+	slot := &c.caller.ring[n%frameRing]
+	fs := n * audio.FrameSamples
 	var last time.Time
 	if c.cfg.CallerInput == CallerPCM {
-		k := copy(slot.pcm[:], c.pcmQueue[c.pcmHead:])
+		k := copy(slot.pcm[:], c.caller.pcmQueue[c.caller.pcmHead:])
 		clear(slot.pcm[k:])
-		c.pcmHead += k
-		if c.pcmHead == len(c.pcmQueue) {
-			c.pcmQueue, c.pcmHead = c.pcmQueue[:0], 0
+		c.caller.pcmHead += k
+		if c.caller.pcmHead == len(c.caller.pcmQueue) {
+			c.caller.pcmQueue, c.caller.pcmHead = c.caller.pcmQueue[:0], 0
 		}
 		slot.concealed = 0
 	} else {
-		slot.concealed, last = c.jb.assemble(fs, slot.pcm[:])
+		slot.concealed, last = c.caller.jb.assemble(fs, slot.pcm[:])
 		c.trackGapLocked(fs, slot.concealed, now)
 		c.phaseLocked(n, slot.concealed, last)
-		c.cc.concealed += int64(slot.concealed)
-		c.cc.decodeErrs = c.cc.prevDecodeErrs + c.jb.decodeErrors
-		c.cc.jitter = time.Duration(c.jb.jitter * float64(time.Second))
+		c.caller.cc.concealed += int64(slot.concealed)
+		c.caller.cc.decodeErrs = c.caller.cc.prevDecodeErrs + c.caller.jb.decodeErrors
+		c.caller.cc.jitter = time.Duration(c.caller.jb.jitter * float64(time.Second))
 	}
-	c.cc.level = RMSDBFS(slot.pcm[:])
+	c.caller.cc.level = audio.RMSDBFS(slot.pcm[:])
 
 	start := time.Duration(n) * TickDuration
 	pcm := slot.pcm[:]
 	if c.resample != nil {
-		c.agentPCM = c.resample.Process(slot.pcm[:], c.agentPCM)
-		pcm = c.agentPCM
+		c.caller.agentPCM = c.resample.Process(slot.pcm[:], c.caller.agentPCM)
+		pcm = c.caller.agentPCM
 		start -= c.resample.Delay()
 	}
-	c.callerEP.Process(slot.pcm[:], RecordRate, time.Duration(n)*TickDuration, func(ev SpeechEvent) {
+	c.caller.ep.Process(slot.pcm[:], audio.RecordRate, time.Duration(n)*TickDuration, func(ev audio.SpeechEvent) {
 		kind := CallerSpeechEnd
 		if ev.Start {
 			kind = CallerSpeechStart
@@ -593,98 +606,51 @@ func (c *Call) assembleLocked(now time.Time) {
 // trackGapLocked reports runs of missing live-stream audio of at least MinReportedGap.
 func (c *Call) trackGapLocked(fs int64, concealed int, now time.Time) {
 	if concealed > 0 {
-		if c.gapStart < 0 {
-			c.gapStart = fs + FrameSamples - int64(concealed) // approximate: missing tail of the frame
+		if c.caller.gapStart < 0 {
+			c.caller.gapStart = fs + audio.FrameSamples - int64(concealed) // approximate: missing tail of the frame
 		}
-		c.gapLen += int64(concealed)
+		c.caller.gapLen += int64(concealed)
 		return
 	}
 	c.flushGapLocked(now)
 }
 
 func (c *Call) flushGapLocked(now time.Time) {
-	if c.gapStart >= 0 && time.Duration(c.gapLen)*time.Second/RecordRate >= MinReportedGap {
-		at := time.Duration(c.gapStart) * time.Second / RecordRate
-		c.emit(Event{Kind: CallerGap, At: at, Detected: at, Duration: time.Duration(c.gapLen) * time.Second / RecordRate, Wall: now})
+	if c.caller.gapStart >= 0 && time.Duration(c.caller.gapLen)*time.Second/audio.RecordRate >= MinReportedGap {
+		at := time.Duration(c.caller.gapStart) * time.Second / audio.RecordRate
+		c.emit(Event{Kind: CallerGap, At: at, Detected: at, Duration: time.Duration(c.caller.gapLen) * time.Second / audio.RecordRate, Wall: now})
 	}
-	c.gapStart, c.gapLen = -1, 0
+	c.caller.gapStart, c.caller.gapLen = -1, 0
 }
 
 // phaseLocked keeps the clock locked to the caller's packets: each complete frame's slack (how
 // long before its tick it was complete) feeds a one-second window; too little slack delays the
 // ticks, lasting surplus advances them (5 ms a second, or half the surplus when it is large).
 func (c *Call) phaseLocked(n int64, concealed int, last time.Time) {
-	if !c.jb.active {
+	if !c.caller.jb.active {
 		return
 	}
-	c.winFrames++
+	c.caller.winFrames++
 	if concealed == 0 && !last.IsZero() {
 		slack := c.clock.Due(n).Sub(last)
-		c.winMin = min(c.winMin, slack)
-		c.winComplete++
+		c.caller.winMin = min(c.caller.winMin, slack)
+		c.caller.winComplete++
 	}
-	if c.winFrames < 25 {
+	if c.caller.winFrames < 25 {
 		return
 	}
-	if c.winComplete >= 10 {
-		c.cc.slack = c.winMin
+	if c.caller.winComplete >= 10 {
+		c.caller.cc.slack = c.caller.winMin
 		// Release: at least 5 ms a second, and half of a large surplus at once.
 		const hysteresis, step = 2 * time.Millisecond, 5 * time.Millisecond
-		switch excess := c.winMin - c.margin; {
+		switch excess := c.caller.winMin - c.margin; {
 		case excess > hysteresis:
 			c.clock.Shift(-min(excess, max(step, excess/2)))
-		case c.winMin < c.margin/2:
-			c.clock.Shift(c.margin - c.winMin)
+		case c.caller.winMin < c.margin/2:
+			c.clock.Shift(c.margin - c.caller.winMin)
 		}
 	}
-	c.winFrames, c.winComplete, c.winMin = 0, 0, time.Hour
-}
-
-// ReceiveCallerRTP takes one packet of the participant's Opus stream (from the rtc read loop of
-// the link it came from). A packet that completes the next frame delivers it to the agent at once,
-// ahead of its tick. Packets from a link that is not the attached one (a peer replaced by a
-// reload) are refused with ErrNotAttached, so two streams never mix.
-func (c *Call) ReceiveCallerRTP(from ParticipantLink, p CallerPacket) error {
-	c.callerMu.Lock()
-	defer c.callerMu.Unlock()
-	if c.closed {
-		return ErrClosed
-	}
-	if c.cfg.CallerInput != CallerRTP {
-		return ErrWrongInput
-	}
-	if h := c.link.Load(); h == nil || h.link != from {
-		return ErrNotAttached
-	}
-	playout := c.nextFrame * FrameSamples
-	ets, ok := c.jb.continues(&p, playout)
-	if !ok {
-		if err := c.beginStreamLocked(&p); err != nil {
-			c.cc.discarded++
-			return nil // an unreadable first packet: wait for the next one
-		}
-		ets = int64(p.Timestamp)
-	}
-	res, start := c.jb.insert(&p, ets, playout)
-	c.cc.received = c.cc.prevReceived + c.jb.received
-	c.cc.lost = c.cc.prevLost + c.jb.lost()
-	switch res {
-	case insertLate:
-		c.cc.late++
-		c.retardLocked(&p, start)
-	case insertDuplicate, insertOverflow, insertBad:
-		c.cc.discarded++
-	}
-	// Deliver the frames the packets have completed at once (no later than the frame ring allows):
-	// the agent hears the caller without waiting for the tick that records the frame.
-	for c.nextFrame < c.curTick+frameRing {
-		fs := c.nextFrame * FrameSamples
-		if ok, _ := c.jb.complete(fs, fs+FrameSamples); !ok {
-			break
-		}
-		c.assembleLocked(p.Arrival)
-	}
-	return nil
+	c.caller.winFrames, c.caller.winComplete, c.caller.winMin = 0, 0, time.Hour
 }
 
 // maxRetard bounds one correction: a single stall (of this process or the network) must not push
@@ -701,8 +667,8 @@ const (
 // early) says anything about the phase: packets for older frames come in a burst after a stall
 // (of the network or of this process) and were simply too late.
 func (c *Call) retardLocked(p *CallerPacket, start int64) {
-	frame := start / FrameSamples
-	if frame <= c.retardGuard || frame < c.nextFrame-2 {
+	frame := start / audio.FrameSamples
+	if frame <= c.caller.retardGuard || frame < c.caller.nextFrame-2 {
 		return // already corrected for this burst, or stale
 	}
 	lateness := p.Arrival.Sub(c.clock.Due(frame))
@@ -710,18 +676,18 @@ func (c *Call) retardLocked(p *CallerPacket, start int64) {
 		// A token bucket bounds the corrections: packets read late because this process was
 		// starved look exactly like network lateness, and chasing them would push the clock
 		// further and further behind the caller.
-		if !c.retardAt.IsZero() {
-			refill := time.Duration(float64(p.Arrival.Sub(c.retardAt)) * retardRefillPerSecond)
-			c.retardBudget = min(retardBurst, c.retardBudget+max(0, refill))
+		if !c.caller.retardAt.IsZero() {
+			refill := time.Duration(float64(p.Arrival.Sub(c.caller.retardAt)) * retardRefillPerSecond)
+			c.caller.retardBudget = min(retardBurst, c.caller.retardBudget+max(0, refill))
 		}
-		c.retardAt = p.Arrival
-		d := min(lateness+c.margin, maxRetard, c.retardBudget)
+		c.caller.retardAt = p.Arrival
+		d := min(lateness+c.margin, maxRetard, c.caller.retardBudget)
 		if d <= 0 {
 			return
 		}
-		c.retardBudget -= d
+		c.caller.retardBudget -= d
 		c.clock.Shift(d)
-		c.retardGuard = c.nextFrame + 1
+		c.caller.retardGuard = c.caller.nextFrame + 1
 		c.log.Debug("caller packet late; clock delayed", slog.Duration("late", lateness), slog.Int64("frame", frame))
 	}
 }
@@ -735,19 +701,19 @@ func (c *Call) beginStreamLocked(p *CallerPacket) error {
 		return err
 	}
 	d := int64(dur48 / rtpPerSample) // samples of the first packet
-	dt := time.Duration(d) * time.Second / RecordRate
-	k := max(c.nextFrame, c.curTick+1)
+	dt := time.Duration(d) * time.Second / audio.RecordRate
+	k := max(c.caller.nextFrame, c.caller.curTick+1)
 	type choice struct {
 		f, s0 int64
 		shift time.Duration
 	}
 	best := choice{shift: time.Hour}
-	for j := int64(0); j == 0 || j*d < FrameSamples; j++ {
+	for j := int64(0); j == 0 || j*d < audio.FrameSamples; j++ {
 		// The frame completes when the j-th packet after this one arrives.
 		target := p.Arrival.Add(time.Duration(j)*dt + c.margin)
-		for f := k; f < k+3+d/FrameSamples; f++ {
-			s0 := (f+1)*FrameSamples - (j+1)*d
-			if s0 < k*FrameSamples {
+		for f := k; f < k+3+d/audio.FrameSamples; f++ {
+			s0 := (f+1)*audio.FrameSamples - (j+1)*d
+			if s0 < k*audio.FrameSamples {
 				continue
 			}
 			shift := target.Sub(c.clock.Due(f))
@@ -756,26 +722,26 @@ func (c *Call) beginStreamLocked(p *CallerPacket) error {
 			}
 		}
 	}
-	if c.jb.started {
-		if c.jb.active {
+	if c.caller.jb.started {
+		if c.caller.jb.active {
 			c.endStreamLocked(p.Arrival)
 		}
-		c.cc.prevReceived += c.jb.received
-		c.cc.prevLost += c.jb.lost()
-		c.cc.prevDecodeErrs += c.jb.decodeErrors
-		c.jb.decodeErrors = 0
+		c.caller.cc.prevReceived += c.caller.jb.received
+		c.caller.cc.prevLost += c.caller.jb.lost()
+		c.caller.cc.prevDecodeErrs += c.caller.jb.decodeErrors
+		c.caller.jb.decodeErrors = 0
 	}
-	c.cc.discarded += int64(c.jb.begin(p, best.s0))
+	c.caller.cc.discarded += int64(c.caller.jb.begin(p, best.s0))
 	c.clock.Shift(best.shift)
-	c.streams++
-	c.cc.streams = c.streams
-	c.winFrames, c.winComplete, c.winMin = 0, 0, time.Hour
-	c.retardGuard = -1
-	c.retardBudget, c.retardAt = retardBurst, time.Time{}
-	at := time.Duration(best.s0) * time.Second / RecordRate
+	c.caller.streams++
+	c.caller.cc.streams = c.caller.streams
+	c.caller.winFrames, c.caller.winComplete, c.caller.winMin = 0, 0, time.Hour
+	c.caller.retardGuard = -1
+	c.caller.retardBudget, c.caller.retardAt = retardBurst, time.Time{}
+	at := time.Duration(best.s0) * time.Second / audio.RecordRate
 	gap := time.Duration(0)
-	if c.streams > 1 {
-		gap = at - c.lastStreamAt
+	if c.caller.streams > 1 {
+		gap = at - c.caller.lastStreamAt
 	}
 	c.log.Info("caller stream started", slog.Uint64("ssrc", uint64(p.SSRC)), slog.Duration("at", at),
 		slog.Duration("gap", gap), slog.Duration("clock_shift", best.shift))
@@ -784,10 +750,10 @@ func (c *Call) beginStreamLocked(p *CallerPacket) error {
 }
 
 func (c *Call) endStreamLocked(now time.Time) {
-	c.jb.end()
+	c.caller.jb.end()
 	c.flushGapLocked(now)
-	c.lastStreamAt = time.Duration(c.jb.hiEnd) * time.Second / RecordRate
-	c.emit(Event{Kind: CallerStreamEnd, At: c.lastStreamAt, Detected: c.lastStreamAt, SSRC: c.jb.ssrc, Wall: now})
+	c.caller.lastStreamAt = time.Duration(c.caller.jb.hiEnd) * time.Second / audio.RecordRate
+	c.emit(Event{Kind: CallerStreamEnd, At: c.caller.lastStreamAt, Detected: c.caller.lastStreamAt, SSRC: c.caller.jb.ssrc, Wall: now})
 }
 
 func abs(d time.Duration) time.Duration {
@@ -799,41 +765,95 @@ func abs(d time.Duration) time.Duration {
 
 // PushCallerPCM queues a synthetic caller's 24 kHz PCM; the tick plays it out 40 ms at a time.
 func (c *Call) PushCallerPCM(pcm []int16) error {
-	c.callerMu.Lock()
-	defer c.callerMu.Unlock()
-	if c.closed {
+	c.caller.mu.Lock()
+	defer c.caller.mu.Unlock()
+	if c.caller.closed {
 		return ErrClosed
 	}
 	if c.cfg.CallerInput != CallerPCM {
 		return ErrWrongInput
 	}
-	if c.pcmHead > 0 && c.pcmHead >= len(c.pcmQueue)/2 {
-		c.pcmQueue = c.pcmQueue[:copy(c.pcmQueue, c.pcmQueue[c.pcmHead:])]
-		c.pcmHead = 0
+	if c.caller.pcmHead > 0 && c.caller.pcmHead >= len(c.caller.pcmQueue)/2 {
+		c.caller.pcmQueue = c.caller.pcmQueue[:copy(c.caller.pcmQueue, c.caller.pcmQueue[c.caller.pcmHead:])]
+		c.caller.pcmHead = 0
 	}
-	c.pcmQueue = append(c.pcmQueue, pcm...)
+	c.caller.pcmQueue = append(c.caller.pcmQueue, pcm...)
 	return nil
 }
 
 // CallerQueued returns how much synthetic caller audio is waiting to be played.
 func (c *Call) CallerQueued() time.Duration {
-	c.callerMu.Lock()
-	defer c.callerMu.Unlock()
-	return time.Duration(len(c.pcmQueue)-c.pcmHead) * time.Second / RecordRate
+	c.caller.mu.Lock()
+	defer c.caller.mu.Unlock()
+	return time.Duration(len(c.caller.pcmQueue)-c.caller.pcmHead) * time.Second / audio.RecordRate
+}
+
+// Attach makes link the destination of the agent's audio (a participant connected or reloaded).
+// The caller stream restarts with the link's first packet.
+func (c *Call) Attach(link ParticipantLink) error {
+	c.caller.mu.Lock()
+	defer c.caller.mu.Unlock()
+	if c.caller.closed {
+		return ErrClosed
+	}
+	if c.agent.enc == nil { // set before the call runs, never changed
+		return fmt.Errorf("attach: %w: the call has no Opus encoder (CallConfig.NewEncoder)", ErrBadConfig)
+	}
+	c.link.Store(&linkHolder{link: link})
+	return nil
+}
+
+// Detach stops sending to link if it is the attached one, and ends its caller stream: the
+// silence until the next Attach is recorded as such and reported with the next stream's start.
+func (c *Call) Detach(link ParticipantLink) {
+	c.caller.mu.Lock()
+	defer c.caller.mu.Unlock()
+	h := c.link.Load()
+	if h == nil || h.link != link {
+		return
+	}
+	c.link.Store(nil)
+	if c.caller.jb.active {
+		c.endStreamLocked(time.Now())
+	}
+}
+
+// agentSide is the agent's half of the call: its audio queued for playout and the Opus packets
+// encoded ahead for the head of the queue. Guarded by mu, which PushAgentAudio and FlushAgent (from
+// the session, or from a callback) and the tick take; no other lock is taken while it is held.
+type agentSide struct {
+	mu        sync.Mutex
+	enc       *opusEncoder // nil: no encoder configured (a synthetic call)
+	q         []int16
+	head      int
+	pkts      [][]byte // Opus packets of the first whole 20 ms blocks of q[head:]
+	encClosed bool
+	nextTick  int64 // first tick that has not taken agent audio yet
+	flushed   time.Duration
+}
+
+// closeEncoder frees the encoder; later encodes are refused. Called with mu held (or before the
+// call runs).
+func (a *agentSide) closeEncoder() error {
+	a.encClosed = true
+	if a.enc == nil {
+		return nil
+	}
+	return a.enc.close()
 }
 
 // PushAgentAudio queues the agent's 24 kHz PCM (any chunk size) for playout, 40 ms per tick.
 func (c *Call) PushAgentAudio(pcm []int16) error {
-	c.agentMu.Lock()
-	defer c.agentMu.Unlock()
+	c.agent.mu.Lock()
+	defer c.agent.mu.Unlock()
 	if c.isClosed() {
 		return ErrClosed
 	}
-	if c.agentHead > 0 && c.agentHead >= len(c.agentQ)/2 {
-		c.agentQ = c.agentQ[:copy(c.agentQ, c.agentQ[c.agentHead:])]
-		c.agentHead = 0
+	if c.agent.head > 0 && c.agent.head >= len(c.agent.q)/2 {
+		c.agent.q = c.agent.q[:copy(c.agent.q, c.agent.q[c.agent.head:])]
+		c.agent.head = 0
 	}
-	c.agentQ = append(c.agentQ, pcm...)
+	c.agent.q = append(c.agent.q, pcm...)
 	c.encodeAheadLocked()
 	return nil
 }
@@ -845,185 +865,223 @@ const encodeAheadMax = 6
 // encodeAheadLocked encodes whole queued 20 ms blocks (in queue order, so the encoder sees the
 // audio exactly as it will be sent) while a participant is attached.
 func (c *Call) encodeAheadLocked() {
-	if c.link.Load() == nil || c.encClosed {
+	if c.link.Load() == nil || c.agent.enc == nil || c.agent.encClosed {
 		return
 	}
-	for len(c.agentPkts) < encodeAheadMax {
-		off := c.agentHead + len(c.agentPkts)*packetSamples
-		if off+packetSamples > len(c.agentQ) {
+	for len(c.agent.pkts) < encodeAheadMax {
+		off := c.agent.head + len(c.agent.pkts)*packetSamples
+		if off+packetSamples > len(c.agent.q) {
 			return
 		}
-		pkt, err := c.enc.encode(c.agentQ[off : off+packetSamples])
+		pkt, err := c.agent.enc.encode(c.agent.q[off : off+packetSamples])
 		if err != nil {
 			return // the tick encodes it again and reports the failure
 		}
-		c.agentPkts = append(c.agentPkts, pkt)
-	}
-}
-
-func (c *Call) isClosed() bool {
-	select {
-	case <-c.done:
-		return true
-	default:
-		return false
+		c.agent.pkts = append(c.agent.pkts, pkt)
 	}
 }
 
 // FlushAgent drops all queued agent audio at once (barge-in) and reports how much and from which
 // media time the agent channel is silent. The tick already playing finishes its 40 ms.
 func (c *Call) FlushAgent() FlushReport {
-	c.agentMu.Lock()
-	dropped := len(c.agentQ) - c.agentHead
-	c.agentQ, c.agentHead = c.agentQ[:0], 0
-	c.agentPkts = c.agentPkts[:0]
-	d := time.Duration(dropped) * time.Second / RecordRate
-	c.agentFlushed += d
-	at := time.Duration(c.agentNextTick) * TickDuration
-	c.agentMu.Unlock()
+	c.agent.mu.Lock()
+	dropped := len(c.agent.q) - c.agent.head
+	c.agent.q, c.agent.head = c.agent.q[:0], 0
+	c.agent.pkts = c.agent.pkts[:0]
+	d := time.Duration(dropped) * time.Second / audio.RecordRate
+	c.agent.flushed += d
+	at := time.Duration(c.agent.nextTick) * TickDuration
+	c.agent.mu.Unlock()
 	return FlushReport{Dropped: d, At: at, Wall: time.Now()}
 }
 
 // AgentQueued returns how much agent audio waits for playout.
 func (c *Call) AgentQueued() time.Duration {
-	c.agentMu.Lock()
-	defer c.agentMu.Unlock()
-	return time.Duration(len(c.agentQ)-c.agentHead) * time.Second / RecordRate
+	c.agent.mu.Lock()
+	defer c.agent.mu.Unlock()
+	return time.Duration(len(c.agent.q)-c.agent.head) * time.Second / audio.RecordRate
 }
 
-// Attach makes link the destination of the agent's audio (a participant connected or reloaded).
-// The caller stream restarts with the link's first packet.
-func (c *Call) Attach(link ParticipantLink) error {
-	c.callerMu.Lock()
-	defer c.callerMu.Unlock()
-	if c.closed {
-		return ErrClosed
-	}
-	c.link.Store(&linkHolder{link: link})
-	return nil
+// pendingPacket is the second 20 ms packet of a tick, sent at the half tick.
+type pendingPacket struct {
+	link *linkHolder
+	pkt  []byte
+	ts   uint32
+	due  time.Time
 }
 
-// Detach stops sending to link if it is the attached one, and ends its caller stream: the
-// silence until the next Attach is recorded as such and reported with the next stream's start.
-func (c *Call) Detach(link ParticipantLink) {
-	c.callerMu.Lock()
-	defer c.callerMu.Unlock()
-	h := c.link.Load()
-	if h == nil || h.link != link {
+// sendAgent writes one packet to the participant and records its server-added latency (from the
+// time the packet was due to leave to the write's return), and how much of it was the wake-up
+// (due to woke: the timer and the scheduler, before the engine could do anything).
+func (c *Call) sendAgent(h *linkHolder, pkt []byte, ts uint32, due, woke time.Time) {
+	if err := h.link.WriteAgentOpus(pkt, ts); err != nil {
+		c.sendFailed(int64(ts)/int64(audio.FrameSamples*rtpPerSample), err)
 		return
 	}
-	c.link.Store(nil)
-	if c.jb.active {
-		c.endStreamLocked(time.Now())
-	}
-}
-
-// UpdateLinkQuality records what RTCP says about the agent's stream (the rtc layer calls it).
-func (c *Call) UpdateLinkQuality(q LinkQuality) {
+	c.tk.sent++
+	written := c.now(due)
 	c.statsMu.Lock()
-	c.stats.Link = q
+	c.lat.Agent.Add(written.Sub(due))
+	c.lat.AgentWake.Add(woke.Sub(due))
+	c.stats.AgentPacketsSent = c.tk.sent
 	c.statsMu.Unlock()
 }
 
-// Stats returns a snapshot as of the last tick.
-func (c *Call) Stats() Stats {
-	c.statsMu.Lock()
-	defer c.statsMu.Unlock()
-	s := c.stats
-	s.CallerLatency = c.lat.Caller.Summary()
-	s.AgentLatency = c.lat.Agent.Summary()
-	return s
-}
-
-// Latencies are a call's server-added latency histograms, one entry per frame or packet.
-type Latencies struct {
-	// Caller: arrival of the packet that completed a frame -> the frame handed to the agent.
-	Caller LatencyHistogram
-	// Agent: the time a packet was due to leave (tick, half tick) -> written to the link.
-	Agent LatencyHistogram
-	// AgentWake is the part of Agent before the engine ran at all: due -> the tick goroutine
-	// woken by the timer and scheduled.
-	AgentWake LatencyHistogram
-}
-
-// Merge adds another call's histograms (for figures across sessions).
-func (l *Latencies) Merge(o *Latencies) {
-	l.Caller.Merge(&o.Caller)
-	l.Agent.Merge(&o.Agent)
-	l.AgentWake.Merge(&o.AgentWake)
-}
-
-// Latencies returns a copy of the call's latency histograms.
-func (c *Call) Latencies() *Latencies {
-	c.statsMu.Lock()
-	defer c.statsMu.Unlock()
-	l := c.lat
-	return &l
-}
-
-// MediaTime returns the media time reached (the end of the last tick processed).
-func (c *Call) MediaTime() time.Duration {
-	c.statsMu.Lock()
-	defer c.statsMu.Unlock()
-	return c.stats.MediaTime
-}
-
-// Recording returns the path of the recording ("" when none).
-func (c *Call) Recording() string { return c.cfg.RecordingPath }
-
-// AgentRate returns the rate of the caller frames delivered to the agent.
-func (c *Call) AgentRate() int { return c.cfg.AgentRate }
-
-// CallerDelay is the fixed delay of the caller audio delivered to the agent relative to the
-// recording (the resampler's, when the agent takes 16 kHz).
-func (c *Call) CallerDelay() time.Duration {
-	if c.resample == nil {
-		return 0
+func (c *Call) sendFailed(tick int64, err error) {
+	c.tk.writeErrs++
+	if c.tk.writeErrs == 1 || c.tk.writeErrs%250 == 0 {
+		c.log.Warn("agent audio not sent", slog.Int64("tick", tick), slog.Int64("errors", c.tk.writeErrs), slog.Any("err", err))
 	}
-	return c.resample.Delay()
 }
 
-// now returns the wall time for latency figures: the real time, or with a ManualClock the
-// simulated time the test supplied (a tick's due time or a packet's arrival).
-func (c *Call) now(simulated time.Time) time.Time {
-	if c.manual {
-		return simulated
-	}
-	return time.Now()
+// tickState belongs to the tick goroutine alone: the frames it records and sends, the agent's
+// endpointer, level windows and counters it snapshots into Stats.
+type tickState struct {
+	agentFrame audio.Frame
+	callerRec  audio.Frame
+	ep         *audio.Endpointer
+	callerPk   levelWindow
+	agentPk    levelWindow
+	sent       int64
+	half       pendingPacket
+	writeErrs  int64
+	lateTicks  int64
+	maxLate    time.Duration
 }
 
-func (c *Call) emit(ev Event) {
-	if c.cfg.OnEvent == nil {
-		return
-	}
-	c.emitMu.Lock()
-	defer c.emitMu.Unlock()
-	c.cfg.OnEvent(ev)
-}
-
-// Close stops the clock, waits for the tick goroutine, finalizes the recording and frees the
-// encoder. Safe in any state and more than once; it must not be called from a callback.
-func (c *Call) Close() error {
-	c.closeOnce.Do(func() {
-		c.callerMu.Lock()
-		c.closed = true
-		c.callerMu.Unlock()
-		c.clock.Stop()
-		<-c.done
-		c.link.Store(nil)
-		var errs []error
-		if c.rec != nil {
-			if err := c.rec.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("close call: %w", err))
+// run is the tick goroutine: tick n at its due time, then its second agent packet at the half tick.
+func (c *Call) run() {
+	defer close(c.done)
+	for n := int64(0); ; n++ {
+		tk, err := c.clock.Next(n)
+		if err != nil {
+			return
+		}
+		c.tick(tk)
+		if c.tk.half.link != nil {
+			if err := c.clock.WaitUntil(c.tk.half.due); err != nil {
+				return
 			}
+			if cur := c.link.Load(); cur == c.tk.half.link {
+				c.sendAgent(cur, c.tk.half.pkt, c.tk.half.ts, c.tk.half.due, c.now(c.tk.half.due))
+			}
+			c.tk.half = pendingPacket{}
 		}
-		c.agentMu.Lock()
-		if err := c.enc.close(); err != nil {
-			errs = append(errs, fmt.Errorf("close call: %w", err))
+	}
+}
+
+// tick does one period's work: agent packets, caller frame (if not delivered early), recording.
+func (c *Call) tick(tk Tick) {
+	n := tk.N
+	if late := tk.Start.Sub(tk.Due); late > LateTickThreshold {
+		c.tk.lateTicks++
+		c.tk.maxLate = max(c.tk.maxLate, late)
+		c.emit(Event{Kind: LateTick, At: tk.MediaTime(), Detected: tk.MediaTime(), Duration: late, Wall: tk.Start})
+	}
+
+	// Agent first, the most time-critical: exactly 40 ms of queued audio, silence when the agent
+	// is quiet. Its two 20 ms packets were usually encoded when the audio was pushed; what was not
+	// (a short tail, audio queued while no participant was attached) is encoded now.
+	h := c.link.Load()
+	var pkts [2][]byte
+	c.agent.mu.Lock()
+	k := copy(c.tk.agentFrame[:], c.agent.q[c.agent.head:])
+	clear(c.tk.agentFrame[k:])
+	c.agent.head += k
+	if c.agent.head == len(c.agent.q) {
+		c.agent.q, c.agent.head = c.agent.q[:0], 0
+	}
+	pre := copy(pkts[:], c.agent.pkts)
+	c.agent.pkts = c.agent.pkts[:copy(c.agent.pkts, c.agent.pkts[pre:])]
+	if h != nil && c.agent.enc != nil {
+		for b := pre; b < len(pkts); b++ {
+			pkt, err := c.agent.enc.encode(c.tk.agentFrame[b*packetSamples : (b+1)*packetSamples])
+			if err != nil {
+				c.sendFailed(n, err)
+			}
+			pkts[b] = pkt
 		}
-		c.encClosed = true
-		c.agentMu.Unlock()
-		c.closeErr = errors.Join(errs...)
+	}
+	queued := len(c.agent.q) - c.agent.head
+	c.agent.nextTick = n + 1
+	flushed := c.agent.flushed
+	var encoded int64
+	if c.agent.enc != nil {
+		encoded = c.agent.enc.encoded
+	}
+	c.agent.mu.Unlock()
+
+	// The first packet goes out now, the second at the half tick (see run), so the participant's
+	// jitter buffer sees a smooth 20 ms cadence instead of pairs, which would make it hold 20 ms more.
+	c.tk.half = pendingPacket{}
+	if h != nil {
+		ts := uint32(n * int64(audio.FrameSamples*rtpPerSample))
+		if pkts[0] != nil {
+			c.sendAgent(h, pkts[0], ts, tk.Due, tk.Start)
+		}
+		if pkts[1] != nil {
+			c.tk.half = pendingPacket{link: h, pkt: pkts[1], ts: ts + packetSamples*rtpPerSample, due: tk.Due.Add(TickDuration / 2)}
+		}
+	}
+
+	// Caller: the frame for this tick, assembled now unless packets completed it already (its
+	// audio reaches the agent after this tick's agent audio was taken: a reply can never be heard
+	// in the tick that prompted it).
+	c.caller.mu.Lock()
+	c.caller.curTick = n
+	for c.caller.nextFrame <= n {
+		c.assembleLocked(tk.Start)
+	}
+	slot := &c.caller.ring[n%frameRing]
+	copy(c.tk.callerRec[:], slot.pcm[:])
+	cc := c.caller.cc
+	c.caller.mu.Unlock()
+
+	if h != nil {
+		c.agent.mu.Lock()
+		c.encodeAheadLocked() // audio the agent sent ahead of real time
+		c.agent.mu.Unlock()
+	}
+
+	var recErr error
+	if c.rec != nil {
+		recErr = c.rec.Write(c.tk.callerRec[:], c.tk.agentFrame[:])
+	}
+
+	agentLevel := audio.RMSDBFS(c.tk.agentFrame[:])
+	c.tk.ep.Process(c.tk.agentFrame[:], audio.RecordRate, tk.MediaTime(), func(ev audio.SpeechEvent) {
+		kind := AgentSpeechEnd
+		if ev.Start {
+			kind = AgentSpeechStart
+		}
+		c.emit(Event{Kind: kind, At: ev.At, Detected: ev.Detected, Padded: ev.Padded, Wall: tk.Start})
 	})
-	return c.closeErr
+
+	c.statsMu.Lock()
+	s := &c.stats
+	s.Ticks = n + 1
+	s.MediaTime = time.Duration(n+1) * TickDuration
+	s.LateTicks, s.MaxTickLateness = c.tk.lateTicks, c.tk.maxLate
+	s.CallerStreams = cc.streams
+	s.CallerPacketsReceived = cc.received
+	s.CallerPacketsLost = cc.lost
+	s.CallerPacketsLate = cc.late
+	s.CallerPacketsDiscarded = cc.discarded
+	s.CallerDecodeErrors = cc.decodeErrs
+	s.CallerConcealed = time.Duration(cc.concealed) * time.Second / audio.RecordRate
+	s.CallerJitter = cc.jitter
+	s.CallerSlack = cc.slack
+	s.CallerLevel = cc.level
+	s.CallerPeak = c.tk.callerPk.add(cc.level)
+	s.AgentQueued = time.Duration(queued) * time.Second / audio.RecordRate
+	s.AgentFlushed = flushed
+	s.AgentPacketsSent = c.tk.sent
+	s.AgentPacketsEncoded = encoded
+	s.AgentLevel = agentLevel
+	s.AgentPeak = c.tk.agentPk.add(agentLevel)
+	s.AgentLinkWriteErrors = c.tk.writeErrs
+	c.statsMu.Unlock()
+	if recErr != nil && !errors.Is(recErr, audio.ErrClosed) {
+		c.log.Error("recording failed", slog.String("path", c.cfg.RecordingPath), slog.Any("err", recErr))
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voicebench/humanaudit/internal/audio"
 	"go.uber.org/goleak"
 )
 
@@ -59,6 +60,9 @@ func newHarness(t *testing.T, cfg CallConfig) *harness {
 	if cfg.AgentRate == 0 {
 		cfg.AgentRate = 24000
 	}
+	if cfg.NewEncoder == nil {
+		cfg.NewEncoder = testEncoders
+	}
 	cfg.OnCallerFrame = func(f CallerFrame) {
 		h.mu.Lock()
 		f.PCM = slices.Clone(f.PCM)
@@ -101,12 +105,12 @@ func (h *harness) eventsOf(kind EventKind) []Event {
 }
 
 // closeAndRead closes the call and returns the recording.
-func (h *harness) closeAndRead() *WAV {
+func (h *harness) closeAndRead() *audio.WAV {
 	h.t.Helper()
 	if err := h.call.Close(); err != nil {
 		h.t.Fatal(err)
 	}
-	w, err := ReadWAV(h.path)
+	w, err := audio.ReadWAV(h.path)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -130,7 +134,7 @@ func newSender(t *testing.T, ssrc uint32, seconds float64, seed int64, first tim
 		t.Fatal(err)
 	}
 	defer enc.close()
-	src := speechLike(RecordRate, int(seconds*RecordRate), seed)
+	src := speechLike(audio.RecordRate, int(seconds*audio.RecordRate), seed)
 	s := &sender{ssrc: ssrc, seq0: 65500, ts0: 0xfffff000, first: first, spacing: 20 * time.Millisecond}
 	for off := 0; off+packetSamples <= len(src); off += packetSamples {
 		p, err := enc.encode(src[off : off+packetSamples])
@@ -215,12 +219,12 @@ func TestCallRecordsCallerAtPacketTimestamps(t *testing.T) {
 	if sh := h.clock.Shifted(); sh != -10*time.Millisecond {
 		t.Fatalf("clock shifted %v, want -10ms", sh)
 	}
-	s0 := int(starts[0].At * RecordRate / time.Second)
-	if s0 != FrameSamples {
-		t.Fatalf("stream anchored at sample %d, want %d", s0, FrameSamples)
+	s0 := int(starts[0].At * audio.RecordRate / time.Second)
+	if s0 != audio.FrameSamples {
+		t.Fatalf("stream anchored at sample %d, want %d", s0, audio.FrameSamples)
 	}
-	if w.Frames() != 51*FrameSamples {
-		t.Fatalf("recording has %d frames, want %d", w.Frames(), 51*FrameSamples)
+	if w.Frames() != 51*audio.FrameSamples {
+		t.Fatalf("recording has %d frames, want %d", w.Frames(), 51*audio.FrameSamples)
 	}
 	ref := decodeReference(t, got)
 	left := w.Channel(0)
@@ -238,10 +242,10 @@ func TestCallRecordsCallerAtPacketTimestamps(t *testing.T) {
 		t.Fatalf("%d frames delivered, want 51", len(h.frames))
 	}
 	for i, f := range h.frames {
-		if f.Tick != int64(i) || len(f.PCM) != FrameSamples || f.Start != time.Duration(i)*TickDuration {
+		if f.Tick != int64(i) || len(f.PCM) != audio.FrameSamples || f.Start != time.Duration(i)*TickDuration {
 			t.Fatalf("frame %d: tick %d, %d samples, start %v", i, f.Tick, len(f.PCM), f.Start)
 		}
-		if !slices.Equal(f.PCM, left[i*FrameSamples:(i+1)*FrameSamples]) {
+		if !slices.Equal(f.PCM, left[i*audio.FrameSamples:(i+1)*audio.FrameSamples]) {
 			t.Fatalf("frame %d delivered differs from what was recorded", i)
 		}
 		if k := 2*i - 1; i >= 1 && k < len(s.pkts) {
@@ -266,12 +270,12 @@ func TestCallPacketLossKeepsLengthAndAlignment(t *testing.T) {
 	got := h.play(s, 90, func(k int) bool { return k%10 == 9 })
 	st := h.call.Stats()
 	w := h.closeAndRead()
-	s0 := int(h.eventsOf(CallerStreamStart)[0].At * RecordRate / time.Second)
+	s0 := int(h.eventsOf(CallerStreamStart)[0].At * audio.RecordRate / time.Second)
 	lost, lostPlayed := 0, 0
 	for k, p := range got {
 		if p == nil && k < len(got)-1 { // RFC 3550 counts up to the highest sequence received
 			lost++
-			if s0+k*packetSamples < 90*FrameSamples {
+			if s0+k*packetSamples < 90*audio.FrameSamples {
 				lostPlayed++
 			}
 		}
@@ -282,12 +286,12 @@ func TestCallPacketLossKeepsLengthAndAlignment(t *testing.T) {
 	if want := time.Duration(lostPlayed) * 20 * time.Millisecond; st.CallerConcealed != want {
 		t.Fatalf("concealed %v, want %v", st.CallerConcealed, want)
 	}
-	if w.Frames() != 90*FrameSamples {
-		t.Fatalf("recording has %d frames, want %d", w.Frames(), 90*FrameSamples)
+	if w.Frames() != 90*audio.FrameSamples {
+		t.Fatalf("recording has %d frames, want %d", w.Frames(), 90*audio.FrameSamples)
 	}
 	ref := decodeReference(t, got)
 	left := w.Channel(0)
-	for j := range ref[:90*FrameSamples-s0] {
+	for j := range ref[:90*audio.FrameSamples-s0] {
 		if left[s0+j] != ref[j] {
 			t.Fatalf("sample %d after the anchor: %d, want %d (audio after a loss must stay in place)", j, left[s0+j], ref[j])
 		}
@@ -434,15 +438,15 @@ func TestCallReloadStartsNewStreamAfterGap(t *testing.T) {
 	}
 	left := w.Channel(0)
 	for i, g := range [][][]byte{got1, got2} {
-		s0 := int(starts[i].At * RecordRate / time.Second)
+		s0 := int(starts[i].At * audio.RecordRate / time.Second)
 		ref := decodeReference(t, g)
 		ref = ref[:min(len(ref), len(left)-s0)]
 		if !slices.Equal(left[s0:s0+len(ref)], ref) {
 			t.Fatalf("stream %d not recorded at its anchor", i+1)
 		}
 	}
-	e1 := int(ends[0].At * RecordRate / time.Second)
-	s2At := int(starts[1].At * RecordRate / time.Second)
+	e1 := int(ends[0].At * audio.RecordRate / time.Second)
+	s2At := int(starts[1].At * audio.RecordRate / time.Second)
 	if maxAbs(left[e1:s2At]) != 0 {
 		t.Fatal("the reload gap is not silence")
 	}
@@ -455,7 +459,7 @@ func TestCallAgentPlayoutAndRecording(t *testing.T) {
 	checkLeaks(t)
 	h := newHarness(t, CallConfig{})
 	link := h.link
-	voice := speechLike(RecordRate, RecordRate/2, 9) // 500 ms in odd chunks
+	voice := speechLike(audio.RecordRate, audio.RecordRate/2, 9) // 500 ms in odd chunks
 	for off := 0; off < len(voice); off += 1234 {
 		h.call.PushAgentAudio(voice[off:min(off+1234, len(voice))])
 	}
@@ -489,7 +493,7 @@ func TestCallAgentPlayoutAndRecording(t *testing.T) {
 func TestCallBargeInFlushStopsAgentWithinOneTick(t *testing.T) {
 	checkLeaks(t)
 	h := newHarness(t, CallConfig{})
-	h.call.PushAgentAudio(speechLike(RecordRate, 2*RecordRate, 10))
+	h.call.PushAgentAudio(speechLike(audio.RecordRate, 2*audio.RecordRate, 10))
 	h.clock.AdvanceN(10)
 	rep := h.call.FlushAgent()
 	if rep.At != 400*time.Millisecond || rep.Dropped != 1600*time.Millisecond {
@@ -502,8 +506,8 @@ func TestCallBargeInFlushStopsAgentWithinOneTick(t *testing.T) {
 	st := h.call.Stats()
 	w := h.closeAndRead()
 	right := w.Channel(1)
-	at := int(rep.At * RecordRate / time.Second)
-	if maxAbs(right[at-FrameSamples:at]) == 0 || maxAbs(right[at:]) != 0 {
+	at := int(rep.At * audio.RecordRate / time.Second)
+	if maxAbs(right[at-audio.FrameSamples:at]) == 0 || maxAbs(right[at:]) != 0 {
 		t.Fatalf("agent audio must play up to %v and stop there", rep.At)
 	}
 	if st.AgentFlushed != rep.Dropped {
@@ -517,11 +521,11 @@ func TestCallBargeInFlushStopsAgentWithinOneTick(t *testing.T) {
 func TestCallDelivers16kHzWithResamplerDelay(t *testing.T) {
 	checkLeaks(t)
 	h := newHarness(t, CallConfig{AgentRate: 16000, CallerInput: CallerPCM})
-	tone := sine(RecordRate, RecordRate, 1000, 8000)
+	tone := sine(audio.RecordRate, audio.RecordRate, 1000, 8000)
 	h.call.PushCallerPCM(tone)
 	h.clock.AdvanceN(25)
 	h.call.Close()
-	ref, _ := NewResampler(24000, 16000)
+	ref, _ := audio.NewResampler(24000, 16000)
 	want := ref.Process(tone, nil)
 	var got []int16
 	for i, f := range h.frames {
@@ -540,7 +544,7 @@ func TestCallDelivers16kHzWithResamplerDelay(t *testing.T) {
 
 func TestCallSyntheticCallerAndEndpointer(t *testing.T) {
 	checkLeaks(t)
-	h := newHarness(t, CallConfig{CallerInput: CallerPCM, CallerEndpointer: EndpointerConfig{ThresholdDBFS: -40}})
+	h := newHarness(t, CallConfig{CallerInput: CallerPCM, CallerEndpointer: audio.EndpointerConfig{ThresholdDBFS: -40}})
 	pcm := segments([2]float64{400, -120}, [2]float64{800, -20}, [2]float64{1000, -120})
 	h.call.PushCallerPCM(pcm[:10000])
 	h.call.PushCallerPCM(pcm[10000:])
@@ -566,17 +570,18 @@ func TestCallSyntheticCallerAndEndpointer(t *testing.T) {
 
 func TestCallRejectsBadConfig(t *testing.T) {
 	for name, cfg := range map[string]CallConfig{
-		"rate":     {AgentRate: 8000},
-		"margin":   {AgentRate: 24000, JitterMargin: time.Second},
-		"bitrate":  {AgentRate: 24000, OpusBitrate: 100},
-		"endpoint": {AgentRate: 24000, CallerEndpointer: EndpointerConfig{ThresholdDBFS: 10}},
-		"input":    {AgentRate: 24000, CallerInput: 7},
+		"rate":     {AgentRate: 8000, NewEncoder: testEncoders},
+		"margin":   {AgentRate: 24000, JitterMargin: time.Second, NewEncoder: testEncoders},
+		"bitrate":  {AgentRate: 24000, OpusBitrate: 100, NewEncoder: testEncoders},
+		"endpoint": {AgentRate: 24000, CallerEndpointer: audio.EndpointerConfig{ThresholdDBFS: 10}, NewEncoder: testEncoders},
+		"input":    {AgentRate: 24000, CallerInput: 7, NewEncoder: testEncoders},
+		"encoder":  {AgentRate: 24000},
 	} {
 		if _, err := NewCall(cfg); !errors.Is(err, ErrBadConfig) {
 			t.Errorf("%s: got %v, want ErrBadConfig", name, err)
 		}
 	}
-	if _, err := NewCall(CallConfig{AgentRate: 24000, RecordingPath: "/nonexistent/dir/x.wav", Clock: NewManualClock(clockBase)}); err == nil {
+	if _, err := NewCall(CallConfig{AgentRate: 24000, RecordingPath: "/nonexistent/dir/x.wav", Clock: NewManualClock(clockBase), NewEncoder: testEncoders}); err == nil {
 		t.Error("unwritable recording path accepted")
 	}
 }
@@ -591,7 +596,7 @@ func TestCallCloseInEveryState(t *testing.T) {
 			h.clock.AdvanceN(5)
 		},
 		"streaming with agent audio queued": func(t *testing.T, h *harness) {
-			h.call.PushAgentAudio(make([]int16, RecordRate))
+			h.call.PushAgentAudio(make([]int16, audio.RecordRate))
 			h.play(newSender(t, 5, 0.5, 1, clockBase.Add(time.Millisecond)), 10, nil)
 		},
 		"detached": func(t *testing.T, h *harness) {
@@ -618,13 +623,13 @@ func TestCallCloseInEveryState(t *testing.T) {
 			if err := h.call.Attach(&captureLink{}); !errors.Is(err, ErrClosed) {
 				t.Fatalf("attach after close: %v", err)
 			}
-			if _, err := ReadWAV(h.path); err != nil {
+			if _, err := audio.ReadWAV(h.path); err != nil {
 				t.Fatalf("recording not finalized: %v", err)
 			}
 		})
 	}
 	t.Run("real clock running", func(t *testing.T) {
-		c, err := NewCall(CallConfig{AgentRate: 16000, RecordingPath: filepath.Join(t.TempDir(), "r.wav")})
+		c, err := NewCall(CallConfig{AgentRate: 16000, RecordingPath: filepath.Join(t.TempDir(), "r.wav"), NewEncoder: testEncoders})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -643,7 +648,7 @@ func BenchmarkCallTick(b *testing.B) {
 	// One tick with the caller frame already assembled from two packets, the agent speaking, a
 	// link attached and no recording: the engine's per-tick hot path.
 	clk := NewManualClock(clockBase)
-	c, err := NewCall(CallConfig{AgentRate: 16000, Clock: clk})
+	c, err := NewCall(CallConfig{AgentRate: 16000, Clock: clk, NewEncoder: testEncoders})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -651,14 +656,14 @@ func BenchmarkCallTick(b *testing.B) {
 	link := nullLink{}
 	c.Attach(link)
 	enc, _ := newOpusEncoder(32000)
-	src := speechLike(RecordRate, RecordRate, 1)
+	src := speechLike(audio.RecordRate, audio.RecordRate, 1)
 	var pkts [][]byte
 	for off := 0; off < len(src); off += packetSamples {
 		p, _ := enc.encode(src[off : off+packetSamples])
 		pkts = append(pkts, p)
 	}
 	enc.close()
-	agent := speechLike(RecordRate, FrameSamples, 2)
+	agent := speechLike(audio.RecordRate, audio.FrameSamples, 2)
 	k := 0
 	tick := func() {
 		n := c.MediaTime() / TickDuration
@@ -691,7 +696,7 @@ func (nullLink) WriteAgentOpus([]byte, uint32) error { return nil }
 
 // BenchmarkCallSecondRecorded is BenchmarkCallTick with the recording on (to tmpfs): one op is one
 // second of a call (25 ticks), and the figure is the process CPU per session-second, writer
-// goroutine included, for the one-second flush the recorder had and the RecorderFlushInterval it
+// goroutine included, for the one-second flush the recorder had and the audio.RecorderFlushInterval it
 // has, alternated in one process so that both see the same load.
 func BenchmarkCallSecondRecorded(b *testing.B) {
 	dir, err := os.MkdirTemp("/dev/shm", "call-bench-")
@@ -700,20 +705,22 @@ func BenchmarkCallSecondRecorded(b *testing.B) {
 	}
 	defer os.RemoveAll(dir)
 	enc, _ := newOpusEncoder(32000)
-	src := speechLike(RecordRate, RecordRate, 1)
+	src := speechLike(audio.RecordRate, audio.RecordRate, 1)
 	var pkts [][]byte
 	for off := 0; off < len(src); off += packetSamples {
 		p, _ := enc.encode(src[off : off+packetSamples])
 		pkts = append(pkts, p)
 	}
 	enc.close()
-	agent := speechLike(RecordRate, FrameSamples, 2)
-	defer func(old time.Duration) { recorderFlush = old }(recorderFlush)
-	for _, every := range []time.Duration{time.Second, RecorderFlushInterval, time.Second, RecorderFlushInterval} {
+	agent := speechLike(audio.RecordRate, audio.FrameSamples, 2)
+	defer func(old func(string, int) (*audio.Recorder, error)) { newRecorder = old }(newRecorder)
+	for _, every := range []time.Duration{time.Second, audio.RecorderFlushInterval, time.Second, audio.RecorderFlushInterval} {
 		b.Run("flush="+every.String(), func(b *testing.B) {
-			recorderFlush = every
+			newRecorder = func(path string, rate int) (*audio.Recorder, error) {
+				return audio.CreateRecorderFlushing(path, rate, every)
+			}
 			clk := NewManualClock(clockBase)
-			c, err := NewCall(CallConfig{AgentRate: 16000, Clock: clk, RecordingPath: filepath.Join(dir, fmt.Sprintf("%s-%d.wav", every, b.N))})
+			c, err := NewCall(CallConfig{AgentRate: 16000, Clock: clk, RecordingPath: filepath.Join(dir, fmt.Sprintf("%s-%d.wav", every, b.N)), NewEncoder: testEncoders})
 			if err != nil {
 				b.Fatal(err)
 			}

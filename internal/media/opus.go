@@ -4,25 +4,17 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/pion/mediadevices/pkg/codec"
-	mdopus "github.com/pion/mediadevices/pkg/codec/opus"
-	"github.com/pion/mediadevices/pkg/io/audio"
-	"github.com/pion/mediadevices/pkg/prop"
-	"github.com/pion/mediadevices/pkg/wave"
 	"github.com/pion/opus"
+
+	"github.com/voicebench/humanaudit/internal/audio"
 )
 
 // Opus on the wire: the RTP clock is always 48 kHz whatever the audio bandwidth (RFC 7587).
 const (
 	opusRTPRate        = 48000
-	opusPacketDuration = 20 // ms per packet we send
-	// RecordRate is the sample rate of the recording, of the decoded caller audio and of the agent
-	// audio the engine accepts and encodes (every realtime agent API emits 24 kHz PCM16).
-	RecordRate = 24000
-	// FrameSamples is one tick of audio at RecordRate.
-	FrameSamples  = RecordRate / 25                        // 40 ms
-	packetSamples = RecordRate * opusPacketDuration / 1000 // 480
-	rtpPerSample  = opusRTPRate / RecordRate               // 2 RTP ticks per recorded sample
+	opusPacketDuration = 20                                           // ms per packet we send
+	packetSamples      = audio.RecordRate * opusPacketDuration / 1000 // 480
+	rtpPerSample       = opusRTPRate / audio.RecordRate               // 2 RTP ticks per recorded sample
 )
 
 var errOpusTOC = errors.New("opus packet: bad table of contents")
@@ -62,18 +54,18 @@ func opusPacketSamples48(p []byte) (int, error) {
 	return n, nil
 }
 
-// opusDecoder decodes the caller's Opus at RecordRate with the pure-Go pion decoder.
+// opusDecoder decodes the caller's Opus at audio.RecordRate with the pure-Go pion decoder.
 type opusDecoder struct {
 	dec opus.Decoder
 	buf []int16 // scratch for one packet (up to 120 ms)
 }
 
 func newOpusDecoder() (*opusDecoder, error) {
-	d, err := opus.NewDecoderWithOutput(RecordRate, 1)
+	d, err := opus.NewDecoderWithOutput(audio.RecordRate, 1)
 	if err != nil {
 		return nil, fmt.Errorf("opus decoder: %w", err)
 	}
-	return &opusDecoder{dec: d, buf: make([]int16, RecordRate*120/1000)}, nil
+	return &opusDecoder{dec: d, buf: make([]int16, audio.RecordRate*120/1000)}, nil
 }
 
 // decode returns the packet's samples (valid until the next call). Caller packets come from the
@@ -93,7 +85,27 @@ func (d *opusDecoder) decode(p []byte) (pcm []int16, err error) {
 
 // reset starts a new stream (a new SSRC after a reload).
 func (d *opusDecoder) reset() error {
-	return d.dec.Init(RecordRate, 1)
+	return d.dec.Init(audio.RecordRate, 1)
+}
+
+// Encoder turns one 20 ms block of the agent's audio (480 samples at audio.RecordRate, mono) into an
+// Opus packet appended to dst[:0]. libopus.Encoder is the one the console uses; it is cgo, so the
+// engine takes it from CallConfig.NewEncoder and whatever links media alone stays pure Go.
+type Encoder interface {
+	Encode(dst []byte, block []int16) ([]byte, error)
+	Close() error
+}
+
+// Encoders adapts the constructor of a concrete encoder type (libopus.NewEncoder) to
+// CallConfig.NewEncoder.
+func Encoders[E Encoder](newEncoder func(bitrate int) (E, error)) func(bitrate int) (Encoder, error) {
+	return func(bitrate int) (Encoder, error) {
+		e, err := newEncoder(bitrate)
+		if err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
 }
 
 // silencePeak is the largest sample magnitude (about -66 dBFS) of a 20 ms block the encoder treats
@@ -103,40 +115,23 @@ const (
 	silenceWarmBlocks = 3
 )
 
-// opusEncoder encodes the agent's 24 kHz PCM into 20 ms Opus packets with libopus through
-// pion/mediadevices (pull-based: it reads the block set by encode from an audio.Reader). When the
+// opusEncoder encodes the agent's 24 kHz PCM into 20 ms Opus packets with an Encoder. When the
 // agent is quiet it stops running the encoder and repeats its own last silent packet: libopus costs
-// about 0.3 ms per packet on this class of machine, the largest share of a session's CPU.
+// about 0.1 ms per packet, the largest share of a session's CPU.
 type opusEncoder struct {
-	enc   codec.ReadCloser
-	chunk *wave.Int16Interleaved
+	enc Encoder
 
 	silentRun int
-	silence   []byte // the packet libopus made for the last warm silent block
-	encoded   int64  // packets produced by libopus
+	silence   []byte // the packet the encoder made for the last warm silent block
+	encoded   int64  // packets produced by the encoder
 	repeated  int64  // silent packets repeated without encoding
 }
 
-func newOpusEncoder(bitrate int) (*opusEncoder, error) {
-	e := &opusEncoder{chunk: wave.NewInt16Interleaved(wave.ChunkInfo{Len: packetSamples, Channels: 1, SamplingRate: RecordRate})}
-	params, err := mdopus.NewParams()
-	if err != nil {
-		return nil, fmt.Errorf("opus encoder: %w", err)
-	}
-	params.BitRate = bitrate
-	params.Latency = mdopus.Latency20ms
-	r := audio.ReaderFunc(func() (wave.Audio, func(), error) { return e.chunk, func() {}, nil })
-	enc, err := params.BuildAudioEncoder(r, prop.Media{Audio: prop.Audio{SampleRate: RecordRate, ChannelCount: 1}})
-	if err != nil {
-		return nil, fmt.Errorf("opus encoder: %w", err)
-	}
-	e.enc = enc
-	return e, nil
-}
+func newAgentEncoder(enc Encoder) *opusEncoder { return &opusEncoder{enc: enc} }
 
 // encode turns one 20 ms block (packetSamples) into an Opus packet. The returned slice is owned
 // by the caller until the next call only when it is the repeated silence packet; otherwise it is
-// freshly allocated by the encoder.
+// freshly allocated.
 func (e *opusEncoder) encode(pcm []int16) ([]byte, error) {
 	silent := true
 	for _, s := range pcm {
@@ -154,10 +149,9 @@ func (e *opusEncoder) encode(pcm []int16) ([]byte, error) {
 			return e.silence, nil
 		}
 	}
-	copy(e.chunk.Data, pcm)
-	pkt, _, err := e.enc.Read()
+	pkt, err := e.enc.Encode(nil, pcm)
 	if err != nil {
-		return nil, fmt.Errorf("opus encode: %w", err)
+		return nil, err
 	}
 	e.encoded++
 	if silent && e.silentRun == silenceWarmBlocks {

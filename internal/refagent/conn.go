@@ -16,7 +16,7 @@ import (
 	"github.com/voicebench/humanaudit/internal/agent"
 	"github.com/voicebench/humanaudit/internal/agent/openai/wire"
 	"github.com/voicebench/humanaudit/internal/asr"
-	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/audio"
 )
 
 // gaVoices are the voice names a GA session accepts; the reference agent speaks each with its own
@@ -119,7 +119,7 @@ type conn struct {
 	spoke    bool // assistant audio sent: the voice is frozen
 	buf      []int16
 	total    int64 // caller samples appended since the connection opened
-	vad      *media.Endpointer
+	vad      *audio.Endpointer
 	vadItem  string
 	vadStart int64        // sample where the current VAD turn starts
 	ear      *ear         // the stream of the turn being spoken
@@ -482,7 +482,7 @@ func (c *conn) rebuildLocked() {
 func (c *conn) resetVADLocked() {
 	c.vad = nil
 	if c.set.serverVAD {
-		c.vad, _ = media.NewEndpointer(media.EndpointerConfig{SilenceDuration: time.Duration(c.set.silenceMS) * time.Millisecond,
+		c.vad, _ = audio.NewEndpointer(audio.EndpointerConfig{SilenceDuration: time.Duration(c.set.silenceMS) * time.Millisecond,
 			PrefixPadding: time.Duration(c.set.prefixMS) * time.Millisecond})
 	}
 	c.vadItem = ""
@@ -545,9 +545,9 @@ func (c *conn) appendAudio(ev *wire.ClientEvent) {
 		c.openEarLocked() // manual turns: every appended sample belongs to the next commit
 	}
 	c.hearLocked(pcm)
-	var events []media.SpeechEvent
+	var events []audio.SpeechEvent
 	if c.vad != nil {
-		c.vad.Process(pcm, wire.SampleRate, sampleTime(start), func(e media.SpeechEvent) { events = append(events, e) })
+		c.vad.Process(pcm, wire.SampleRate, sampleTime(start), func(e audio.SpeechEvent) { events = append(events, e) })
 		if c.vadItem == "" && !c.vad.Speaking() {
 			// Outside speech only the prefix padding is kept.
 			keep := int64(c.set.prefixMS)*wire.SampleRate/1000 + wire.SampleRate/10
@@ -566,7 +566,7 @@ func sampleTime(n int64) time.Duration { return time.Duration(n) * time.Second /
 
 // vadEvent runs server turn detection: speech_started (cancelling a response the caller talks
 // over), then speech_stopped, the commit and, when configured, a response.
-func (c *conn) vadEvent(e media.SpeechEvent) {
+func (c *conn) vadEvent(e audio.SpeechEvent) {
 	if e.Start {
 		c.mu.Lock()
 		c.vadItem = c.em.NewID("item")

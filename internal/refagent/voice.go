@@ -1,15 +1,13 @@
 package refagent
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"os/exec"
 	"strings"
 	"sync"
 
-	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/audio"
 )
 
 // DefaultVoice is the Flite voice of the reference agent. The synthetic callers' personas use slt,
@@ -60,7 +58,7 @@ func (v *voice) speak(ctx context.Context, text string) ([]int16, error) {
 		return nil, fmt.Errorf("flite output: %w", err)
 	}
 	if rate != 24000 {
-		rs, err := media.NewResampler(rate, 24000)
+		rs, err := audio.NewResampler(rate, 24000)
 		if err != nil {
 			return nil, err
 		}
@@ -78,39 +76,16 @@ func (v *voice) speak(ctx context.Context, text string) ([]int16, error) {
 	return raw, nil
 }
 
-// wavPCM reads the mono 16-bit PCM of a RIFF/WAVE byte stream and its rate.
+// wavPCM reads the mono 16-bit PCM of flite's RIFF/WAVE output and its rate.
 func wavPCM(b []byte) ([]int16, int, error) {
-	if len(b) < 12 || string(b[:4]) != "RIFF" || string(b[8:12]) != "WAVE" {
-		return nil, 0, fmt.Errorf("not a WAV stream")
+	w, err := audio.DecodeWAV(b)
+	if err != nil {
+		return nil, 0, err
 	}
-	rate := 0
-	for off := 12; off+8 <= len(b); {
-		id, n := string(b[off:off+4]), int(binary.LittleEndian.Uint32(b[off+4:]))
-		body := off + 8
-		switch id {
-		case "fmt ":
-			if body+16 > len(b) {
-				return nil, 0, fmt.Errorf("short fmt chunk")
-			}
-			if ch := binary.LittleEndian.Uint16(b[body+2:]); ch != 1 {
-				return nil, 0, fmt.Errorf("%d channels, want mono", ch)
-			}
-			rate = int(binary.LittleEndian.Uint32(b[body+4:]))
-		case "data":
-			end := min(len(b), body+n)
-			if n == 0 || n > len(b)-body { // streamed to a pipe: size unknown
-				end = len(b)
-			}
-			pcm := make([]int16, (end-body)/2)
-			binary.Read(bytes.NewReader(b[body:body+2*len(pcm)]), binary.LittleEndian, pcm)
-			if rate == 0 {
-				return nil, 0, fmt.Errorf("data before fmt")
-			}
-			return pcm, rate, nil
-		}
-		off = body + n + n&1
+	if w.Channels != 1 {
+		return nil, 0, fmt.Errorf("%d channels, want mono", w.Channels)
 	}
-	return nil, 0, fmt.Errorf("no data chunk")
+	return w.Samples, w.Rate, nil
 }
 
 // sentences splits an utterance so each sentence's audio goes out as soon as it is synthesized.

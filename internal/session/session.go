@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent"
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/flow"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
@@ -110,13 +111,16 @@ type Config struct {
 	Caller CallerVoice
 
 	RecordingPath string
-	Clock         media.MediaClock // nil: real time
-	Endpointer    media.EndpointerConfig
-	Sinks         []trace.Sink     // where events are made durable (the store), before acknowledgement
-	Now           func() time.Time // wall clock; nil: time.Now
-	TimeLimit     time.Duration    // default 15 minutes
-	Grade         grade.Options
-	Logger        *slog.Logger
+	// NewEncoder makes the Opus encoder of the agent's audio toward a participant
+	// (media.Encoders(libopus.NewEncoder)); a human call needs it.
+	NewEncoder func(bitrate int) (media.Encoder, error)
+	Clock      media.MediaClock // nil: real time
+	Endpointer audio.EndpointerConfig
+	Sinks      []trace.Sink     // where events are made durable (the store), before acknowledgement
+	Now        func() time.Time // wall clock; nil: time.Now
+	TimeLimit  time.Duration    // default 15 minutes
+	Grade      grade.Options
+	Logger     *slog.Logger
 
 	// OnUpdate receives role-card updates for the participant; it must not block.
 	OnUpdate func(Update)
@@ -153,7 +157,7 @@ type Session struct {
 	call    *media.Call
 	adapter agent.Adapter
 	format  agent.Format
-	up      *media.Resampler // agent audio to 24 kHz when the provider sends another rate
+	up      *audio.Resampler // agent audio to 24 kHz when the provider sends another rate
 
 	inbox   chan func()
 	mediaEv chan media.Event
@@ -243,8 +247,8 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		return nil, fmt.Errorf("session %s: connect agent: %w", cfg.ID, err)
 	}
 	s.format = cfg.Adapter.Format()
-	if s.format.OutputRate != media.RecordRate {
-		if s.up, err = media.NewResampler(s.format.OutputRate, media.RecordRate); err != nil {
+	if s.format.OutputRate != audio.RecordRate {
+		if s.up, err = audio.NewResampler(s.format.OutputRate, audio.RecordRate); err != nil {
 			cfg.Adapter.Close()
 			return nil, fmt.Errorf("session %s: agent output rate: %w", cfg.ID, err)
 		}
@@ -256,6 +260,7 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	s.call, err = media.NewCall(media.CallConfig{
 		AgentRate:        s.format.InputRate,
 		RecordingPath:    cfg.RecordingPath,
+		NewEncoder:       cfg.NewEncoder,
 		Clock:            cfg.Clock,
 		Logger:           log,
 		CallerInput:      input,
@@ -641,7 +646,7 @@ func (s *Session) onAgent(ev agent.Event) {
 		if s.up != nil {
 			pcm = s.up.Process(pcm, nil)
 		}
-		s.itemReceivedMS += float64(len(pcm)) * 1000 / media.RecordRate
+		s.itemReceivedMS += float64(len(pcm)) * 1000 / audio.RecordRate
 		if err := s.call.PushAgentAudio(pcm); err != nil {
 			s.log.Warn("push agent audio", slog.Any("err", err))
 		}

@@ -1,4 +1,4 @@
-package media
+package audio
 
 import (
 	"errors"
@@ -6,23 +6,12 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/voicebench/humanaudit/internal/audio/audiotest"
 )
 
-// segments builds 24 kHz audio from (duration, level dBFS) pieces; level <= -100 means silence.
-func segments(parts ...[2]float64) []int16 {
-	var out []int16
-	for _, p := range parts {
-		n := int(p[0] * RecordRate / 1000)
-		amp := 0.0
-		if p[1] > -100 {
-			amp = 32768 * math.Pow(10, p[1]/20) * math.Sqrt2
-		}
-		for i := range n {
-			out = append(out, int16(amp*math.Sin(2*math.Pi*300*float64(i)/RecordRate)))
-		}
-	}
-	return out
-}
+// segments builds 24 kHz audio from (duration ms, level dBFS) pieces; level <= -100 means silence.
+func segments(parts ...[2]float64) []int16 { return audiotest.Segments(RecordRate, parts...) }
 
 func runEndpointer(t *testing.T, cfg EndpointerConfig, pcm []int16, block int) []SpeechEvent {
 	t.Helper()
