@@ -29,6 +29,10 @@ func runEndpointer(t *testing.T, cfg EndpointerConfig, pcm []int16, block int) [
 
 func TestEndpointerTurns(t *testing.T) {
 	ms := time.Millisecond
+	// sample is the media time of a sample at 24 kHz: onsets are stamped to the sample. The test
+	// tones start at phase 0, so a tone's first sample is 0 and its onset is the next sample that
+	// reaches the threshold level.
+	sample := func(i int64) time.Duration { return SamplesToDuration(i, RecordRate) }
 	cfg := EndpointerConfig{ThresholdDBFS: -40, MinSpeech: 100 * ms, SilenceDuration: 500 * ms, PrefixPadding: 300 * ms}
 	for _, c := range []struct {
 		name string
@@ -39,7 +43,8 @@ func TestEndpointerTurns(t *testing.T) {
 			name: "one utterance",
 			pcm:  segments([2]float64{1000, -120}, [2]float64{1200, -20}, [2]float64{1000, -120}),
 			want: []SpeechEvent{
-				{Start: true, At: 1000 * ms, Padded: 700 * ms, Detected: 1100 * ms},
+				// -20 dBFS: sample 24001 (364) already reaches -40 dBFS (328).
+				{Start: true, At: sample(24001), Padded: sample(24001) - 300*ms, Detected: 1100 * ms},
 				{At: 2200 * ms, Padded: 2200 * ms, Detected: 2700 * ms},
 			},
 		},
@@ -51,7 +56,8 @@ func TestEndpointerTurns(t *testing.T) {
 			name: "a short pause does not end the turn",
 			pcm:  segments([2]float64{200, -120}, [2]float64{400, -25}, [2]float64{300, -120}, [2]float64{400, -25}, [2]float64{800, -120}),
 			want: []SpeechEvent{
-				{Start: true, At: 200 * ms, Padded: 0, Detected: 300 * ms},
+				// -25 dBFS: sample 4801 is 205, sample 4802 is 408.
+				{Start: true, At: sample(4802), Padded: 0, Detected: 300 * ms},
 				{At: 1300 * ms, Padded: 1300 * ms, Detected: 1800 * ms},
 			},
 		},

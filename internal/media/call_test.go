@@ -560,7 +560,10 @@ func TestCallSyntheticCallerAndEndpointer(t *testing.T) {
 		t.Fatal("left channel is not the synthetic caller's audio")
 	}
 	st, en := h.eventsOf(CallerSpeechStart), h.eventsOf(CallerSpeechEnd)
-	if len(st) != 1 || st[0].At != 400*time.Millisecond || st[0].Padded != 100*time.Millisecond || st[0].Detected != 500*time.Millisecond {
+	// Onsets are stamped to the sample: the tone starts at phase 0 at 400 ms, and its second sample
+	// (1 of 24000 s later) is the first to reach the -40 dBFS level.
+	onset := 400*time.Millisecond + audio.SamplesToDuration(1, audio.RecordRate)
+	if len(st) != 1 || st[0].At != onset || st[0].Padded != onset-300*time.Millisecond || st[0].Detected != 500*time.Millisecond {
 		t.Fatalf("speech start %+v", st)
 	}
 	if len(en) != 1 || en[0].At != 1200*time.Millisecond || en[0].Detected != 1700*time.Millisecond {
