@@ -334,22 +334,26 @@ func abs(d time.Duration) time.Duration {
 	return d
 }
 
-// PushCallerPCM queues a synthetic caller's 24 kHz PCM; the tick plays it out 40 ms at a time.
-func (c *Call) PushCallerPCM(pcm []int16) error {
+// PushCallerPCM queues a synthetic caller's 24 kHz PCM; the tick plays it out 40 ms at a time. It
+// returns the media time at which pcm[0] will be on the caller channel (and in the recording): the
+// end of the audio already queued, or the start of the first frame not assembled yet. The session
+// stamps the caller's utterance with it.
+func (c *Call) PushCallerPCM(pcm []int16) (time.Duration, error) {
 	c.caller.mu.Lock()
 	defer c.caller.mu.Unlock()
 	if c.caller.closed {
-		return ErrClosed
+		return 0, ErrClosed
 	}
 	if c.cfg.CallerInput != CallerPCM {
-		return ErrWrongInput
+		return 0, ErrWrongInput
 	}
 	if c.caller.pcmHead > 0 && c.caller.pcmHead >= len(c.caller.pcmQueue)/2 {
 		c.caller.pcmQueue = c.caller.pcmQueue[:copy(c.caller.pcmQueue, c.caller.pcmQueue[c.caller.pcmHead:])]
 		c.caller.pcmHead = 0
 	}
+	at := c.caller.nextFrame*audio.FrameSamples + int64(len(c.caller.pcmQueue)-c.caller.pcmHead)
 	c.caller.pcmQueue = append(c.caller.pcmQueue, pcm...)
-	return nil
+	return audio.SamplesToDuration(at, audio.RecordRate), nil
 }
 
 // CallerQueued returns how much synthetic caller audio is waiting to be played.
