@@ -180,6 +180,9 @@ type Session struct {
 	callerSpeaking  bool
 	itemID          string
 	itemReceivedMS  float64
+	audioResponse   string          // the response whose audio was pushed last
+	interrupted     map[string]bool // responses cut off by a barge-in: their later audio is dropped
+	deltasDropped   int64           // audio deltas of interrupted responses that were not played
 	cues            []*cueState
 	framesDropped   atomic.Int64
 	synth           synthState
@@ -228,6 +231,7 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		stop:    make(chan struct{}),
 	}
 	s.synth.nextTurn = -1
+	s.interrupted = map[string]bool{}
 	s.anchor.Store(-1)
 	s.shown = map[string]bool{}
 	s.trace = trace.NewLog(s, cfg.Sinks...)
@@ -611,8 +615,14 @@ func (s *Session) agentAudible() bool {
 	return s.agentSpeaking || s.call.AgentQueued() > 0
 }
 
-// bargeIn flushes queued agent audio and tells the agent how much of its item was heard.
+// bargeIn flushes queued agent audio and tells the agent how much of its item was heard. The
+// response is marked interrupted first, so none of its audio still on its way (deltas the adapter
+// has read but the conductor not yet handled, or a provider that goes on sending) is played after
+// the flush: the agent channel stays silent from the flush on, and played_ms is what was heard.
 func (s *Session) bargeIn(at time.Duration, source string) {
+	if s.audioResponse != "" {
+		s.interrupted[s.audioResponse] = true
+	}
 	rep := s.call.FlushAgent()
 	played := int(s.itemReceivedMS - float64(rep.Dropped.Milliseconds()))
 	if played < 0 {
@@ -627,6 +637,15 @@ func (s *Session) bargeIn(at time.Duration, source string) {
 	}
 }
 
+// responseKey names the response an agent event belongs to (the item when the provider gives no
+// response id).
+func responseKey(ev agent.Event) string {
+	if ev.ResponseID != "" {
+		return ev.ResponseID
+	}
+	return ev.ItemID
+}
+
 func (s *Session) onAgent(ev agent.Event) {
 	if ev.RawType != "" {
 		dir := "in"
@@ -637,8 +656,13 @@ func (s *Session) onAgent(ev agent.Event) {
 	}
 	switch ev.Type {
 	case agent.EventAudioDelta:
+		if resp := responseKey(ev); resp != "" && s.interrupted[resp] {
+			s.deltasDropped++ // cut off by a barge-in: the caller must not hear it
+			return
+		}
 		s.lastAgentSignal = s.now()
 		s.synth.sawResponseOutput()
+		s.audioResponse = responseKey(ev)
 		if ev.ItemID != s.itemID {
 			s.itemID, s.itemReceivedMS = ev.ItemID, 0
 		}
@@ -694,6 +718,27 @@ func (s *Session) onAgent(ev agent.Event) {
 		if ev.Err.Fatal {
 			s.finish(EndPlatformLost, ExclusionPlatformLost)
 		}
+	}
+}
+
+// mediaStatsMeta is the meta of media.stats: the call's media health at its end, including what
+// the participant's link lost and how much of it was concealed.
+func mediaStatsMeta(st media.Stats, framesDropped, deltasDropped int64) map[string]string {
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	return map[string]string{
+		"ticks": i(st.Ticks), "late_ticks": i(st.LateTicks),
+		"caller_streams":           strconv.Itoa(st.CallerStreams),
+		"caller_packets_received":  i(st.CallerPacketsReceived),
+		"caller_packets_lost":      i(st.CallerPacketsLost),
+		"caller_packets_late":      i(st.CallerPacketsLate),
+		"caller_packets_discarded": i(st.CallerPacketsDiscarded),
+		"caller_decode_errors":     i(st.CallerDecodeErrors),
+		"caller_concealed_ms":      i(st.CallerConcealed.Milliseconds()),
+		"caller_jitter_ms":         i(st.CallerJitter.Milliseconds()),
+		"caller_frames_dropped":    i(framesDropped),
+		"agent_flushed_ms":         i(st.AgentFlushed.Milliseconds()),
+		"agent_deltas_dropped":     i(deltasDropped),
+		"rtt_ms":                   i(st.Link.RTT.Milliseconds()),
 	}
 }
 
@@ -763,12 +808,7 @@ func (s *Session) finish(reason, exclusion string) {
 	s.adapter.Close()
 	closeErr := s.call.Close()
 	st := s.call.Stats()
-	s.emit(trace.Event{Type: trace.MediaStats, Actor: trace.ActorSystem, Meta: map[string]string{
-		"ticks": strconv.FormatInt(st.Ticks, 10), "late_ticks": strconv.FormatInt(st.LateTicks, 10),
-		"caller_packets_received": strconv.FormatInt(st.CallerPacketsReceived, 10), "caller_packets_lost": strconv.FormatInt(st.CallerPacketsLost, 10),
-		"caller_concealed_ms": strconv.FormatInt(st.CallerConcealed.Milliseconds(), 10), "caller_streams": strconv.Itoa(st.CallerStreams),
-		"agent_flushed_ms": strconv.FormatInt(st.AgentFlushed.Milliseconds(), 10), "caller_frames_dropped": strconv.FormatInt(s.framesDropped.Load(), 10),
-		"rtt_ms": strconv.FormatInt(st.Link.RTT.Milliseconds(), 10)}})
+	s.emit(trace.Event{Type: trace.MediaStats, Actor: trace.ActorSystem, Meta: mediaStatsMeta(st, s.framesDropped.Load(), s.deltasDropped)})
 	for _, c := range s.cues {
 		if !c.resolved {
 			c.resolved = true
