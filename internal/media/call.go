@@ -179,6 +179,7 @@ func NewCall(cfg CallConfig) (*Call, error) {
 		tk:     tickState{ep: agentEP},
 		done:   make(chan struct{}),
 	}
+	c.agent.done.L = &c.agent.mu
 	c.stats.CallerInput = cfg.CallerInput.String()
 	if cfg.AgentRate != audio.RecordRate {
 		if c.resample, err = audio.NewResampler(audio.RecordRate, cfg.AgentRate); err != nil {

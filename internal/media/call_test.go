@@ -137,7 +137,7 @@ func newSender(t *testing.T, ssrc uint32, seconds float64, seed int64, first tim
 	src := speechLike(audio.RecordRate, int(seconds*audio.RecordRate), seed)
 	s := &sender{ssrc: ssrc, seq0: 65500, ts0: 0xfffff000, first: first, spacing: 20 * time.Millisecond}
 	for off := 0; off+packetSamples <= len(src); off += packetSamples {
-		p, err := enc.encode(src[off : off+packetSamples])
+		p, err := enc.encode(nil, src[off : off+packetSamples])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -662,7 +662,7 @@ func BenchmarkCallTick(b *testing.B) {
 	src := speechLike(audio.RecordRate, audio.RecordRate, 1)
 	var pkts [][]byte
 	for off := 0; off < len(src); off += packetSamples {
-		p, _ := enc.encode(src[off : off+packetSamples])
+		p, _ := enc.encode(nil, src[off : off+packetSamples])
 		pkts = append(pkts, p)
 	}
 	enc.close()
@@ -711,7 +711,7 @@ func BenchmarkCallSecondRecorded(b *testing.B) {
 	src := speechLike(audio.RecordRate, audio.RecordRate, 1)
 	var pkts [][]byte
 	for off := 0; off < len(src); off += packetSamples {
-		p, _ := enc.encode(src[off : off+packetSamples])
+		p, _ := enc.encode(nil, src[off : off+packetSamples])
 		pkts = append(pkts, p)
 	}
 	enc.close()

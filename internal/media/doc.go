@@ -16,9 +16,12 @@
 //     frames assembled for the agent, the caller's endpointer and the phase lock. The rtc read
 //     loop takes it for each packet (ReceiveCallerRTP), the tick to assemble a frame no packet
 //     completed, and Attach, Detach, PushCallerPCM and Close.
-//   - the agent side (agent.go), under agent.mu: the agent's queued audio, the packets encoded
-//     ahead and the encoder. PushAgentAudio, FlushAgent and AgentQueued take it, and the tick
-//     twice (to take the tick's audio, then to encode ahead).
+//   - the agent side (agent.go), under agent.mu: the agent's queued audio and the packets encoded
+//     ahead. PushAgentAudio, FlushAgent and AgentQueued take it, and the tick to take its audio.
+//     libopus runs outside the lock: a goroutine encoding ahead sets agent.encoding, copies the
+//     block out, encodes it unlocked and hands the packet back under the lock, so the encoder is
+//     only ever used by the goroutine that set the flag (or by the tick, under the lock, when no
+//     encode is in flight). A tick that needs the block in flight waits for it on agent.done.
 //   - the tick (tick.go): the frames being recorded and sent, the agent's endpointer, counters;
 //     only the tick goroutine touches it, so it has no lock.
 //
@@ -34,4 +37,7 @@
 // call anything that takes caller.mu (ReceiveCallerRTP, PushCallerPCM, CallerQueued, Attach,
 // Detach, Close): that would deadlock. The tick never holds agent.mu and caller.mu at once, and
 // no code takes caller.mu or emitMu while holding agent.mu.
+//
+// Every RealClock of the process waits on one timer (pacer.go): a heap of wake-ups armed for the
+// earliest, on a Go timer and a kernel timerfd. The pacer's lock is a leaf too.
 package media

@@ -3,6 +3,7 @@ package media
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/pion/opus"
 
@@ -117,22 +118,21 @@ const (
 
 // opusEncoder encodes the agent's 24 kHz PCM into 20 ms Opus packets with an Encoder. When the
 // agent is quiet it stops running the encoder and repeats its own last silent packet: libopus costs
-// about 0.1 ms per packet, the largest share of a session's CPU.
+// about 0.1 ms per packet, the largest share of a session's CPU. Only one goroutine uses it at a
+// time (the agent side's encoding flag, or its lock); the counters may be read at any time.
 type opusEncoder struct {
 	enc Encoder
 
 	silentRun int
-	silence   []byte // the packet the encoder made for the last warm silent block
-	encoded   int64  // packets produced by the encoder
-	repeated  int64  // silent packets repeated without encoding
+	silence   []byte       // the packet the encoder made for the last warm silent block
+	encoded   atomic.Int64 // packets produced by the encoder
+	repeated  atomic.Int64 // silent packets repeated without encoding
 }
 
 func newAgentEncoder(enc Encoder) *opusEncoder { return &opusEncoder{enc: enc} }
 
-// encode turns one 20 ms block (packetSamples) into an Opus packet. The returned slice is owned
-// by the caller until the next call only when it is the repeated silence packet; otherwise it is
-// freshly allocated.
-func (e *opusEncoder) encode(pcm []int16) ([]byte, error) {
+// encode turns one 20 ms block (packetSamples) into an Opus packet appended to dst[:0].
+func (e *opusEncoder) encode(dst []byte, pcm []int16) ([]byte, error) {
 	silent := true
 	for _, s := range pcm {
 		if s > silencePeak || s < -silencePeak {
@@ -145,17 +145,17 @@ func (e *opusEncoder) encode(pcm []int16) ([]byte, error) {
 	} else {
 		e.silentRun++
 		if e.silentRun > silenceWarmBlocks && e.silence != nil {
-			e.repeated++
-			return e.silence, nil
+			e.repeated.Add(1)
+			return append(dst[:0], e.silence...), nil
 		}
 	}
-	pkt, err := e.enc.Encode(nil, pcm)
+	pkt, err := e.enc.Encode(dst, pcm)
 	if err != nil {
-		return nil, err
+		return pkt, err
 	}
-	e.encoded++
+	e.encoded.Add(1)
 	if silent && e.silentRun == silenceWarmBlocks {
-		e.silence = pkt
+		e.silence = append(e.silence[:0], pkt...)
 	}
 	return pkt, nil
 }

@@ -18,6 +18,7 @@ type tickState struct {
 	agentPk    levelWindow
 	sent       int64
 	half       pendingPacket
+	sentPkts   [2][]byte // this tick's packets: their buffers go back to the pool at the next tick
 	writeErrs  int64
 	lateTicks  int64
 	maxLate    time.Duration
@@ -58,32 +59,41 @@ func (c *Call) tick(tk Tick) {
 	// (a short tail, audio queued while no participant was attached) is encoded now.
 	h := c.link.Load()
 	var pkts [2][]byte
-	c.agent.mu.Lock()
-	k := copy(c.tk.agentFrame[:], c.agent.q[c.agent.head:])
-	clear(c.tk.agentFrame[k:])
-	c.agent.head += k
-	if c.agent.head == len(c.agent.q) {
-		c.agent.q, c.agent.head = c.agent.q[:0], 0
+	a := &c.agent
+	a.mu.Lock()
+	a.recycle(c.tk.sentPkts[:]...) // the last tick's packets have gone out
+	c.tk.sentPkts = [2][]byte{}
+	for a.encoding && len(a.pkts) < len(pkts) {
+		a.done.Wait() // the block being encoded ahead is this tick's: wait for it, do not redo it
 	}
-	pre := copy(pkts[:], c.agent.pkts)
-	c.agent.pkts = c.agent.pkts[:copy(c.agent.pkts, c.agent.pkts[pre:])]
-	if h != nil && c.agent.enc != nil {
+	k := copy(c.tk.agentFrame[:], a.q[a.head:])
+	clear(c.tk.agentFrame[k:])
+	a.head += k
+	if a.head == len(a.q) {
+		a.q, a.head = a.q[:0], 0
+	}
+	pre := copy(pkts[:], a.pkts)
+	a.pkts = a.pkts[:copy(a.pkts, a.pkts[pre:])]
+	if h != nil && a.enc != nil && !a.encoding {
 		for b := pre; b < len(pkts); b++ {
-			pkt, err := c.agent.enc.encode(c.tk.agentFrame[b*packetSamples : (b+1)*packetSamples])
+			pkt, err := a.enc.encode(a.buffer(), c.tk.agentFrame[b*packetSamples:(b+1)*packetSamples])
 			if err != nil {
 				c.sendFailed(n, err)
+				a.recycle(pkt)
+				continue
 			}
 			pkts[b] = pkt
 		}
 	}
-	queued := len(c.agent.q) - c.agent.head
-	c.agent.nextTick = n + 1
-	flushed := c.agent.flushed
+	c.tk.sentPkts = pkts
+	queued := len(a.q) - a.head
+	a.nextTick = n + 1
+	flushed := a.flushed
 	var encoded int64
-	if c.agent.enc != nil {
-		encoded = c.agent.enc.encoded
+	if a.enc != nil {
+		encoded = a.enc.encoded.Load()
 	}
-	c.agent.mu.Unlock()
+	a.mu.Unlock()
 
 	// The first packet goes out now, the second at the half tick (see run), so the participant's
 	// jitter buffer sees a smooth 20 ms cadence instead of pairs, which would make it hold 20 ms more.
@@ -112,9 +122,7 @@ func (c *Call) tick(tk Tick) {
 	c.caller.mu.Unlock()
 
 	if h != nil {
-		c.agent.mu.Lock()
-		c.encodeAheadLocked() // audio the agent sent ahead of real time
-		c.agent.mu.Unlock()
+		c.encodeAhead() // audio the agent sent ahead of real time
 	}
 
 	var recErr error
