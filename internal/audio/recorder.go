@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -97,9 +98,11 @@ func (r *Recorder) Write(left, right []int16) error {
 	if len(left) != len(right) {
 		return fmt.Errorf("record: left has %d samples, right %d", len(left), len(right))
 	}
-	for i := range left {
-		r.cur = binary.LittleEndian.AppendUint16(r.cur, uint16(left[i]))
-		r.cur = binary.LittleEndian.AppendUint16(r.cur, uint16(right[i]))
+	n := len(r.cur)
+	r.cur = slices.Grow(r.cur, 4*len(left))[:n+4*len(left)]
+	out := r.cur[n:]
+	for i, l := range left {
+		binary.LittleEndian.PutUint32(out[4*i:], uint32(uint16(l))|uint32(uint16(right[i]))<<16)
 	}
 	r.frames += int64(len(left))
 	if len(r.cur) >= r.flushBytes {
