@@ -280,6 +280,9 @@ func (c *Call) Close() error {
 			}
 		}
 		c.agent.mu.Lock()
+		for c.agent.encoding {
+			c.agent.done.Wait() // libopus must not be freed under an encode ahead
+		}
 		if err := c.agent.closeEncoder(); err != nil {
 			errs = append(errs, fmt.Errorf("close call: %w", err))
 		}

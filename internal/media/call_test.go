@@ -3,6 +3,7 @@ package media
 import (
 	"errors"
 	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"slices"
@@ -137,7 +138,7 @@ func newSender(t *testing.T, ssrc uint32, seconds float64, seed int64, first tim
 	src := speechLike(audio.RecordRate, int(seconds*audio.RecordRate), seed)
 	s := &sender{ssrc: ssrc, seq0: 65500, ts0: 0xfffff000, first: first, spacing: 20 * time.Millisecond}
 	for off := 0; off+packetSamples <= len(src); off += packetSamples {
-		p, err := enc.encode(nil, src[off : off+packetSamples])
+		p, err := enc.encode(nil, src[off:off+packetSamples])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -662,7 +663,7 @@ func BenchmarkCallTick(b *testing.B) {
 	src := speechLike(audio.RecordRate, audio.RecordRate, 1)
 	var pkts [][]byte
 	for off := 0; off < len(src); off += packetSamples {
-		p, _ := enc.encode(nil, src[off : off+packetSamples])
+		p, _ := enc.encode(nil, src[off:off+packetSamples])
 		pkts = append(pkts, p)
 	}
 	enc.close()
@@ -711,7 +712,7 @@ func BenchmarkCallSecondRecorded(b *testing.B) {
 	src := speechLike(audio.RecordRate, audio.RecordRate, 1)
 	var pkts [][]byte
 	for off := 0; off < len(src); off += packetSamples {
-		p, _ := enc.encode(nil, src[off : off+packetSamples])
+		p, _ := enc.encode(nil, src[off:off+packetSamples])
 		pkts = append(pkts, p)
 	}
 	enc.close()
@@ -757,5 +758,35 @@ func BenchmarkCallSecondRecorded(b *testing.B) {
 			cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
 			b.ReportMetric(float64(cpu.Microseconds())/float64(seconds), "cpu_us_per_session_s")
 		})
+	}
+}
+
+// TestCallCloseWhileEncodingAhead: libopus runs outside the agent lock while audio is encoded
+// ahead; closing the call meanwhile must wait for it rather than free the encoder under it.
+func TestCallCloseWhileEncodingAhead(t *testing.T) {
+	checkLeaks(t)
+	voice := speechLike(audio.RecordRate, audio.RecordRate, 4)
+	for range 30 {
+		c, err := NewCall(CallConfig{AgentRate: 24000, Clock: NewManualClock(clockBase), NewEncoder: testEncoders})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Attach(nullLink{}); err != nil {
+			t.Fatal(err)
+		}
+		pushed := make(chan struct{})
+		go func() {
+			defer close(pushed)
+			for off := 0; off < len(voice); off += 960 {
+				if c.PushAgentAudio(voice[off:off+960]) != nil {
+					return
+				}
+			}
+		}()
+		time.Sleep(time.Duration(rand.Intn(3000)) * time.Microsecond)
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		<-pushed
 	}
 }
