@@ -51,7 +51,7 @@ func TestOpusRoundTripAndSilenceRepeat(t *testing.T) {
 	src := append(append(speechLike(audio.RecordRate, audio.RecordRate, 1), make([]int16, audio.RecordRate)...), speechLike(audio.RecordRate, audio.RecordRate, 2)...)
 	var out []int16
 	for off := 0; off < len(src); off += packetSamples {
-		pkt, err := enc.encode(nil, src[off : off+packetSamples])
+		pkt, err := enc.encode(nil, src[off:off+packetSamples])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,13 +103,13 @@ func BenchmarkOpusEncode20ms(b *testing.B) {
 	defer enc.close()
 	src := speechLike(audio.RecordRate, audio.RecordRate, 1)
 	for off := 0; off < len(src); off += packetSamples { // warm up
-		enc.encode(nil, src[off : off+packetSamples])
+		enc.encode(nil, src[off:off+packetSamples])
 	}
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
 		off := (i % 50) * packetSamples
-		if _, err := enc.encode(nil, src[off : off+packetSamples]); err != nil {
+		if _, err := enc.encode(nil, src[off:off+packetSamples]); err != nil {
 			b.Fatal(err)
 		}
 		i++
@@ -121,7 +121,7 @@ func BenchmarkOpusDecode20ms(b *testing.B) {
 	src := speechLike(audio.RecordRate, audio.RecordRate, 1)
 	var pkts [][]byte
 	for off := 0; off < len(src); off += packetSamples {
-		p, _ := enc.encode(nil, src[off : off+packetSamples])
+		p, _ := enc.encode(nil, src[off:off+packetSamples])
 		pkts = append(pkts, p)
 	}
 	enc.close()
