@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/voicebench/humanaudit/internal/rng"
 	"github.com/voicebench/humanaudit/internal/task"
 )
 
@@ -256,12 +257,12 @@ func build(in input) (*Plan, error) {
 
 	fam := buildFamily(n, k, g)
 	seed := in.req.Seed
-	rowRNG := newStream(seed, "rows")
+	rowRNG := rng.New(seed, "rows")
 	var rows [][]int
 	var groupOf []int
 	for j := 0; j < g; j++ {
 		base := fam.bases[j%len(fam.bases)]
-		for _, s := range rowRNG.perm(n) {
+		for _, s := range rowRNG.Perm(n) {
 			rows = append(rows, shifted(base, s, n))
 			groupOf = append(groupOf, j)
 		}
@@ -271,18 +272,18 @@ func build(in input) (*Plan, error) {
 		groupOf = append(groupOf, g)
 	}
 	order := make([]string, n)
-	for x, i := range newStream(seed, "systems").perm(n) {
+	for x, i := range rng.New(seed, "systems").Perm(n) {
 		order[x] = in.systems[i]
 	}
 
 	// Units, hardest first: risk tier, then required fields, then tool burden; ties at random.
-	tieRNG := newStream(seed, "ties")
+	tieRNG := rng.New(seed, "ties")
 	units := make([]unit, 0, m)
 	for i := range in.tasks {
-		units = append(units, unit{task: i, repeat: 1, tie: tieRNG.next()})
+		units = append(units, unit{task: i, repeat: 1, tie: tieRNG.Uint64()})
 	}
 	for _, i := range in.anchors {
-		units = append(units, unit{task: i, repeat: 2, tie: tieRNG.next()})
+		units = append(units, unit{task: i, repeat: 2, tie: tieRNG.Uint64()})
 	}
 	sort.SliceStable(units, func(a, b int) bool {
 		ta, tb := in.tasks[units[a].task], in.tasks[units[b].task]
@@ -359,7 +360,7 @@ func placeUnits(rows [][]int, units []unit, locked, n, k int, seed int64) [][]in
 		// A task can appear in the mixed container once for every n of its participants.
 		caps, limits = append(caps, len(mixedRows)*k/n), append(limits, len(mixedRows)/n)
 	}
-	alloc, ok := allocate(units, caps, limits, newStream(seed, fmt.Sprintf("allocate/%d", locked)))
+	alloc, ok := allocate(units, caps, limits, rng.New(seed, fmt.Sprintf("allocate/%d", locked)))
 	if !ok {
 		return nil
 	}
@@ -369,7 +370,7 @@ func placeUnits(rows [][]int, units []unit, locked, n, k int, seed int64) [][]in
 	}
 	// Group j starts its hardest task at a position spread evenly over 1..K (in a random order of
 	// groups), so every position gets its share of hard tasks.
-	offsets := newStream(seed, "offsets").perm(max(locked, 1))
+	offsets := rng.New(seed, "offsets").Perm(max(locked, 1))
 	for j := 0; j < locked; j++ {
 		off := offsets[j] * k / max(locked, 1)
 		for i, u := range alloc[j] {
@@ -380,7 +381,7 @@ func placeUnits(rows [][]int, units []unit, locked, n, k int, seed int64) [][]in
 		}
 	}
 	if len(mixedRows) > 0 {
-		assigned, ok := assignMixed(mixedRows, alloc[len(alloc)-1], units, n, newStream(seed, fmt.Sprintf("mixed/%d", locked)))
+		assigned, ok := assignMixed(mixedRows, alloc[len(alloc)-1], units, n, rng.New(seed, fmt.Sprintf("mixed/%d", locked)))
 		if !ok {
 			return nil
 		}
@@ -393,14 +394,14 @@ func placeUnits(rows [][]int, units []unit, locked, n, k int, seed int64) [][]in
 // difficulty: each unit goes to the container that is least full relative to its capacity and
 // holds fewer than its limit of units of that task. When the only containers left are at the
 // limit, one earlier unit is swapped out. It returns each container's units in dealing order.
-func allocate(units []unit, caps, limits []int, rs *stream) ([][]int, bool) {
+func allocate(units []unit, caps, limits []int, rs *rng.Stream) ([][]int, bool) {
 	for attempt := 0; attempt < 50; attempt++ {
 		out := make([][]int, len(caps))
 		holds := make([]map[int]int, len(caps))
 		for i := range holds {
 			holds[i] = map[int]int{}
 		}
-		prefer := rs.perm(len(caps))
+		prefer := rs.Perm(len(caps))
 		ok := true
 		for ui, u := range units {
 			best := -1
@@ -461,7 +462,7 @@ func swapIn(ui int, units []unit, caps, limits []int, out [][]int, holds []map[i
 // assignMixed assigns the mixed container's units to the sessions of its participants (rows): for
 // each system in turn, a perfect matching of units to the sessions with that system, never giving
 // a participant a task they already have. It retries with other orders when a matching fails.
-func assignMixed(rows [][]int, unitIdx []int, units []unit, n int, rs *stream) ([][]int, bool) {
+func assignMixed(rows [][]int, unitIdx []int, units []unit, n int, rs *rng.Stream) ([][]int, bool) {
 	type pos struct{ q, p int }
 	bySystem := make([][]pos, n)
 	for q, row := range rows {
@@ -479,9 +480,9 @@ func assignMixed(rows [][]int, unitIdx []int, units []unit, n int, rs *stream) (
 			has[q] = map[int]bool{}
 		}
 		ok := true
-		for _, s := range rs.perm(n) {
+		for _, s := range rs.Perm(n) {
 			slots := slices.Clone(bySystem[s])
-			rs.shuffle(len(slots), func(i, j int) { slots[i], slots[j] = slots[j], slots[i] })
+			rs.Shuffle(len(slots), func(i, j int) { slots[i], slots[j] = slots[j], slots[i] })
 			if len(slots) != len(unitIdx) {
 				return nil, false // system totals differ: cannot happen with partialRows
 			}
@@ -505,7 +506,7 @@ func assignMixed(rows [][]int, unitIdx []int, units []unit, n int, rs *stream) (
 				return false
 			}
 			order := slices.Clone(unitIdx)
-			rs.shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+			rs.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 			for _, u := range order {
 				visited = make([]bool, len(slots))
 				if !augment(u) {
