@@ -3,6 +3,7 @@ package media
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -788,5 +789,40 @@ func TestCallCloseWhileEncodingAhead(t *testing.T) {
 			t.Fatal(err)
 		}
 		<-pushed
+	}
+}
+
+// TestCallOnsetsToTheSampleOnBothChannels: the caller's and the agent's voice start off the 10 ms
+// grid, inside a tick (the caller 1234 samples into the call, the agent after 2021 samples of
+// silence at the start of its response); the call's speech starts are stamped at the sample where
+// each voice begins in the recording, or the one after (audiotest.SpeechLike's first sample is
+// noise). The session's barge-in onset (ref_ms) is the caller's speech start.
+func TestCallOnsetsToTheSampleOnBothChannels(t *testing.T) {
+	checkLeaks(t)
+	h := newHarness(t, CallConfig{CallerInput: CallerPCM})
+	const callerAt, agentLead = 1234 + 12*audio.FrameSamples, 2021
+	voice := speechLike(audio.RecordRate, audio.RecordRate/2, 5)
+	caller := append(make([]int16, callerAt), voice...)
+	h.call.PushCallerPCM(caller)
+	h.call.PushAgentAudio(append(make([]int16, agentLead), voice...))
+	h.clock.AdvanceN(40)
+	w := h.closeAndRead()
+	nonZero := func(ch []int16) int { return slices.IndexFunc(ch, func(v int16) bool { return v != 0 }) }
+	for _, c := range []struct {
+		kind EventKind
+		ch   []int16
+	}{{CallerSpeechStart, w.Channel(0)}, {AgentSpeechStart, w.Channel(1)}} {
+		first := nonZero(c.ch)
+		starts := h.eventsOf(c.kind)
+		if first < 0 || len(starts) != 1 {
+			t.Fatalf("%s: voice at sample %d, speech starts %+v", c.kind, first, starts)
+		}
+		got := int(math.Round(starts[0].At.Seconds() * audio.RecordRate))
+		if d := got - first; d < 0 || d > 1 {
+			t.Errorf("%s stamped at sample %d; the voice begins at sample %d of the recording (%+d)", c.kind, got, first, d)
+		}
+	}
+	if first := nonZero(w.Channel(0)); first != callerAt {
+		t.Errorf("caller voice at sample %d of the recording, pushed at %d", first, callerAt)
 	}
 }
