@@ -53,6 +53,9 @@ type Config struct {
 	// NewEncoder makes each participant call's Opus encoder: media.Encoders(libopus.NewEncoder).
 	// Required (the console runs human calls); it is passed in so this package links no C codec.
 	NewEncoder func(bitrate int) (media.Encoder, error)
+	// NewDecoder makes each participant call's Opus decoder: media.Decoders(libopus.NewDecoder),
+	// or nil for the media engine's pure-Go one.
+	NewDecoder func() (media.Decoder, error)
 	Logger     *slog.Logger
 	// Transcriber transcribes recordings after calls for sides with no provider transcript; nil
 	// uses the offline recognizer.
@@ -268,6 +271,7 @@ func (s *Service) StartHuman(ctx context.Context, p audit.Participant, a audit.A
 			Voice: sys.Voice, ServerTurnDetection: sys.ServerVAD,
 			RecordingPath: s.recordingPath(rec.ID),
 			NewEncoder:    s.cfg.NewEncoder,
+			NewDecoder:    s.cfg.NewDecoder,
 			Sinks:         sinks, TimeLimit: s.cfg.TimeLimit, Endpointer: s.cfg.Endpointer,
 			Grade: s.cfg.Grade, Logger: s.log, OnUpdate: live.deliver, Meta: meta, Transcriber: s.cfg.Transcriber,
 			Attempt: rec.Attempt, Reruns: rec.Reruns}

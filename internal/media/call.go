@@ -73,6 +73,9 @@ type CallConfig struct {
 	// media.Encoders(libopus.NewEncoder). A participant's call (CallerRTP) needs it; a synthetic
 	// call without it cannot attach a participant.
 	NewEncoder func(bitrate int) (Encoder, error)
+	// NewDecoder makes the decoder of the participant's Opus: nil for the pure-Go pion decoder,
+	// media.Decoders(libopus.NewDecoder) for libopus, which takes about half the CPU.
+	NewDecoder func() (Decoder, error)
 	// OnCallerFrame receives each caller frame at the agent's rate. It must not block; PCM is
 	// reused after it returns. It may call PushAgentAudio and FlushAgent, not Close nor anything
 	// else that takes the caller side's lock (see Lock order in the package documentation).
@@ -186,12 +189,13 @@ func NewCall(cfg CallConfig) (*Call, error) {
 			return nil, fmt.Errorf("new call: %w", err)
 		}
 	}
-	if c.caller.jb, err = newJitterBuffer(); err != nil {
+	if c.caller.jb, err = newJitterBuffer(cfg.NewDecoder); err != nil {
 		return nil, fmt.Errorf("new call: %w", err)
 	}
 	if cfg.NewEncoder != nil {
 		enc, err := cfg.NewEncoder(cfg.OpusBitrate)
 		if err != nil {
+			c.caller.jb.dec.close()
 			return nil, fmt.Errorf("new call: opus encoder: %w", err)
 		}
 		c.agent.enc = newAgentEncoder(enc)
@@ -199,6 +203,7 @@ func NewCall(cfg CallConfig) (*Call, error) {
 	if cfg.RecordingPath != "" {
 		if c.rec, err = newRecorder(cfg.RecordingPath, audio.RecordRate); err != nil {
 			c.agent.closeEncoder()
+			c.caller.jb.dec.close()
 			return nil, fmt.Errorf("new call: %w", err)
 		}
 	}
@@ -274,6 +279,11 @@ func (c *Call) Close() error {
 		<-c.done
 		c.link.Store(nil)
 		var errs []error
+		c.caller.mu.Lock() // the tick has stopped and no packet gets past closed: the decoder is free
+		if err := c.caller.jb.dec.close(); err != nil {
+			errs = append(errs, fmt.Errorf("close call: caller decoder: %w", err))
+		}
+		c.caller.mu.Unlock()
 		if c.rec != nil {
 			if err := c.rec.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("close call: %w", err))

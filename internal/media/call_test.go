@@ -159,7 +159,13 @@ func (s *sender) packet(k int) CallerPacket {
 // leaving silence for lost ones: exactly what the engine must record.
 func decodeReference(t *testing.T, pkts [][]byte) []int16 {
 	t.Helper()
-	dec, err := newOpusDecoder()
+	return decodeReferenceWith(t, nil, pkts)
+}
+
+// decodeReferenceWith is decodeReference with the decoder newDecoder makes (nil: pion's).
+func decodeReferenceWith(t *testing.T, newDecoder func() (Decoder, error), pkts [][]byte) []int16 {
+	t.Helper()
+	dec, err := newOpusDecoder(newDecoder)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,9 +209,17 @@ func (h *harness) play(s *sender, ticks int, drop func(k int) bool) [][]byte {
 	return got
 }
 
+// TestCallRecordsCallerAtPacketTimestamps runs with the default pure-Go decoder and with libopus's
+// (the console's): either way the recording is the decoded packets at their timestamps.
 func TestCallRecordsCallerAtPacketTimestamps(t *testing.T) {
+	for name, dec := range map[string]func() (Decoder, error){"pion": nil, "libopus": testDecoders} {
+		t.Run(name, func(t *testing.T) { testCallRecordsCallerAtPacketTimestamps(t, dec) })
+	}
+}
+
+func testCallRecordsCallerAtPacketTimestamps(t *testing.T, newDecoder func() (Decoder, error)) {
 	checkLeaks(t)
-	h := newHarness(t, CallConfig{})
+	h := newHarness(t, CallConfig{NewDecoder: newDecoder})
 	// The first packet arrives 7 ms after tick 0 was due.
 	s := newSender(t, 0x1234, 2, 1, clockBase.Add(7*time.Millisecond))
 	got := h.play(s, 51, nil) // the stream covers frames 1..50
@@ -228,7 +242,7 @@ func TestCallRecordsCallerAtPacketTimestamps(t *testing.T) {
 	if w.Frames() != 51*audio.FrameSamples {
 		t.Fatalf("recording has %d frames, want %d", w.Frames(), 51*audio.FrameSamples)
 	}
-	ref := decodeReference(t, got)
+	ref := decodeReferenceWith(t, newDecoder, got)
 	left := w.Channel(0)
 	for i := range left {
 		want := int16(0)

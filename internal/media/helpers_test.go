@@ -20,6 +20,9 @@ func segments(parts ...[2]float64) []int16 { return audiotest.Segments(audio.Rec
 // testEncoders is the real libopus encoder, as the console configures it.
 var testEncoders = Encoders(libopus.NewEncoder)
 
+// testDecoders is libopus's decoder, as the console configures it.
+var testDecoders = Decoders(libopus.NewDecoder)
+
 // newOpusEncoder is the engine's silence-skipping encoder over a real libopus encoder.
 func newOpusEncoder(bitrate int) (*opusEncoder, error) {
 	e, err := libopus.NewEncoder(bitrate)

@@ -75,8 +75,8 @@ type jitterBuffer struct {
 	decodeErrors   int64
 }
 
-func newJitterBuffer() (*jitterBuffer, error) {
-	dec, err := newOpusDecoder()
+func newJitterBuffer(newDecoder func() (Decoder, error)) (*jitterBuffer, error) {
+	dec, err := newOpusDecoder(newDecoder)
 	if err != nil {
 		return nil, err
 	}

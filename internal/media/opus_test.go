@@ -43,7 +43,7 @@ func TestOpusRoundTripAndSilenceRepeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer enc.close()
-	dec, err := newOpusDecoder()
+	dec, err := newOpusDecoder(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestOpusRoundTripAndSilenceRepeat(t *testing.T) {
 }
 
 func TestOpusDecoderSurvivesGarbage(t *testing.T) {
-	dec, err := newOpusDecoder()
+	dec, err := newOpusDecoder(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func BenchmarkOpusDecode20ms(b *testing.B) {
 		pkts = append(pkts, p)
 	}
 	enc.close()
-	dec, _ := newOpusDecoder()
+	dec, _ := newOpusDecoder(nil)
 	for _, p := range pkts { // warm up the decoder's buffers
 		dec.decode(p)
 	}

@@ -114,6 +114,9 @@ type Config struct {
 	// NewEncoder makes the Opus encoder of the agent's audio toward a participant
 	// (media.Encoders(libopus.NewEncoder)); a human call needs it.
 	NewEncoder func(bitrate int) (media.Encoder, error)
+	// NewDecoder makes the decoder of a participant's Opus (media.Decoders(libopus.NewDecoder));
+	// nil: the media engine's pure-Go decoder.
+	NewDecoder func() (media.Decoder, error)
 	Clock      media.MediaClock // nil: real time
 	Endpointer audio.EndpointerConfig
 	Sinks      []trace.Sink     // where events are made durable (the store), before acknowledgement
@@ -265,6 +268,7 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		AgentRate:        s.format.InputRate,
 		RecordingPath:    cfg.RecordingPath,
 		NewEncoder:       cfg.NewEncoder,
+		NewDecoder:       cfg.NewDecoder,
 		Clock:            cfg.Clock,
 		Logger:           log,
 		CallerInput:      input,

@@ -1,8 +1,9 @@
-// Package libopus encodes the agent's audio as Opus with libopus, through pion/mediadevices (cgo:
-// it links the static libopus bundled with that module, so no system library is needed). It is
-// the tree's only C codec and a leaf: the media engine takes an encoder through
-// media.CallConfig.NewEncoder, so the packages that run the engine, read audio or serve pages stay
-// pure Go and only the command (and the tests that make real calls) link it.
+// Package libopus is the tree's only C codec, libopus through cgo: the encoder of the agent's
+// audio (through pion/mediadevices, which bundles a static libopus, so no system library is
+// needed) and a decoder of the participant's audio on the same library. It is a leaf: the media
+// engine takes its codecs through media.CallConfig.NewEncoder and NewDecoder, so the packages that
+// run the engine, read audio or serve pages stay pure Go and only the command (and the tests that
+// make real calls) link it.
 package libopus
 
 import (
