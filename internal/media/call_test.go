@@ -716,7 +716,8 @@ func (nullLink) WriteAgentOpus([]byte, uint32) error { return nil }
 // BenchmarkCallSecondRecorded is BenchmarkCallTick with the recording on (to tmpfs): one op is one
 // second of a call (25 ticks), and the figure is the process CPU per session-second, writer
 // goroutine included, for the one-second flush the recorder had and the audio.RecorderFlushInterval it
-// has, alternated in one process so that both see the same load.
+// has, and with the caller's audio decoded by pion or by libopus, alternated in one process so
+// that all see the same load.
 func BenchmarkCallSecondRecorded(b *testing.B) {
 	dir, err := os.MkdirTemp("/dev/shm", "call-bench-")
 	if err != nil {
@@ -733,13 +734,24 @@ func BenchmarkCallSecondRecorded(b *testing.B) {
 	enc.close()
 	agent := speechLike(audio.RecordRate, audio.FrameSamples, 2)
 	defer func(old func(string, int) (*audio.Recorder, error)) { newRecorder = old }(newRecorder)
-	for _, every := range []time.Duration{time.Second, audio.RecorderFlushInterval, time.Second, audio.RecorderFlushInterval} {
-		b.Run("flush="+every.String(), func(b *testing.B) {
+	type variant struct {
+		every   time.Duration
+		decoder string // the caller's decoder: pion (the engine's default) or libopus (the console's)
+	}
+	decoders := map[string]func() (Decoder, error){"pion": nil, "libopus": testDecoders}
+	var variants []variant
+	for range 2 {
+		variants = append(variants, variant{time.Second, "pion"}, variant{audio.RecorderFlushInterval, "pion"}, variant{audio.RecorderFlushInterval, "libopus"})
+	}
+	for _, v := range variants {
+		every := v.every
+		b.Run("flush="+every.String()+"/decoder="+v.decoder, func(b *testing.B) {
 			newRecorder = func(path string, rate int) (*audio.Recorder, error) {
 				return audio.CreateRecorderFlushing(path, rate, every)
 			}
 			clk := NewManualClock(clockBase)
-			c, err := NewCall(CallConfig{AgentRate: 16000, Clock: clk, RecordingPath: filepath.Join(dir, fmt.Sprintf("%s-%d.wav", every, b.N)), NewEncoder: testEncoders})
+			c, err := NewCall(CallConfig{AgentRate: 16000, Clock: clk, RecordingPath: filepath.Join(dir, fmt.Sprintf("%s-%s-%d.wav", every, v.decoder, b.N)),
+				NewEncoder: testEncoders, NewDecoder: decoders[v.decoder]})
 			if err != nil {
 				b.Fatal(err)
 			}
