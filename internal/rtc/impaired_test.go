@@ -193,7 +193,7 @@ func runImpairedCall(t *testing.T, mode string) impairedResult {
 	e := newLoopbackEndpoint(t, true)
 	rec := filepath.Join(t.TempDir(), "call.wav")
 	sess, err := session.Start(context.Background(), session.Config{ID: "impaired", Task: tk, Mode: session.Human,
-		Adapter: silentAgent(t), NewEncoder: media.Encoders(libopus.NewEncoder), NewDecoder: media.Decoders(libopus.NewDecoder), RecordingPath: rec, TimeLimit: time.Minute})
+		Adapter: silentAgent(t), NewEncoder: media.Encoders(libopus.NewEncoder), RecordingPath: rec, TimeLimit: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
