@@ -73,3 +73,21 @@ func TestCheckSystemsConnectCarriesTheProbeTask(t *testing.T) {
 		t.Errorf("the failure does not name the system: %#v", checks[0].Dial.Err)
 	}
 }
+
+// Without a probe task a provider's session would carry no tools and pass where every real call
+// fails; it is not dialled.
+func TestCheckSystemsConnectWithoutAProbeDialsNoProvider(t *testing.T) {
+	ga := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{Key: "sk-good"})
+	f, err := systems.Parse("systems.json", []byte(`{"systems":[
+		{"label":"ga","family":"openai","model":"gpt-realtime","key_label":"K","endpoint":"`+ga.URL()+`"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := console.CheckSystems(context.Background(), f, keys{"K": "sk-good"}, console.CheckOptions{Connect: true, HandshakeTimeout: 5 * time.Second})
+	if d := checks[0].Dial; d == nil || !strings.HasPrefix(d.Skipped, "no probe task") {
+		t.Errorf("dial %+v, want skipped for want of a probe task", d)
+	}
+	if n := len(ga.Handshakes()); n != 0 {
+		t.Errorf("%d handshakes without a probe", n)
+	}
+}
