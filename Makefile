@@ -17,7 +17,7 @@ demo: deps build
 	bin/audit demo $(DEMO_ARGS)
 
 test: deps
-	$(GO) test -count=1 $(PKGS)
+	$(GO) test -count=1 -timeout 45m $(PKGS)
 	$(MAKE) --no-print-directory fuzz
 
 # Brief fuzzing of the parsers that take outside input (task files, traces).
@@ -29,11 +29,9 @@ fuzz:
 # What CI runs (.ci/run): formatting, vet, staticcheck, a tidy go.mod, up-to-date role cards, every
 # test with the race detector, then without it the tests that need real-time speech (they skip
 # under the race detector: browsertest.Race), and the brief fuzzing of the parsers.
-# The race detector slows the tests several times over: a package gets 30 minutes instead of go
-# test's default 10 (on a shared 2-core machine asr, power and cmd/audit took longer than 10).
 REALTIME_TESTS = ^TestDemoEndToEnd$$
 check: deps fmt vet staticcheck tidy-check rolecards-check
-	$(GO) test -race -timeout 30m -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 45m $(PKGS)
 	$(GO) test -count=1 -run '$(REALTIME_TESTS)' ./cmd/audit
 	$(MAKE) --no-print-directory fuzz
 
