@@ -73,6 +73,7 @@ const (
 	ExclusionCallerBrokeScript = "caller_broke_script"
 	ExclusionGraderError       = "grader_error"
 	ExclusionOther             = "other"
+	ExclusionTooShort          = "too_short" // the caller hung up before the study's minimum call length
 )
 
 // CallerVoice speaks a synthetic caller's plans: the frozen bank's audio for the plan, or a
@@ -341,7 +342,19 @@ func (s *Session) CueShown(cueID string) { s.do(func() { s.markCueShown(cueID) }
 func (s *Session) Stop(reason, exclusion string) { s.do(func() { s.finish(reason, exclusion) }) }
 
 // HangUp ends the call from the caller's side.
-func (s *Session) HangUp() { s.do(func() { s.finish(EndCallerHungUp, "") }) }
+func (s *Session) HangUp() { s.HangUpAfter(0) }
+
+// HangUpAfter ends the call from the caller's side; a call the caller ends before minimum of media
+// time is excluded as too_short (it cannot count, and its caller is asked to call again).
+func (s *Session) HangUpAfter(minimum time.Duration) {
+	s.do(func() {
+		exclusion := ""
+		if minimum > 0 && s.now() < minimum {
+			exclusion = ExclusionTooShort
+		}
+		s.finish(EndCallerHungUp, exclusion)
+	})
+}
 
 // Done is closed when the session has ended and been graded.
 func (s *Session) Done() <-chan struct{} { return s.done }
