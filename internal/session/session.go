@@ -165,7 +165,6 @@ type Session struct {
 
 	cardMu sync.Mutex
 	card   flow.RoleCard
-	anchor atomic.Int64 // media ms of the first caller audio, -1 before it (read by Card)
 	shown  map[string]bool
 
 	result Result
@@ -225,7 +224,6 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		stop:    make(chan struct{}),
 	}
 	s.synth.nextTurn = -1
-	s.anchor.Store(-1)
 	s.shown = map[string]bool{}
 	s.trace = trace.NewLog(s, cfg.Sinks...)
 	ws, err := workspace.New(cfg.Task, s.emit)
@@ -328,9 +326,7 @@ func (s *Session) Card() flow.RoleCard {
 	s.cardMu.Lock()
 	card := s.card
 	s.cardMu.Unlock()
-	if a := s.anchor.Load(); a >= 0 {
-		card.ElapsedMS = max(0, s.call.MediaTime().Milliseconds()-a)
-	}
+	card.ElapsedMS = max(0, s.call.MediaTime().Milliseconds()) // the trace's clock
 	return card
 }
 
@@ -479,9 +475,6 @@ func (s *Session) emit(e trace.Event) trace.Event {
 			s.finish(EndStorageError, ExclusionPlatformLost)
 		}
 		return e
-	}
-	if stored.Type == trace.CallerAudioStart && s.anchor.Load() < 0 {
-		s.anchor.Store(stored.T)
 	}
 	s.resolveCues(stored)
 	s.record(s.eng.Observe(stored))
