@@ -90,7 +90,7 @@ func TestDemoEndToEnd(t *testing.T) {
 	b.Shot(shots, "4-call-with-cue")
 	b.Do(70*time.Second, chromedp.Sleep(55*time.Second))
 	b.Shot(shots, "5-call-later")
-	b.Do(60*time.Second, chromedp.Click("#call-hangup"), chromedp.WaitVisible("#step-brief"))
+	b.Do(60*time.Second, chromedp.Click("#call-hangup"), chromedp.Click("#hangup-yes"), chromedp.WaitVisible("#step-brief"))
 	b.Shot(shots, "6-next-briefing")
 	if pos := b.Text("#brief-position"); pos != "2" {
 		t.Errorf("after the first call the participant should be briefed for call 2, got %q", pos)
