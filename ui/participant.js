@@ -60,7 +60,7 @@ function show(step) {
 // steps draws the step indicator: Consent · Microphone · (Practice ·) Call 1 of N · Done.
 function steps(st, at) {
   const items = [["consent", "Consent"], ["mic", "Microphone"]];
-  if (st.practice || st.had_practice) items.push(["practice", "Practice call"]);
+  if (st.has_practice) items.push(["practice", "Practice call"]);
   const n = st.total || 0;
   const pos = st.call && !st.practice ? st.call.position : st.completed + (st.done ? 0 : 1);
   items.push(["call", n ? `Call ${Math.min(Math.max(pos, 1), n)} of ${n}` : "Calls"], ["done", "Done"]);
@@ -207,7 +207,6 @@ async function load() {
     document.title = st.study || document.title;
     $("progress").textContent = st.done ? "All calls done" : st.practice ? "Practice call" : st.call && st.total ? `Call ${st.call.position} of ${st.total}` : "";
     contact = st.contact || "";
-    if (practiceShown && !st.practice && !st.done) st.had_practice = true;
     if (!st.consented) { steps(st, "consent"); return showConsent(st); }
     if (!st.mic_checked) { steps(st, "mic"); return showMic(); }
     if (st.done) { steps(st, "done"); return showDone(st); }
@@ -216,13 +215,11 @@ async function load() {
       $("none-contact").textContent = contact ? ` (${contact})` : "";
       return show("none");
     }
-    if (st.practice) practiceShown = true;
     steps(st, st.practice ? "practice" : "call");
     return showBrief(st.call);
   } catch (e) { fail(e); }
 }
 let contact = "";
-let practiceShown = false;
 
 function showConsent(st) {
   $("consent-text").textContent = st.consent;

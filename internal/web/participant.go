@@ -151,8 +151,9 @@ type participantStep struct {
 	Completed  int        `json:"completed"`
 	Total      int        `json:"total"`
 	Contact    string     `json:"contact,omitempty"`
-	// Practice is true while Call is the practice call.
-	Practice bool `json:"practice,omitempty"`
+	// Practice is true while Call is the practice call; HasPractice when the study has one.
+	Practice    bool `json:"practice,omitempty"`
+	HasPractice bool `json:"has_practice,omitempty"`
 }
 
 // callBrief is the next call as the participant sees it: blind agent name and the role card.
@@ -179,7 +180,8 @@ func (s *Server) participantState(c *fiber.Ctx) error {
 		return err
 	}
 	sc := studyConfig(st)
-	out := participantStep{Study: sc.Title, Consent: sc.Consent, Consented: p.Consent != nil, MicChecked: p.MicCheck != nil, Contact: sc.Contact}
+	out := participantStep{Study: sc.Title, Consent: sc.Consent, Consented: p.Consent != nil, MicChecked: p.MicCheck != nil, Contact: sc.Contact,
+		HasPractice: sc.Practice != nil && sc.Practice.Task != ""}
 	var a audit.Assignment
 	var claimErr error
 	if out.Consented && out.MicChecked {
