@@ -280,8 +280,12 @@ func TestTooShortHangUpIsOfferedAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Status != audit.StatusPending || a.ParticipantID != p.ID {
-		t.Errorf("the too_short call's assignment: %+v; want pending for participant %d", a, p.ID)
+	// Back to the same participant, without a session (the briefing's state claims it again).
+	if a.Status == audit.StatusExcluded || a.Status == audit.StatusDone || a.SessionID != "" || a.ParticipantID != p.ID {
+		t.Errorf("the too_short call's assignment: %+v; want it open again for participant %d", a, p.ID)
+	}
+	if as, _ := k.db.Assignments(context.Background(), "short"); len(as) != 1 {
+		t.Errorf("the too_short call's cell went to the pool: %+v", as)
 	}
 	if got := b.Text("#brief-interrupted"); !strings.Contains(got, "minimum call length") {
 		t.Errorf("briefing after a too-short call says %q", got)
