@@ -451,3 +451,62 @@ func TestParticipantPagesAndPracticeCall(t *testing.T) {
 		t.Errorf("the study's sessions: %+v; want two counted, graded calls", ss)
 	}
 }
+
+// TestExclusionChoosesWhoCallsAgain (issue 14 item 5): an experimenter excluding an ended session
+// chooses the same participant (their link offers the call again, as attempt 2, and no cell goes
+// to the pool) or the pool (a fresh cell for someone else); return_to is checked.
+func TestExclusionChoosesWhoCallsAgain(t *testing.T) { onEachStore(t, testExclusionChoosesWhoCallsAgain) }
+
+func testExclusionChoosesWhoCallsAgain(t *testing.T, bk backend) {
+	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{})
+	k := startKitOn(t, bk, `{"systems":[{"label":"sys-rail","family":"reference","endpoint":"`+fake.URL()+`"}]}`, nil)
+	p := k.participant(t, "again", "sys-rail", "it-vpn-incident")
+	ctx := context.Background()
+	consentAndMic(t, k.base, p.Token)
+	call := func(who audit.Participant) string {
+		t.Helper()
+		st, body := get(t, "POST", k.base+"/api/p/"+who.Token+"/call", "{}")
+		var started struct{ Session string }
+		json.Unmarshal([]byte(body), &started)
+		if st != 200 || started.Session == "" {
+			t.Fatalf("start call: %d %s", st, body)
+		}
+		if st, body := get(t, "POST", k.base+"/api/p/"+who.Token+"/call/"+started.Session+"/hangup", "{}"); st != 200 {
+			t.Fatalf("hang up: %d %s", st, body)
+		}
+		return started.Session
+	}
+	first := call(p)
+	x, _ := k.db.CreateExperimenter(ctx, "eve", "correct horse battery staple")
+	tok, _ := k.db.CreateExperimenterSession(ctx, x.ID, "password", audit.SessionLimits{})
+	exclude := func(sid, body string) (int, string) {
+		return get(t, "POST", k.base+"/api/x/sessions/"+sid+"/exclude", body, "Authorization", "Bearer "+tok)
+	}
+	if st, body := exclude(first, `{"reason":"other","return_to":"someone"}`); st != 400 || !strings.Contains(body, "return_to") {
+		t.Errorf("a bad return_to: %d %s", st, body)
+	}
+	if st, body := exclude(first, `{"reason":"caller_broke_script","note":"read the card aloud","return_to":"participant"}`); st != 200 || !strings.Contains(body, `"same_participant":true`) {
+		t.Fatalf("exclude for the same participant: %d %s", st, body)
+	}
+	as, _ := k.db.Assignments(ctx, "again")
+	if len(as) != 1 || as[0].Status != audit.StatusPending || as[0].ParticipantID != p.ID || as[0].SessionID != "" {
+		t.Fatalf("after excluding for the same participant: %+v", as)
+	}
+	st, body := get(t, "GET", k.base+"/api/p/"+p.Token+"/state", "")
+	if st != 200 || !strings.Contains(body, `"position":1`) || !strings.Contains(body, "asked you to make this call again") {
+		t.Errorf("the participant's state after the exclusion: %d %s", st, body)
+	}
+	second := call(p)
+	ss, _ := k.db.AssignmentSessions(ctx, as[0].ID)
+	if len(ss) != 2 || ss[1].ID != second || ss[1].Attempt != 2 || ss[1].Reruns != first {
+		t.Fatalf("the call made again: %+v", ss)
+	}
+	// To the pool: the assignment is excluded and a fresh copy of the cell waits for someone else.
+	if st, body := exclude(second, `{"reason":"other","return_to":"pool"}`); st != 200 || strings.Contains(body, `"returned_cell":0`) {
+		t.Fatalf("exclude to the pool: %d %s", st, body)
+	}
+	as, _ = k.db.Assignments(ctx, "again")
+	if len(as) != 2 || as[0].Status != audit.StatusExcluded || as[1].Status != audit.StatusPending || as[1].ParticipantID != 0 || as[1].Replaces != as[0].ID {
+		t.Errorf("after excluding to the pool: %+v", as)
+	}
+}
