@@ -172,7 +172,7 @@ function renderCues(cues, newCues) {
   if (!newest) now.replaceChildren();
   else if (newest.id !== lastNewest || !now.firstChild) {
     now.replaceChildren(cueBox(newest, newCues.includes(newest.id)));
-    if (lastNewest && newCues.includes(newest.id)) chime();
+    if (newCues.includes(newest.id)) chime(); // not on a reload: only a cue that just fired
   } else observer().observe(now.firstChild);
   lastNewest = newest ? newest.id : "";
   const rest = ordered.slice(1);
