@@ -408,9 +408,17 @@ async function startCall() {
       renderCard(msg.card, $("call-card"), { cues: true, newCues: msg.new_cues || [] });
       setElapsed(msg.card.elapsed_ms);
     }
-    if (msg.type === "ended" || msg.ended) {
+    // A card marked ended comes when the call stops, before the console has closed it in the
+    // study's records; "ended" comes once it has. Only then is the next step asked for, so the
+    // state never shows the call that just ended as still to do.
+    if (msg.type === "card" && msg.ended) {
       if (msg.notice) notice(msg.notice);
-      finishCall(sid);
+      $("call-status").textContent = "ending…";
+      $("call-hangup").disabled = true;
+    }
+    if (msg.type === "ended") {
+      if (msg.notice) notice(msg.notice);
+      finishCall(sid, true);
     }
   };
   dc.onopen = () => reportShown();
