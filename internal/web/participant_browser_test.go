@@ -455,7 +455,9 @@ func TestParticipantPagesAndPracticeCall(t *testing.T) {
 // TestExclusionChoosesWhoCallsAgain (issue 14 item 5): an experimenter excluding an ended session
 // chooses the same participant (their link offers the call again, as attempt 2, and no cell goes
 // to the pool) or the pool (a fresh cell for someone else); return_to is checked.
-func TestExclusionChoosesWhoCallsAgain(t *testing.T) { onEachStore(t, testExclusionChoosesWhoCallsAgain) }
+func TestExclusionChoosesWhoCallsAgain(t *testing.T) {
+	onEachStore(t, testExclusionChoosesWhoCallsAgain)
+}
 
 func testExclusionChoosesWhoCallsAgain(t *testing.T, bk backend) {
 	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{})
