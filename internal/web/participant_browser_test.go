@@ -450,6 +450,18 @@ func TestParticipantPagesAndPracticeCall(t *testing.T) {
 	if len(ss) != 2 || ss[1].ParticipantID != p.ID || ss[1].Exclusion != nil || ss[1].Score == nil {
 		t.Errorf("the study's sessions: %+v; want two counted, graded calls", ss)
 	}
+
+	// A participant the plan has no room for is told so, with the study's contact.
+	late, err := k.db.CreateParticipant(context.Background(), audit.NewParticipant{StudyID: "prac"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	consentAndMic(t, k.base, late.Token)
+	b.Do(30*time.Second, chromedp.Navigate(k.base+"/p/"+late.Token), chromedp.WaitVisible("#step-none"))
+	if s := b.Text("#step-none"); !strings.Contains(s, "ada@example.org") {
+		t.Errorf("no-call page: %q", s)
+	}
+	checkPage(t, b, "9-no-call")
 }
 
 // TestExclusionChoosesWhoCallsAgain (issue 14 item 5): an experimenter excluding an ended session
