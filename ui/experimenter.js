@@ -77,13 +77,22 @@ function renderStudies(studies) {
   sel.value = cur;
 }
 
+// duration is a session's length from its start to its end (or now, while it runs).
+function duration(s) {
+  const t0 = Date.parse(s.StartedAt), t1 = s.Status === "ended" ? Date.parse(s.EndedAt) : Date.now();
+  if (!(t0 > 0) || !(t1 >= t0)) return "–";
+  return mmss(t1 - t0);
+}
+
 async function loadSessions() {
   const q = new URLSearchParams({ study: $("filter-study").value, mode: $("filter-mode").value });
   const list = await getJSON(`/api/x/sessions?${q}`);
   const tb = $("sessions").querySelector("tbody");
   tb.replaceChildren(...(list || []).slice().reverse().map((s) => el("tr", {},
-    el("td", {}, el("a", { href: `/x/session/${s.ID}` }, s.ID)), el("td", {}, s.Mode), el("td", {}, s.TaskID),
-    el("td", {}, `${s.System}${s.Alias ? " (" + s.Alias + ")" : ""}`), el("td", {}, s.Status), el("td", {}, s.EndReason || ""),
+    el("td", {}, el("a", { href: `/x/session/${s.ID}` }, s.ID)), el("td", {}, s.Mode),
+    el("td", {}, s.ParticipantID ? (s.ProlificPID || `#${s.ParticipantID}`) : "–"), el("td", {}, s.Position || "–"), el("td", {}, s.Attempt || 1),
+    el("td", {}, s.TaskID),
+    el("td", {}, `${s.System}${s.Alias ? " (" + s.Alias + ")" : ""}`), el("td", {}, s.Status), el("td", {}, duration(s)), el("td", {}, s.EndReason || ""),
     el("td", {}, s.Score ? (s.Score.WS ? "1" : "0") : "–"), el("td", {}, s.Score && s.Score.AFA != null ? s.Score.AFA.toFixed(2) : "–"),
     el("td", {}, s.Exclusion ? s.Exclusion.Reason : ""))));
 }

@@ -43,8 +43,34 @@ function notice(text, transient = false) {
   noticeTransient = transient;
 }
 
+const STEPS = ["consent", "declined", "mic", "brief", "call", "practice-done", "done", "none"];
+let current = "";
+
+// show makes step the only one visible and, when it is a new step, moves the keyboard and
+// screen-reader focus to its heading.
 function show(step) {
-  for (const s of ["consent", "mic", "brief", "call", "done", "none"]) $(`step-${s}`).hidden = s !== step;
+  for (const s of STEPS) $(`step-${s}`).hidden = s !== step;
+  if (step && step !== current) {
+    const h = $(`step-${step}`).querySelector("h2");
+    if (h) h.focus({ preventScroll: step === "call" });
+  }
+  current = step;
+}
+
+// steps draws the step indicator: Consent · Microphone · (Practice ·) Call 1 of N · Done.
+function steps(st, at) {
+  const items = [["consent", "Consent"], ["mic", "Microphone"]];
+  if (st.has_practice) items.push(["practice", "Practice call"]);
+  const n = st.total || 0;
+  const pos = st.call && !st.practice ? st.call.position : st.completed + (st.done ? 0 : 1);
+  items.push(["call", n ? `Call ${Math.min(Math.max(pos, 1), n)} of ${n}` : "Calls"], ["done", "Done"]);
+  const order = items.map((i) => i[0]);
+  const idx = order.indexOf(at);
+  $("steps").replaceChildren(...items.map(([k, label], i) => {
+    const li = el("li", { class: i < idx ? "past" : i === idx ? "now" : "" }, label);
+    if (i === idx) li.setAttribute("aria-current", "step");
+    return li;
+  }));
 }
 
 let retryTimer = null;
@@ -83,32 +109,92 @@ function renderCard(card, target, opts = {}) {
   role.append(el("h3", {}, "What you know"));
   const rows = card.facts.map((f) =>
     el("tr", { class: f.hint.startsWith("new") ? "fact-new" : "", "data-fact": f.id },
-      el("td", {}, f.label), el("td", { class: "value" }, f.value), el("td", { class: "hint" }, f.hint)));
-  role.append(el("table", { class: "facts" }, el("tbody", {}, ...rows)));
+      el("th", { scope: "row" }, f.label), el("td", { class: "value" }, f.value), el("td", { class: "hint" }, f.hint)));
+  role.append(el("table", { class: "facts" }, el("caption", { class: "visually-hidden" }, "What you know"), el("tbody", {}, ...rows)));
   target.append(role);
   if (opts.cues) renderCues(card.cues || [], opts.newCues || []);
 }
 
+// mmss formats a media time as m:ss.d, the trace's own clock to a tenth of a second.
+function mmss(ms) {
+  const t = Math.max(0, Math.floor(ms / 100));
+  const s = Math.floor(t / 10);
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}.${t % 10}`;
+}
+
 let shownCues = new Set();
 let dc = null;
+let cueSeen = new Map(); // cue id → its elements at least half in view
+let cueObserver = null;
+let lastNewest = "";
 
-function renderCues(cues, newCues) {
-  const box = $("call-cues");
-  box.replaceChildren();
-  for (const c of cues.slice().reverse()) {
-    const when = `${Math.floor(c.issued_ms / 60000)}:${String(Math.floor(c.issued_ms / 1000) % 60).padStart(2, "0")}`;
-    const d = el("div", { class: "cue" + (newCues.includes(c.id) ? " new" : ""), "data-cue": c.id },
-      el("div", { class: "when" }, `Cue at ${when}`), el("div", {}, c.text));
-    box.append(d);
-  }
-  // Tell the server each cue once it is on screen (after the browser painted it).
-  requestAnimationFrame(() => requestAnimationFrame(() => {
-    for (const c of cues) {
-      if (shownCues.has(c.id) || !dc || dc.readyState !== "open") continue;
-      shownCues.add(c.id);
-      dc.send(JSON.stringify({ type: "cue.shown", cue_id: c.id }));
+// cue.shown is sent when a cue is actually visible: the tab is visible and at least half of one of
+// the cue's boxes is in the viewport (IntersectionObserver); the server stamps it on receipt.
+function observer() {
+  if (cueObserver) return cueObserver;
+  cueObserver = new IntersectionObserver((entries) => {
+    for (const e of entries) {
+      const id = e.target.dataset.cue;
+      const set = cueSeen.get(id) || new Set();
+      if (e.isIntersecting && e.intersectionRatio >= 0.5) set.add(e.target); else set.delete(e.target);
+      cueSeen.set(id, set);
     }
-  }));
+    reportShown();
+  }, { threshold: [0, 0.5, 1] });
+  return cueObserver;
+}
+document.addEventListener("visibilitychange", () => reportShown());
+
+function reportShown() {
+  if (document.visibilityState !== "visible" || !dc || dc.readyState !== "open") return;
+  for (const [id, set] of cueSeen) {
+    if (set.size === 0 || shownCues.has(id)) continue;
+    shownCues.add(id);
+    dc.send(JSON.stringify({ type: "cue.shown", cue_id: id }));
+  }
+}
+
+function cueBox(c, isNew) {
+  const d = el("div", { class: "cue" + (isNew ? " new" : ""), "data-cue": c.id, "data-issued-ms": String(c.issued_ms) },
+    el("div", { class: "when" }, `Cue at ${mmss(c.issued_ms)}`), el("div", { class: "text" }, c.text));
+  observer().observe(d);
+  return d;
+}
+
+// renderCues puts the newest cue in the sticky area under the call bar (announced through its
+// aria-live region) and the earlier ones below the role card, newest first.
+function renderCues(cues, newCues) {
+  if (cueObserver) { cueObserver.disconnect(); }
+  cueSeen = new Map();
+  const ordered = cues.slice().reverse();
+  const newest = ordered[0];
+  const now = $("cue-now");
+  if (!newest) now.replaceChildren();
+  else if (newest.id !== lastNewest || !now.firstChild) {
+    now.replaceChildren(cueBox(newest, newCues.includes(newest.id)));
+    if (newCues.includes(newest.id)) chime(); // not on a reload: only a cue that just fired
+  } else observer().observe(now.firstChild);
+  lastNewest = newest ? newest.id : "";
+  const rest = ordered.slice(1);
+  $("cue-history").replaceChildren(...rest.map((c) => cueBox(c, false)));
+  $("cue-history-box").hidden = rest.length === 0;
+}
+
+// chime plays a short soft tone for a new cue when the participant chose it at the mic check.
+let chimeCtx = null;
+function chime() {
+  if (localStorage.getItem("audit.chime") !== "1") return;
+  try {
+    chimeCtx = chimeCtx || new AudioContext();
+    const o = chimeCtx.createOscillator(), g = chimeCtx.createGain(), t = chimeCtx.currentTime;
+    o.frequency.value = 880;
+    g.gain.setValueAtTime(0.0001, t);
+    g.gain.exponentialRampToValueAtTime(0.08, t + 0.02);
+    g.gain.exponentialRampToValueAtTime(0.0001, t + 0.5);
+    o.connect(g).connect(chimeCtx.destination);
+    o.start(t);
+    o.stop(t + 0.55);
+  } catch (e) { /* no audio output: the cue is still shown and announced */ }
 }
 
 async function load() {
@@ -119,18 +205,31 @@ async function load() {
     if (noticeTransient) notice("");
     $("study-title").textContent = st.study || "Voice assistant study";
     document.title = st.study || document.title;
-    $("progress").textContent = st.done ? "All calls done" : st.call && st.total ? `Call ${st.call.position} of ${st.total}` : "";
-    if (!st.consented) return showConsent(st);
-    if (!st.mic_checked) return showMic();
-    if (st.done) return showDone(st);
-    if (!st.call) return show("none");
+    $("progress").textContent = st.done ? "All calls done" : st.practice ? "Practice call" : st.call && st.total ? `Call ${st.call.position} of ${st.total}` : "";
+    contact = st.contact || "";
+    if (!st.consented) { steps(st, "consent"); return showConsent(st); }
+    if (!st.mic_checked) { steps(st, "mic"); return showMic(); }
+    if (st.done) { steps(st, "done"); return showDone(st); }
+    if (!st.call) {
+      steps(st, "call");
+      $("none-contact").textContent = contact ? ` (${contact})` : "";
+      return show("none");
+    }
+    steps(st, st.practice ? "practice" : "call");
     return showBrief(st.call);
   } catch (e) { fail(e); }
 }
+let contact = "";
 
 function showConsent(st) {
   $("consent-text").textContent = st.consent;
   $("consent-check").onchange = () => { $("consent-agree").disabled = !$("consent-check").checked; };
+  $("consent-decline").onclick = () => {
+    $("declined-contact").textContent = st.contact || "";
+    $("declined-contact-line").hidden = !st.contact;
+    show("declined");
+  };
+  $("declined-back").onclick = () => show("consent");
   $("consent-agree").onclick = async () => {
     try {
       await call("/consent", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ agree: true }) });
@@ -150,7 +249,7 @@ async function openMic(deviceId) {
 }
 
 let meterStop = null;
-function meter(stream) {
+function meter(stream, bar = "mic-level", box = "mic-meter") {
   if (meterStop) meterStop();
   const ctx = new AudioContext();
   const src = ctx.createMediaStreamSource(stream);
@@ -166,7 +265,9 @@ function meter(stream) {
     for (const v of buf) sum += v * v;
     const rms = Math.sqrt(sum / buf.length);
     peak = Math.max(peak, rms);
-    $("mic-level").style.width = `${Math.min(100, rms * 400)}%`;
+    const pct = Math.round(Math.min(100, rms * 400));
+    $(bar).style.width = `${pct}%`;
+    $(box).setAttribute("aria-valuenow", String(pct));
     requestAnimationFrame(step);
   };
   step();
@@ -182,7 +283,10 @@ async function showMic() {
     const s = await openMic(deviceId);
     peakOf = meter(s);
     const set = s.getAudioTracks()[0].getSettings();
-    $("mic-granted").textContent = `Echo cancellation ${set.echoCancellation ? "on" : "off"}, noise suppression ${set.noiseSuppression ? "on" : "off"}, auto gain ${set.autoGainControl ? "on" : "off"}.`;
+    const helps = [set.echoCancellation && "stops the assistant's voice from echoing back", set.noiseSuppression && "reduces background noise",
+      set.autoGainControl && "evens out your volume"].filter(Boolean);
+    $("mic-granted").textContent = helps.length ? `Your browser ${helps.join(", ")}.` :
+      "Your browser does not clean up the sound: please use headphones, or a quiet room, if you can.";
   };
   $("mic-record").disabled = true;
   try {
@@ -194,6 +298,11 @@ async function showMic() {
   } catch (e) {
     return fail(new Error(`The microphone could not be opened (${e.message}). Allow microphone access and reload the page.`));
   }
+  $("mic-chime").checked = localStorage.getItem("audit.chime") === "1";
+  $("mic-chime").onchange = () => {
+    localStorage.setItem("audit.chime", $("mic-chime").checked ? "1" : "0");
+    if ($("mic-chime").checked) chime(); // a sample of the sound
+  };
   const update = () => { $("mic-done").disabled = !(recorded && $("mic-heard").checked); };
   $("mic-heard").onchange = update;
   $("mic-record").onclick = () => {
@@ -237,7 +346,12 @@ function showBrief(c) {
   $("brief-interrupted").hidden = !c.notice;
   $("brief-interrupted").textContent = c.notice || "";
   $("brief-position").textContent = c.position;
+  $("brief-heading").firstChild.textContent = c.practice ? "Your role for the practice call" : "Your role for call ";
+  $("brief-position").hidden = !!c.practice;
+  $("brief-practice").hidden = !c.practice;
   $("brief-agent").textContent = c.agent;
+  minCallMS = c.min_call_ms || 0;
+  practiceCall = !!c.practice;
   renderCard(c.card, $("brief-card"));
   $("brief-start").textContent = c.live_session ? "Rejoin call" : c.notice ? "Start the call again" : "Start call";
   $("brief-start").disabled = false;
@@ -245,13 +359,28 @@ function showBrief(c) {
   show("brief");
 }
 
+let minCallMS = 0, practiceCall = false;
+
 function showDone(st) {
   if (st.completion_code) { $("done-code").textContent = st.completion_code; $("done-code-line").hidden = false; }
+  $("done-copy").onclick = async () => {
+    try {
+      await navigator.clipboard.writeText(st.completion_code);
+      $("done-copied").textContent = "Copied.";
+    } catch (e) {
+      // No clipboard permission: select the code so the participant can copy it themselves.
+      const r = document.createRange();
+      r.selectNodeContents($("done-code"));
+      getSelection().removeAllRanges();
+      getSelection().addRange(r);
+      $("done-copied").textContent = "Selected: press Ctrl+C (or ⌘C) to copy.";
+    }
+  };
   if (st.completion_url) { $("done-return").href = st.completion_url; $("done-return-line").hidden = false; }
   show("done");
 }
 
-let pc = null, elapsedTimer = null, ending = false;
+let pc = null, elapsedTimer = null, ending = false, elapsedMS = 0;
 document.addEventListener("click", () => { const a = $("agent-audio"); if (a.srcObject && a.paused) a.play().catch(() => {}); });
 
 async function startCall() {
@@ -259,11 +388,16 @@ async function startCall() {
   const started = await call("/call", { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
   notice("");
   const sid = started.session;
+  practiceCall = !!started.practice;
   $("call-agent").textContent = started.agent;
   shownCues = new Set();
-  renderCard(started.card, $("call-card"), { cues: true });
+  lastNewest = "";
+  $("hangup-confirm").hidden = true;
+  $("cue-now").replaceChildren();
   show("call");
+  renderCard(started.card, $("call-card"), { cues: true });
   const stream = micStream && micStream.getAudioTracks()[0].readyState === "live" ? micStream : await openMic(micDeviceId);
+  meter(stream, "own-level", "own-meter");
   pc = new RTCPeerConnection({ iceServers: [] });
   window.__auditPeer = pc; // for diagnostics (getStats) in the browser console and tests
   pc.addTrack(stream.getAudioTracks()[0], stream);
@@ -274,12 +408,20 @@ async function startCall() {
       renderCard(msg.card, $("call-card"), { cues: true, newCues: msg.new_cues || [] });
       setElapsed(msg.card.elapsed_ms);
     }
-    if (msg.type === "ended" || msg.ended) {
+    // A card marked ended comes when the call stops, before the console has closed it in the
+    // study's records; "ended" comes once it has. Only then is the next step asked for, so the
+    // state never shows the call that just ended as still to do.
+    if (msg.type === "card" && msg.ended) {
       if (msg.notice) notice(msg.notice);
-      finishCall(sid);
+      $("call-status").textContent = "ending…";
+      $("call-hangup").disabled = true;
+    }
+    if (msg.type === "ended") {
+      if (msg.notice) notice(msg.notice);
+      finishCall(sid, true);
     }
   };
-  dc.onopen = () => renderCues(started.card.cues || [], []);
+  dc.onopen = () => reportShown();
   pc.ontrack = (e) => {
     $("agent-audio").srcObject = e.streams[0] || new MediaStream([e.track]);
     $("agent-audio").play().catch(() => fail(new Error("The browser blocked the agent's audio: click anywhere on the page to hear it.")));
@@ -311,10 +453,22 @@ async function startCall() {
     tr.enabled = !tr.enabled;
     $("call-mute").textContent = tr.enabled ? "Mute" : "Unmute";
   };
-  $("call-hangup").onclick = async () => {
+  // Hang up asks first; under the study's minimum it says the call will not count.
+  $("call-hangup").onclick = () => {
+    const short = !practiceCall && minCallMS > 0 && elapsedMS < minCallMS;
+    $("hangup-short").textContent = short ?
+      `The call is shorter than ${Math.round(minCallMS / 1000)} seconds, so it will not count and you will be asked to make it again.` : "";
+    $("hangup-confirm").hidden = false;
+    $("hangup-yes").focus();
+  };
+  $("hangup-no").onclick = () => { $("hangup-confirm").hidden = true; $("call-hangup").focus(); };
+  $("hangup-yes").onclick = async () => {
+    $("hangup-yes").disabled = true;
     $("call-hangup").disabled = true;
+    // The server answers once the call is closed in the study's records, so the next state is
+    // already the next step (no guess at how long the closing takes).
     try { await call(`/call/${sid}/hangup`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" }); } catch (e) { /* ended already */ }
-    finishCall(sid);
+    finishCall(sid, true);
   };
 }
 
@@ -330,6 +484,7 @@ async function showAgentLevel() {
 }
 
 function setElapsed(ms) {
+  elapsedMS = ms;
   const s = Math.max(0, Math.floor(ms / 1000));
   $("call-elapsed").textContent = `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
@@ -345,14 +500,34 @@ function gathered(pc) {
   });
 }
 
-function finishCall() {
+// finishCall leaves the call. After a hang-up the server has closed the call already; when the
+// call ended on the server's side (its "ended" message comes after the closing) or the connection
+// was lost, the state is asked for again. A practice call shows its feedback first.
+function finishCall(sid, hungUp = false) {
   if (ending) return;
   ending = true;
   clearInterval(elapsedTimer);
+  if (meterStop) meterStop();
   if (pc) { pc.close(); pc = null; }
   dc = null;
   $("call-hangup").disabled = false;
-  setTimeout(load, 300);
+  $("hangup-yes").disabled = false;
+  $("hangup-confirm").hidden = true;
+  if (practiceCall && sid) return showPracticeDone(sid);
+  if (hungUp) load(); else setTimeout(load, 300);
+}
+
+async function showPracticeDone(sid) {
+  try {
+    const r = await call(`/practice/${encodeURIComponent(sid)}`);
+    $("practice-result").textContent = r.graded ?
+      `In your practice call the agent recorded ${r.recorded} of ${r.items} items correctly.` :
+      "Your practice call was not long enough to check what the agent recorded.";
+  } catch (e) {
+    return e.unavailable ? fail(e) : load(); // not closed yet (the connection was lost): ask again
+  }
+  $("practice-continue").onclick = () => load();
+  show("practice-done");
 }
 
 // insecure reports (and explains on the page) a context in which the browser will not give the
@@ -361,7 +536,7 @@ function insecure() {
   if (window.isSecureContext && navigator.mediaDevices && navigator.mediaDevices.getUserMedia) return false;
   $("insecure-origin").textContent = location.origin;
   $("insecure").hidden = false;
-  for (const s of ["consent", "mic", "brief", "call", "done", "none"]) $(`step-${s}`).hidden = true;
+  for (const s of STEPS) $(`step-${s}`).hidden = true;
   return true;
 }
 

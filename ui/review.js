@@ -363,10 +363,13 @@ $("wave").onclick = (ev) => {
 };
 for (const i of document.querySelectorAll(".filters input, input[name=view]")) i.onchange = renderEvents;
 $("ex-submit").onclick = async () => {
-  if (!confirm(`Exclude this session (${$("ex-reason").value})? Its cell returns to the pool and another participant will run it.`)) return;
+  const to = $("ex-return").value;
+  if (!to) return fail(new Error("Choose who makes the call again: the same participant, or another one from the pool."));
+  const who = to === "participant" ? "The same participant will be asked to make this call again." : "Its cell returns to the pool and another participant will run it.";
+  if (!confirm(`Exclude this session (${$("ex-reason").value})? ${who}`)) return;
   try {
     await getJSON(`/api/x/sessions/${sid}/exclude`, { method: "POST", headers: { "Content-Type": "application/json", "X-CSRF-Token": await csrf() },
-      body: JSON.stringify({ reason: $("ex-reason").value, note: $("ex-note").value }) });
+      body: JSON.stringify({ reason: $("ex-reason").value, note: $("ex-note").value, return_to: to }) });
     load();
   } catch (e) { fail(e); }
 };

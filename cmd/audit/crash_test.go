@@ -171,7 +171,7 @@ func (k *crashKit) setup(t *testing.T, study string, participants int) []audit.P
 	}
 	t.Cleanup(func() { db.Close() })
 	k.db = db
-	if _, err := db.CreateStudy(ctx, audit.Study{ID: study, Name: study, Seed: 1, Config: json.RawMessage(`{"completion_code":"CRASH-OK"}`)}); err != nil {
+	if _, err := db.CreateStudy(ctx, audit.Study{ID: study, Name: study, Seed: 1, Config: json.RawMessage(`{"completion_code":"CRASH-OK","min_call_seconds":0}`)}); err != nil {
 		t.Fatal(err)
 	}
 	var ps []audit.Participant
@@ -360,7 +360,7 @@ func (k *crashKit) rerun(t *testing.T, b *browsertest.Browser, study string, p a
 		t.Errorf("the page shows an error after starting again: %q", msg)
 	}
 	time.Sleep(8 * time.Second)
-	b.Do(60*time.Second, chromedp.Click("#call-hangup"), chromedp.WaitVisible("#step-done"))
+	b.Do(60*time.Second, chromedp.Click("#call-hangup"), chromedp.Click("#hangup-yes"), chromedp.WaitVisible("#step-done"))
 	ss := k.sessionsOf(t, study, p)
 	if len(ss) != 2 || ss[0].ID != first {
 		t.Fatalf("sessions of the participant: %+v", ss)

@@ -21,6 +21,10 @@ const demoStudy = "demo"
 // and an approval.
 var demoTasks = []string{"it-vpn-incident", "fnol-auto-glass"}
 
+// demoPractice is the demo's practice call (never counted): a newcomer meets the role card and a
+// cue before the first call that counts. When it is not loaded, another task outside the plan is.
+const demoPractice = "utility-payment-arrangement"
+
 // demoLinks are what setupDemo hands out.
 type demoLinks struct {
 	Participant  string
@@ -49,10 +53,6 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // calls against the reference agent, and returns their links.
 func setupDemo(ctx context.Context, st *stack) (demoLinks, error) {
 	db := st.db
-	cfg, _ := json.Marshal(map[string]string{"title": "Voice assistant study (demo)", "completion_code": "DEMO-2026"})
-	if _, err := db.CreateStudy(ctx, audit.Study{ID: demoStudy, Name: "Demo study", Seed: 1, Config: cfg}); err != nil && !errors.Is(err, audit.ErrConflict) {
-		return demoLinks{}, err
-	}
 	var tasks []string
 	for _, id := range demoTasks {
 		for _, t := range st.tasks {
@@ -68,6 +68,20 @@ func setupDemo(ctx context.Context, st *stack) (demoLinks, error) {
 		if len(tasks) == 0 || tasks[0] != t.ID {
 			tasks = append(tasks, t.ID)
 		}
+	}
+	practice := ""
+	for _, t := range st.tasks {
+		if in := t.ID == tasks[0] || len(tasks) > 1 && t.ID == tasks[1]; !in && (practice == "" || t.ID == demoPractice) {
+			practice = t.ID
+		}
+	}
+	cfg := map[string]any{"title": "Voice assistant study (demo)", "completion_code": "DEMO-2026"}
+	if practice != "" {
+		cfg["practice"] = map[string]string{"task": practice, "system": referenceAgentLabel}
+	}
+	doc, _ := json.Marshal(cfg)
+	if _, err := db.CreateStudy(ctx, audit.Study{ID: demoStudy, Name: "Demo study", Seed: 1, Config: doc}); err != nil && !errors.Is(err, audit.ErrConflict) {
+		return demoLinks{}, err
 	}
 	slot := "demo-" + time.Now().UTC().Format("20060102-150405.000")
 	var rows []audit.PlanRow

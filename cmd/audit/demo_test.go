@@ -64,16 +64,18 @@ func TestDemoEndToEnd(t *testing.T) {
 	// seconds apart; the correction cue fires 30 s into the call.
 	mic := filepath.Join(t.TempDir(), "caller.wav")
 	v := "kal16"
-	browsertest.ComposeMic(t, mic, 120*time.Second,
-		browsertest.Line{At: 9 * time.Second, Text: "Hi. Priya Venkataraman. I can't get on the VPN.", Voice: v},
-		browsertest.Line{At: 20 * time.Second, Text: "Four one seven.", Voice: v},
-		browsertest.Line{At: 30 * time.Second, Text: "priya dot v at northwind dot example.", Voice: v},
-		browsertest.Line{At: 40 * time.Second, Text: "It says zero x eight zero zero seven two E E seven.", Voice: v},
-		browsertest.Line{At: 50 * time.Second, Text: "Sorry, one more. Teams is down now too.", Voice: v},
-		browsertest.Line{At: 60 * time.Second, Text: "VPN, Outlook, SharePoint, and Teams.", Voice: v},
-		browsertest.Line{At: 70 * time.Second, Text: "Restarted the laptop. Reinstalled the VPN client. Then tried my phone hotspot.", Voice: v},
-		browsertest.Line{At: 82 * time.Second, Text: "My whole team.", Voice: v},
-		browsertest.Line{At: 92 * time.Second, Text: "That's all. Thanks, bye.", Voice: v},
+	// The practice call comes first (a few silent seconds), so the lines start 10 s later.
+	const practice = 10 * time.Second
+	browsertest.ComposeMic(t, mic, 130*time.Second,
+		browsertest.Line{At: practice + 9*time.Second, Text: "Hi. Priya Venkataraman. I can't get on the VPN.", Voice: v},
+		browsertest.Line{At: practice + 20*time.Second, Text: "Four one seven.", Voice: v},
+		browsertest.Line{At: practice + 30*time.Second, Text: "priya dot v at northwind dot example.", Voice: v},
+		browsertest.Line{At: practice + 40*time.Second, Text: "It says zero x eight zero zero seven two E E seven.", Voice: v},
+		browsertest.Line{At: practice + 50*time.Second, Text: "Sorry, one more. Teams is down now too.", Voice: v},
+		browsertest.Line{At: practice + 60*time.Second, Text: "VPN, Outlook, SharePoint, and Teams.", Voice: v},
+		browsertest.Line{At: practice + 70*time.Second, Text: "Restarted the laptop. Reinstalled the VPN client. Then tried my phone hotspot.", Voice: v},
+		browsertest.Line{At: practice + 82*time.Second, Text: "My whole team.", Voice: v},
+		browsertest.Line{At: practice + 92*time.Second, Text: "That's all. Thanks, bye.", Voice: v},
 	)
 	b := browsertest.Start(t, mic)
 	shots := browsertest.ArtifactsDir(t)
@@ -83,14 +85,21 @@ func TestDemoEndToEnd(t *testing.T) {
 		chromedp.WaitVisible("#step-mic"), chromedp.WaitEnabled("#mic-record"))
 	b.Do(30*time.Second, chromedp.Click("#mic-record"), chromedp.WaitVisible("#mic-playback"), chromedp.Click("#mic-heard"))
 	b.Shot(shots, "2-mic-check")
-	b.Do(30*time.Second, chromedp.Click("#mic-done"), chromedp.WaitVisible("#step-brief"))
-	b.Shot(shots, "3-briefing")
+	b.Do(30*time.Second, chromedp.Click("#mic-done"), chromedp.WaitVisible("#step-brief"), chromedp.WaitVisible("#brief-practice"))
+	b.Shot(shots, "3-practice-briefing")
+	// The demo study begins with a practice call, which is never counted: a short one, then its
+	// feedback, then the first counted call's briefing.
+	b.Do(30*time.Second, chromedp.Click("#brief-start"), chromedp.WaitVisible(`#call-status.live`), chromedp.Sleep(2*time.Second))
+	b.Do(60*time.Second, chromedp.Click("#call-hangup"), chromedp.Click("#hangup-yes"), chromedp.WaitVisible("#step-practice-done"))
+	b.Shot(shots, "3b-practice-done")
+	b.Do(30*time.Second, chromedp.Click("#practice-continue"), chromedp.WaitVisible("#step-brief"), chromedp.WaitNotVisible("#brief-practice"))
+	b.Shot(shots, "3c-briefing")
 	b.Do(30*time.Second, chromedp.Click("#brief-start"), chromedp.WaitVisible(`#call-status.live`))
 	b.Do(90*time.Second, chromedp.WaitVisible(`.cue[data-cue="teams_down"]`))
 	b.Shot(shots, "4-call-with-cue")
 	b.Do(70*time.Second, chromedp.Sleep(55*time.Second))
 	b.Shot(shots, "5-call-later")
-	b.Do(60*time.Second, chromedp.Click("#call-hangup"), chromedp.WaitVisible("#step-brief"))
+	b.Do(60*time.Second, chromedp.Click("#call-hangup"), chromedp.Click("#hangup-yes"), chromedp.WaitVisible("#step-brief"))
 	b.Shot(shots, "6-next-briefing")
 	if pos := b.Text("#brief-position"); pos != "2" {
 		t.Errorf("after the first call the participant should be briefed for call 2, got %q", pos)

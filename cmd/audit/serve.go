@@ -236,6 +236,11 @@ type studySpec struct {
 	CompletionCode string `json:"completion_code"`
 	CompletionURL  string `json:"completion_url"`
 	OpenEnrollment bool   `json:"open_enrollment"` // accept participants through /join/ID?PROLIFIC_PID=…
+	Contact        string `json:"contact"`
+	// MinCallSeconds: a call hung up sooner is excluded too_short (nil: 45 s; 0: no minimum).
+	MinCallSeconds *float64 `json:"min_call_seconds"`
+	PracticeTask   string   `json:"practice_task"` // an uncounted practice call first
+	PracticeSystem string   `json:"practice_system"`
 }
 
 // ensureStudy creates the study of a --study file unless it exists, as audit study create does.
@@ -248,7 +253,7 @@ func ensureStudy(ctx context.Context, st *stack, f stackFlags, path string, stdo
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&spec); err != nil {
-		return fmt.Errorf("--study %s: %w (fields: id, name, seed, plan, consent, participants, title, completion_code, completion_url, open_enrollment)", path, err)
+		return fmt.Errorf("--study %s: %w (fields: id, name, seed, plan, consent, participants, title, completion_code, completion_url, open_enrollment, contact, min_call_seconds, practice_task, practice_system)", path, err)
 	}
 	if spec.ID == "" || spec.Plan == "" {
 		return fmt.Errorf("--study %s: \"id\" and \"plan\" are required", path)
@@ -265,7 +270,11 @@ func ensureStudy(ctx context.Context, st *stack, f stackFlags, path string, stdo
 	}
 	ss := studySettings{id: spec.ID, name: spec.Name, planFile: rel(spec.Plan), seed: spec.Seed, consent: rel(spec.Consent),
 		title: spec.Title, code: spec.CompletionCode, complete: spec.CompletionURL, openEnrollment: spec.OpenEnrollment,
-		participants: spec.Participants, tasksDir: *f.tasks}
+		participants: spec.Participants, tasksDir: *f.tasks, contact: spec.Contact, minCallSeconds: -1,
+		practiceTask: spec.PracticeTask, practiceSystem: spec.PracticeSystem}
+	if spec.MinCallSeconds != nil {
+		ss.minCallSeconds = *spec.MinCallSeconds
+	}
 	if ss.seed == 0 {
 		ss.seed = 1
 	}
@@ -284,7 +293,7 @@ func ensureStudy(ctx context.Context, st *stack, f stackFlags, path string, stdo
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", stderr)
 	f := addStackFlags(fs, ":8080")
-	studyFile := fs.String("study", "", "study file (JSON: id, name, seed, plan, consent, participants, title, completion_code, completion_url, open_enrollment) to create on first start")
+	studyFile := fs.String("study", "", "study file (JSON: id, name, seed, plan, consent, participants, title, completion_code, completion_url, open_enrollment, contact, min_call_seconds, practice_task, practice_system) to create on first start")
 	st, err := parseAndStartStack(ctx, fs, f, args, stderr)
 	if err != nil {
 		return err

@@ -225,6 +225,10 @@ type studySettings struct {
 	seed                  int64
 	consent               string // file with the consent text
 	title, code, complete string
+	contact               string
+	minCallSeconds        float64 // < 0: the default minimum
+	practiceTask          string
+	practiceSystem        string
 	openEnrollment        bool
 	participants          int // links to issue; < 0: one per plan slot
 	systemsFile, tasksDir string
@@ -250,17 +254,31 @@ func createStudy(ctx context.Context, db study.Records, ss studySettings, baseUR
 	if err != nil {
 		return fmt.Errorf("--consent: %w", err)
 	}
-	cfg := map[string]string{"consent": strings.TrimSpace(string(b))}
+	cfg := map[string]any{"consent": strings.TrimSpace(string(b))}
 	if cfg["consent"] == "" {
 		return fmt.Errorf("--consent %s: the file is empty", ss.consent)
 	}
 	if ss.openEnrollment {
 		cfg["enrollment"] = "open"
 	}
-	for k, v := range map[string]string{"title": ss.title, "completion_code": ss.code, "completion_url": ss.complete} {
+	for k, v := range map[string]string{"title": ss.title, "completion_code": ss.code, "completion_url": ss.complete, "contact": ss.contact} {
 		if v != "" {
 			cfg[k] = v
 		}
+	}
+	if ss.minCallSeconds >= 0 {
+		cfg["min_call_seconds"] = ss.minCallSeconds
+	}
+	if ss.practiceTask != "" {
+		// The practice task must be one the console loads (it is not stored with the study).
+		tasks, _ := task.LoadAll(ss.tasksDir)
+		if !slices.ContainsFunc(tasks, func(t *task.Task) bool { return t.ID == ss.practiceTask }) {
+			return fmt.Errorf("--practice-task %q: no such task in %s", ss.practiceTask, ss.tasksDir)
+		}
+		if slices.ContainsFunc(sessions, func(r study.Session) bool { return r.Task == ss.practiceTask }) {
+			return fmt.Errorf("--practice-task %q: the plan counts this task; pick one the plan does not use", ss.practiceTask)
+		}
+		cfg["practice"] = map[string]string{"task": ss.practiceTask, "system": ss.practiceSystem}
 	}
 	conf, _ := json.Marshal(cfg)
 	refs, err := planReferences(sessions, ss.systemsFile, ss.tasksDir)
@@ -293,7 +311,11 @@ func runStudyCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.StringVar(&ss.consent, "consent", "", "file with the consent text participants agree to")
 	fs.StringVar(&ss.title, "title", "", "study title shown to participants")
 	fs.StringVar(&ss.code, "completion-code", "", "completion code shown at the end (recruiting platform)")
-	fs.StringVar(&ss.complete, "completion-url", "", "link back to the recruiting platform at the end")
+	fs.StringVar(&ss.complete, "completion-url", "", "link back to the recruiting platform at the end (the code is added as ?cc=)")
+	fs.StringVar(&ss.contact, "contact", "", "the research team's contact, shown to participants who decline")
+	fs.Float64Var(&ss.minCallSeconds, "min-call-seconds", -1, "a call hung up sooner is excluded too_short and offered again (default 45; 0: none)")
+	fs.StringVar(&ss.practiceTask, "practice-task", "", "task of an uncounted practice call before the counted ones")
+	fs.StringVar(&ss.practiceSystem, "practice-system", "", "system of the practice call (default: the participant's first call's)")
 	fs.BoolVar(&ss.openEnrollment, "open-enrollment", false, "also accept participants through one study link, /join/ID?PROLIFIC_PID=… (recruiting platforms)")
 	fs.IntVar(&ss.participants, "participants", -1, "participant links to issue (default: one per plan slot)")
 	fs.StringVar(&ss.systemsFile, "systems", "", "systems file giving each plan system's family and settings")

@@ -141,10 +141,10 @@ func (s *Session) Assign(a Assignment) error {
 // Check checks an exclusion reason.
 func (r ExclusionReason) Check() error {
 	switch r {
-	case ReasonCallerBrokeScript, ReasonPlatformLost, ReasonGraderError, ReasonOther:
+	case ReasonCallerBrokeScript, ReasonPlatformLost, ReasonGraderError, ReasonOther, ReasonTooShort:
 		return nil
 	}
-	return Errorf(ErrInvalid, "exclusion reason %q: want caller_broke_script, platform_lost, grader_error or other", r)
+	return Errorf(ErrInvalid, "exclusion reason %q: want caller_broke_script, platform_lost, grader_error, too_short or other", r)
 }
 
 // CheckEvent checks an event before it is appended to a session's log: a seq ≥ 1 and a type.

@@ -146,6 +146,9 @@ const (
 	ReasonPlatformLost      ExclusionReason = "platform_lost"
 	ReasonGraderError       ExclusionReason = "grader_error"
 	ReasonOther             ExclusionReason = "other"
+	// ReasonTooShort: the participant hung up before the study's minimum call length; the same
+	// participant calls again.
+	ReasonTooShort ExclusionReason = "too_short"
 )
 
 // Exclusion marks a session as not counting, with who decided and why.
@@ -155,4 +158,7 @@ type Exclusion struct {
 	Note      string
 	By        string // experimenter name, or "system" for automatic exclusions
 	At        time.Time
+	// SameParticipant, when excluding, hands the assignment back to the participant who ran it for
+	// a new attempt instead of returning the cell to the pool for someone else (not stored).
+	SameParticipant bool
 }

@@ -161,6 +161,23 @@ type Live struct {
 	outcome Outcome
 	journal *trace.Journal
 	exclude *audit.Exclusion // an experimenter's exclusion of the running call (ExcludeLive)
+	minCall time.Duration    // a hang-up before this much media time is excluded too_short
+}
+
+// SetMinimumCall sets the call length below which the participant's hang-up excludes the call as
+// too_short (0: no minimum, as for a practice call).
+func (l *Live) SetMinimumCall(d time.Duration) {
+	l.mu.Lock()
+	l.minCall = d
+	l.mu.Unlock()
+}
+
+// HangUp ends the call from the participant's side: too_short when it is under the minimum.
+func (l *Live) HangUp() {
+	l.mu.Lock()
+	d := l.minCall
+	l.mu.Unlock()
+	l.Session.HangUpAfter(d)
 }
 
 // Outcome is what a finished session left in the store.
@@ -320,7 +337,7 @@ func (s *Service) persist(l *Live) {
 		GradeErr: res.GradeErr, Graded: len(res.Events)}
 	l.mu.Lock()
 	if x := l.exclude; x != nil {
-		e.Exclusion, e.Note, e.By = string(x.Reason), x.Note, x.By
+		e.Exclusion, e.Note, e.By, e.SameParticipant = string(x.Reason), x.Note, x.By, x.SameParticipant
 	}
 	l.mu.Unlock()
 	l.outcome = Outcome{Reason: res.Reason, Exclusion: e.Exclusion}

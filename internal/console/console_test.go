@@ -329,3 +329,64 @@ func TestSystemRecordKeepsSettingsNotKeys(t *testing.T) {
 		t.Error("the key's label is stored with the system")
 	}
 }
+
+// A participant who hangs up before the minimum call length has the call excluded too_short (in
+// the trace and the store) and the assignment handed back to them; one who hangs up later counts;
+// an experimenter's live exclusion for the same participant hands the assignment back too.
+func TestHangUpBeforeTheMinimumIsTooShortAndRunsAgain(t *testing.T) {
+	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{Replies: []agenttest.Reply{{Text: "Hello.", AudioMS: 400}}})
+	k := newLiveKit(t, fake.URL())
+	ctx := context.Background()
+	a := k.next(t)
+	l, err := k.svc.StartHuman(ctx, k.p, a, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetMinimumCall(time.Hour)
+	l.HangUp()
+	if out := endOf(t, l); out.Exclusion != session.ExclusionTooShort || out.Reason != session.EndCallerHungUp || out.Stored != nil {
+		t.Fatalf("outcome %+v: want caller_hung_up, too_short, stored", out)
+	}
+	s, _ := k.db.Session(ctx, l.ID)
+	if s.Exclusion == nil || s.Exclusion.Reason != audit.ReasonTooShort {
+		t.Errorf("stored exclusion %+v", s.Exclusion)
+	}
+	events, _ := k.db.Events(ctx, l.ID)
+	if n := len(events); n < 2 || events[n-2].Type != trace.Exclusion || events[n-2].Text != session.ExclusionTooShort {
+		t.Errorf("the trace does not end with session.exclusion too_short: %+v", events[max(0, n-2):])
+	}
+	back, _ := k.db.Assignment(ctx, a.ID)
+	if back.Status != audit.StatusPending || back.SessionID != "" || back.ParticipantID != k.p.ID {
+		t.Fatalf("assignment after too_short %+v: want pending for participant %d", back, k.p.ID)
+	}
+
+	again := k.next(t)
+	l2, err := k.svc.StartHuman(ctx, k.p, again, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.svc.ExcludeLive(ctx, audit.Exclusion{SessionID: l2.ID, Reason: audit.ReasonOther, By: "eve", SameParticipant: true}); err != nil {
+		t.Fatal(err)
+	}
+	if back, _ := k.db.Assignment(ctx, a.ID); back.Status != audit.StatusPending || back.ParticipantID != k.p.ID {
+		t.Fatalf("assignment after a live exclusion for the same participant %+v", back)
+	}
+
+	third := k.next(t)
+	l3, err := k.svc.StartHuman(ctx, k.p, third, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l3.SetMinimumCall(time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	for l3.Session.MediaMS() < 10 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	l3.HangUp()
+	if out := endOf(t, l3); out.Exclusion != "" {
+		t.Errorf("a call past the minimum: %+v; want it to count", out)
+	}
+	if s3, _ := k.db.Session(ctx, l3.ID); s3.Attempt != 3 {
+		t.Errorf("third attempt numbered %d", s3.Attempt)
+	}
+}

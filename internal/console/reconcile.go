@@ -157,6 +157,9 @@ type ending struct {
 	Exclusion string // "" : the session counts
 	Note      string
 	By        string // "" : system
+	// SameParticipant hands an excluded session's assignment back to its participant (the
+	// experimenter's choice) instead of returning the cell to the pool.
+	SameParticipant bool
 	// Grade is the session's own grade of its first Graded events, kept when the stored trace is
 	// exactly those events; otherwise the stored trace is graded again.
 	Grade    *grade.Result
@@ -292,7 +295,9 @@ func (s *Service) closeSession(ctx context.Context, id string, e ending) (Closed
 	}
 	if exclusion != "" {
 		closing.Exclusion = &audit.Exclusion{SessionID: id, Reason: audit.ExclusionReason(exclusion), Note: note, By: e.By}
-		closing.Rerun = session.Interrupted(reason)
+		// A call cut short by the platform, or hung up too soon by its participant, goes back to
+		// the same participant; so does one the experimenter chose to hand back.
+		closing.Rerun = session.Interrupted(reason) || exclusion == session.ExclusionTooShort || e.SameParticipant
 	}
 	out.Rerun = closing.Rerun
 	cell, err := st.CloseSession(ctx, closing)

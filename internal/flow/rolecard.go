@@ -15,7 +15,7 @@ type RoleCard struct {
 	Constraints []string   `json:"constraints,omitempty"`
 	Facts       []CardFact `json:"facts"`
 	Cues        []CardCue  `json:"cues"`
-	ElapsedMS   int64      `json:"elapsed_ms"`
+	ElapsedMS   int64      `json:"elapsed_ms"` // the call's media time
 }
 
 // Persona is the caller's persona as shown on the card.
@@ -47,7 +47,7 @@ type CardCue struct {
 	ID       string `json:"id"`
 	Kind     string `json:"kind"`
 	Text     string `json:"text"`
-	IssuedMS int64  `json:"issued_ms"`
+	IssuedMS int64  `json:"issued_ms"` // media time of its cue.issued
 }
 
 // InitialRoleCard is the briefing card before the call: facts known at the start only.
@@ -66,9 +66,9 @@ func (e *Engine) RoleCard(tMS int64) RoleCard {
 		Facts:       []CardFact{},
 		Cues:        []CardCue{},
 	}
-	if e.anchor >= 0 && tMS > e.anchor {
-		rc.ElapsedMS = tMS - e.anchor
-	}
+	// One clock for the card and the trace: the call's media time, so "Cue at m:ss" reads the same
+	// number as the trace's cue.issued.
+	rc.ElapsedMS = max(0, tMS)
 	for _, f := range u.Facts {
 		v := e.known[f.ID]
 		if v == 0 {
@@ -79,7 +79,7 @@ func (e *Engine) RoleCard(tMS int64) RoleCard {
 		case v > 1 || f.Reveal == task.OnEvent:
 			cf.Hint = HintNew
 			cf.Updated = v > 1
-			cf.SinceMS = e.sinceAnchor(e.knownSince[f.ID])
+			cf.SinceMS = e.knownSince[f.ID]
 		case f.Reveal == task.Volunteer:
 			cf.Hint = HintVolunteer
 		default:
@@ -88,16 +88,9 @@ func (e *Engine) RoleCard(tMS int64) RoleCard {
 		rc.Facts = append(rc.Facts, cf)
 	}
 	for _, fi := range e.firings {
-		rc.Cues = append(rc.Cues, CardCue{ID: fi.CueID, Kind: string(fi.Event.Kind), Text: fi.Event.Cue, IssuedMS: e.sinceAnchor(fi.T)})
+		rc.Cues = append(rc.Cues, CardCue{ID: fi.CueID, Kind: string(fi.Event.Kind), Text: fi.Event.Cue, IssuedMS: fi.T})
 	}
 	return rc
-}
-
-func (e *Engine) sinceAnchor(t int64) int64 {
-	if e.anchor < 0 || t < e.anchor {
-		return 0
-	}
-	return t - e.anchor
 }
 
 // PlanFacts returns the fact versions a plan uses, with their values, for rendering the plan to a

@@ -74,6 +74,7 @@ const (
 	ExclusionCallerBrokeScript = "caller_broke_script"
 	ExclusionGraderError       = "grader_error"
 	ExclusionOther             = "other"
+	ExclusionTooShort          = "too_short" // the caller hung up before the study's minimum call length
 )
 
 // CallerVoice speaks a synthetic caller's plans: the frozen bank's audio for the plan, or a
@@ -171,7 +172,6 @@ type Session struct {
 
 	cardMu sync.Mutex
 	card   flow.RoleCard
-	anchor atomic.Int64 // media ms of the first caller audio, -1 before it (read by Card)
 	shown  map[string]bool
 
 	result Result
@@ -235,7 +235,6 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	s.synth.nextTurn = -1
 	s.interrupted = map[string]bool{}
-	s.anchor.Store(-1)
 	s.shown = map[string]bool{}
 	s.trace = trace.NewLog(s, cfg.Sinks...)
 	ws, err := workspace.New(cfg.Task, s.emit)
@@ -340,9 +339,7 @@ func (s *Session) Card() flow.RoleCard {
 	s.cardMu.Lock()
 	card := s.card
 	s.cardMu.Unlock()
-	if a := s.anchor.Load(); a >= 0 {
-		card.ElapsedMS = max(0, s.call.MediaTime().Milliseconds()-a)
-	}
+	card.ElapsedMS = max(0, s.call.MediaTime().Milliseconds()) // the trace's clock
 	return card
 }
 
@@ -354,7 +351,19 @@ func (s *Session) CueShown(cueID string) { s.do(func() { s.markCueShown(cueID) }
 func (s *Session) Stop(reason, exclusion string) { s.do(func() { s.finish(reason, exclusion) }) }
 
 // HangUp ends the call from the caller's side.
-func (s *Session) HangUp() { s.do(func() { s.finish(EndCallerHungUp, "") }) }
+func (s *Session) HangUp() { s.HangUpAfter(0) }
+
+// HangUpAfter ends the call from the caller's side; a call the caller ends before minimum of media
+// time is excluded as too_short (it cannot count, and its caller is asked to call again).
+func (s *Session) HangUpAfter(minimum time.Duration) {
+	s.do(func() {
+		exclusion := ""
+		if minimum > 0 && s.now() < minimum {
+			exclusion = ExclusionTooShort
+		}
+		s.finish(EndCallerHungUp, exclusion)
+	})
+}
 
 // Done is closed when the session has ended and been graded.
 func (s *Session) Done() <-chan struct{} { return s.done }
@@ -479,9 +488,6 @@ func (s *Session) emit(e trace.Event) trace.Event {
 			s.finish(EndStorageError, ExclusionPlatformLost)
 		}
 		return e
-	}
-	if stored.Type == trace.CallerAudioStart && s.anchor.Load() < 0 {
-		s.anchor.Store(stored.T)
 	}
 	s.resolveCues(stored)
 	s.record(s.eng.Observe(stored))

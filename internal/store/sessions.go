@@ -152,6 +152,15 @@ func (db *DB) ParticipantSession(ctx context.Context, participantID int64, id st
 	return s, translate(err, "session "+id)
 }
 
+// PracticeSessions lists a participant's practice calls, oldest first: their human sessions
+// outside the study's plan (no assignment and no study), which no report counts.
+func (db *DB) PracticeSessions(ctx context.Context, participantID int64) ([]audit.Session, error) {
+	rows, _ := db.pool.Query(ctx, `SELECT `+sessionCols+sessionFrom+` WHERE s.participant_id = $1 AND s.assignment_id IS NULL
+		AND s.study_id IS NULL ORDER BY s.created_at, s.id`, participantID)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.Session, error) { return scanSession(r) })
+	return out, translate(err, fmt.Sprintf("practice sessions of participant %d", participantID))
+}
+
 // ListSessions lists sessions matching f, oldest first, with scores and exclusions.
 func (db *DB) ListSessions(ctx context.Context, f audit.SessionFilter) ([]audit.SessionSummary, error) {
 	var where []string
@@ -280,8 +289,9 @@ func (db *DB) Scores(ctx context.Context, sessionID string) ([]audit.Score, erro
 
 // ExcludeSession records an exclusion. A planned session's assignment becomes excluded and its
 // cell returns to the study's pool as a fresh pending assignment (which HandCell gives to another
-// participant); that new assignment is returned (zero for unplanned sessions). Excluding a session
-// twice is ErrConflict.
+// participant); that new assignment is returned (zero for unplanned sessions). With
+// e.SameParticipant the assignment instead goes back to its participant as pending, for a new
+// attempt (nothing is returned). Excluding a session twice is ErrConflict.
 func (db *DB) ExcludeSession(ctx context.Context, e audit.Exclusion) (audit.Assignment, error) {
 	if err := e.Reason.Check(); err != nil {
 		return audit.Assignment{}, err
@@ -311,6 +321,10 @@ func (db *DB) ExcludeSession(ctx context.Context, e audit.Exclusion) (audit.Assi
 		}
 		if assignment == nil {
 			return nil
+		}
+		if e.SameParticipant {
+			_, err := tx.Exec(ctx, `UPDATE assignments SET status = 'pending', session_id = NULL, finished_at = NULL WHERE id = $1`, *assignment)
+			return err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE assignments SET status = 'excluded', finished_at = $2 WHERE id = $1`, *assignment, e.At.UTC()); err != nil {
 			return err

@@ -103,7 +103,8 @@ func (k *consoleKit) participant(t *testing.T, study, system string, tasks ...st
 	t.Helper()
 	ctx := context.Background()
 	if _, err := k.db.CreateStudy(ctx, audit.Study{ID: study, Name: "Test study " + study, Seed: 7,
-		Config: json.RawMessage(`{"completion_code":"DONE-123"}`)}); err != nil {
+		// No minimum call length: these tests hang up short calls that must count.
+		Config: json.RawMessage(`{"completion_code":"DONE-123","min_call_seconds":0}`)}); err != nil {
 		t.Fatal(err)
 	}
 	var rows []audit.PlanRow
@@ -175,7 +176,7 @@ func TestParticipantCallInBrowser(t *testing.T) {
 	b.Do(60*time.Second, chromedp.WaitVisible(`.cue[data-cue="teams_down"]`))
 	b.Shot(shots, "4-call-with-cue")
 	time.Sleep(12 * time.Second) // the caller acts on the cue; the agent records Teams
-	b.Do(30*time.Second, chromedp.Click("#call-hangup"), chromedp.WaitVisible("#step-done"))
+	b.Do(30*time.Second, chromedp.Click("#call-hangup"), chromedp.Click("#hangup-yes"), chromedp.WaitVisible("#step-done"))
 	b.Shot(shots, "5-debrief")
 	if code := b.Text("#done-code"); code != "DONE-123" {
 		t.Errorf("completion code %q", code)

@@ -242,21 +242,28 @@ func wavPeaks(path string, buckets int) (Peaks, error) {
 
 // exclusionReasons are the reasons an experimenter may give.
 var exclusionReasons = map[string]bool{session.ExclusionCallerBrokeScript: true, session.ExclusionPlatformLost: true,
-	session.ExclusionGraderError: true, session.ExclusionOther: true}
+	session.ExclusionGraderError: true, session.ExclusionOther: true, session.ExclusionTooShort: true}
 
 func (s *Server) excludeSession(c *fiber.Ctx) error {
 	var body struct {
 		Reason string `json:"reason"`
 		Note   string `json:"note"`
+		// ReturnTo says who runs the cell again: "participant" (the same participant calls
+		// again) or "pool" (another participant; the default).
+		ReturnTo string `json:"return_to"`
 	}
 	if err := json.Unmarshal(c.Body(), &body); err != nil {
 		return badRequest("exclude: %v", err)
 	}
 	if !exclusionReasons[body.Reason] {
-		return badRequest("exclude: reason %q is not one of caller_broke_script, platform_lost, grader_error, other", body.Reason)
+		return badRequest("exclude: reason %q is not one of caller_broke_script, platform_lost, grader_error, too_short, other", body.Reason)
+	}
+	if body.ReturnTo != "" && body.ReturnTo != "participant" && body.ReturnTo != "pool" {
+		return badRequest("exclude: return_to %q: want participant or pool", body.ReturnTo)
 	}
 	x := experimenterOf(c)
-	ex := audit.Exclusion{SessionID: c.Params("sid"), Reason: audit.ExclusionReason(body.Reason), Note: body.Note, By: x.Name}
+	ex := audit.Exclusion{SessionID: c.Params("sid"), Reason: audit.ExclusionReason(body.Reason), Note: body.Note, By: x.Name,
+		SameParticipant: body.ReturnTo == "participant"}
 	// A running call is ended first, so its cell never goes to someone else while it runs.
 	if live, err := s.excludeLive(c, ex); live || err != nil {
 		return err
@@ -265,7 +272,7 @@ func (s *Server) excludeSession(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"excluded": true, "returned_cell": cell.ID})
+	return c.JSON(fiber.Map{"excluded": true, "returned_cell": cell.ID, "same_participant": ex.SameParticipant})
 }
 
 // liveStream sends the dashboard's live view every second as server-sent events.

@@ -37,9 +37,14 @@ func (s *Server) nextAssignment(ctx context.Context, p audit.Participant) (audit
 }
 
 // restartNotice tells a participant, in plain words, why the call they are about to start again
-// was cut short ("" when the earlier attempt ended otherwise).
-func restartNotice(reason string) string {
+// did not count ("" when the earlier attempt ended otherwise).
+func restartNotice(prev audit.Session) string {
+	reason := prev.EndReason
 	switch {
+	case prev.Exclusion != nil && prev.Exclusion.Reason == audit.ReasonTooShort:
+		return "Your last call ended before the study's minimum call length, so it does not count. Please make this call again and stay on the line until you have done what your role card asks."
+	case prev.Exclusion != nil && prev.Exclusion.By != "system" && !session.Interrupted(reason):
+		return "The researcher asked you to make this call again."
 	case reason == session.EndConsoleShutdown:
 		return "Your call was ended on the study's side when its server was stopped. Your progress is saved. You can start it again."
 	case session.Interrupted(reason):
@@ -71,5 +76,5 @@ func (s *Server) excludeLive(c *fiber.Ctx, ex audit.Exclusion) (bool, error) {
 			}
 		}
 	}
-	return true, c.JSON(fiber.Map{"excluded": true, "ended": sess.EndReason, "returned_cell": cell})
+	return true, c.JSON(fiber.Map{"excluded": true, "ended": sess.EndReason, "returned_cell": cell, "same_participant": ex.SameParticipant})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -29,6 +30,47 @@ type StudyConfig struct {
 	// Enrollment "open" accepts participants through one study link, /join/<study>?PROLIFIC_PID=…,
 	// as recruiting platforms hand out one URL to everyone.
 	Enrollment string `json:"enrollment,omitempty"`
+	// Contact is how a participant reaches the research team (shown with the decline button).
+	Contact string `json:"contact,omitempty"`
+	// MinCallSeconds is the shortest call a participant may hang up and have counted: a shorter
+	// one is excluded too_short and offered again (nil: DefaultMinCall; 0: no minimum).
+	MinCallSeconds *float64 `json:"min_call_seconds,omitempty"`
+	// Practice, when set, is a call every participant makes before the counted ones: never part
+	// of the study's records (no assignment, no study), graded only for its feedback screen.
+	Practice *PracticeConfig `json:"practice,omitempty"`
+}
+
+// PracticeConfig names the practice call's task and system ("" : the system of the
+// participant's first counted call).
+type PracticeConfig struct {
+	Task   string `json:"task"`
+	System string `json:"system,omitempty"`
+}
+
+// DefaultMinCall is the shortest call that counts when a study sets no min_call_seconds.
+const DefaultMinCall = 45 * time.Second
+
+// MinCall is the study's minimum call length.
+func (c StudyConfig) MinCall() time.Duration {
+	if c.MinCallSeconds == nil {
+		return DefaultMinCall
+	}
+	return time.Duration(*c.MinCallSeconds * float64(time.Second))
+}
+
+// completionURL is the study's completion URL carrying the completion code as cc (the convention
+// of Prolific's return links) unless it already has one.
+func completionURL(raw, code string) string {
+	u, err := url.Parse(raw)
+	if raw == "" || err != nil || code == "" {
+		return raw
+	}
+	q := u.Query()
+	if q.Get("cc") == "" {
+		q.Set("cc", code)
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
 }
 
 // DefaultConsent is shown when a study sets no consent text.
@@ -107,6 +149,10 @@ type participantStep struct {
 	ReturnURL  string     `json:"completion_url,omitempty"`
 	Completed  int        `json:"completed"`
 	Total      int        `json:"total"`
+	Contact    string     `json:"contact,omitempty"`
+	// Practice is true while Call is the practice call; HasPractice when the study has one.
+	Practice    bool `json:"practice,omitempty"`
+	HasPractice bool `json:"has_practice,omitempty"`
 }
 
 // callBrief is the next call as the participant sees it: blind agent name and the role card.
@@ -119,6 +165,10 @@ type callBrief struct {
 	// it can be started again; Attempt is then the number of the attempt Start begins.
 	Notice  string `json:"notice,omitempty"`
 	Attempt int    `json:"attempt,omitempty"`
+	// Practice marks the practice call (Position 0), which never counts.
+	Practice bool `json:"practice,omitempty"`
+	// MinCallMS is the call length below which hanging up means calling again (0: none).
+	MinCallMS int64 `json:"min_call_ms,omitempty"`
 }
 
 func (s *Server) participantState(c *fiber.Ctx) error {
@@ -129,7 +179,8 @@ func (s *Server) participantState(c *fiber.Ctx) error {
 		return err
 	}
 	sc := studyConfig(st)
-	out := participantStep{Study: sc.Title, Consent: sc.Consent, Consented: p.Consent != nil, MicChecked: p.MicCheck != nil}
+	out := participantStep{Study: sc.Title, Consent: sc.Consent, Consented: p.Consent != nil, MicChecked: p.MicCheck != nil, Contact: sc.Contact,
+		HasPractice: sc.Practice != nil && sc.Practice.Task != ""}
 	var a audit.Assignment
 	var claimErr error
 	if out.Consented && out.MicChecked {
@@ -156,19 +207,79 @@ func (s *Server) participantState(c *fiber.Ctx) error {
 		// Done only after at least one call; a participant the plan has no room for is told so.
 		out.Done = out.Completed > 0
 		if out.Done {
-			out.Completion, out.ReturnURL = sc.CompletionCode, sc.CompletionURL
+			out.Completion, out.ReturnURL = sc.CompletionCode, completionURL(sc.CompletionURL, sc.CompletionCode)
 		}
 		return c.JSON(out)
 	}
 	if out.Total < a.Position {
 		out.Total = a.Position
 	}
+	if pr, ok, err := s.practiceDue(ctx, p, sc, a); err != nil {
+		return err
+	} else if ok {
+		out.Call, out.Practice = s.practiceBrief(ctx, p, pr), true
+		return c.JSON(out)
+	}
 	brief, err := s.brief(ctx, p, a)
 	if err != nil {
 		return err
 	}
+	brief.MinCallMS = sc.MinCall().Milliseconds()
 	out.Call = brief
 	return c.JSON(out)
+}
+
+// practiceDue reports whether the participant's practice call comes next (the study has one and
+// none of theirs has ended), with its task and system resolved.
+func (s *Server) practiceDue(ctx context.Context, p audit.Participant, sc StudyConfig, next audit.Assignment) (PracticeConfig, bool, error) {
+	if sc.Practice == nil || sc.Practice.Task == "" {
+		return PracticeConfig{}, false, nil
+	}
+	pr := *sc.Practice
+	if pr.System == "" {
+		pr.System = next.System
+	}
+	if l := s.livePractice(p); l != nil {
+		return pr, true, nil
+	}
+	if next.SessionID != "" {
+		return pr, false, nil // a counted call is under way: its practice is behind it
+	}
+	done, err := s.cfg.Store.PracticeSessions(ctx, p.ID)
+	if err != nil {
+		return pr, false, err
+	}
+	for _, x := range done {
+		if x.Status == audit.SessionEnded {
+			return pr, false, nil
+		}
+	}
+	return pr, true, nil
+}
+
+// livePractice is the participant's practice call running on this console, or nil.
+func (s *Server) livePractice(p audit.Participant) *console.Live {
+	for _, l := range s.cfg.Console.LiveSessions() {
+		if l.ParticipantID == p.ID && l.Assignment.ID == 0 {
+			return l
+		}
+	}
+	return nil
+}
+
+// practiceBrief is the practice call as the participant sees it.
+func (s *Server) practiceBrief(ctx context.Context, p audit.Participant, pr PracticeConfig) *callBrief {
+	b := &callBrief{Practice: true, Agent: "the practice agent"}
+	if sys, err := s.cfg.Store.System(ctx, pr.System); err == nil {
+		b.Agent = sys.Alias
+	}
+	if t, ok := s.cfg.Console.Task(pr.Task); ok {
+		b.Card = flow.InitialRoleCard(t)
+	}
+	if l := s.livePractice(p); l != nil {
+		b.Live, b.Card = l.ID, l.Session.Card()
+	}
+	return b
 }
 
 func (s *Server) brief(ctx context.Context, p audit.Participant, a audit.Assignment) (*callBrief, error) {
@@ -194,7 +305,7 @@ func (s *Server) brief(ctx context.Context, p audit.Participant, a audit.Assignm
 	}
 	if n := len(prev); n > 0 {
 		b.Attempt = n + 1
-		b.Notice = restartNotice(prev[n-1].EndReason)
+		b.Notice = restartNotice(prev[n-1])
 	}
 	return b, nil
 }
@@ -244,19 +355,73 @@ func (s *Server) participantStartCall(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if a.SessionID != "" {
+	st, err := s.cfg.Store.Study(ctx, p.StudyID)
+	if err != nil {
+		return err
+	}
+	sc := studyConfig(st)
+	pr, practice, err := s.practiceDue(ctx, p, sc, a)
+	if err != nil {
+		return err
+	}
+	if practice {
+		if l := s.livePractice(p); l != nil {
+			return c.JSON(fiber.Map{"session": l.ID, "agent": l.Alias, "card": l.Session.Card(), "rejoined": true, "practice": true})
+		}
+		a = audit.Assignment{Task: pr.Task, System: pr.System} // outside the plan: no assignment, no study
+	} else if a.SessionID != "" {
 		if l, ok := s.cfg.Console.Live(a.SessionID); ok && l.ParticipantID == p.ID {
 			return c.JSON(fiber.Map{"session": l.ID, "agent": l.Alias, "card": l.Session.Card(), "rejoined": true})
 		}
 	}
 	meta := map[string]string{"participant": p.External.ProlificPID, "assignment_position": strconv.Itoa(a.Position),
 		"user_agent": truncate(c.Get(fiber.HeaderUserAgent), 200)}
+	if practice {
+		meta["practice"] = "true"
+	}
 	l, err := s.cfg.Console.StartHuman(ctx, p, a, meta)
 	if err != nil {
 		return err
 	}
+	if !practice {
+		l.SetMinimumCall(sc.MinCall())
+	}
 	go s.watchParticipant(l)
-	return c.JSON(fiber.Map{"session": l.ID, "agent": l.Alias, "card": l.Session.Card()})
+	return c.JSON(fiber.Map{"session": l.ID, "agent": l.Alias, "card": l.Session.Card(), "practice": practice})
+}
+
+// participantPractice is the feedback of an ended practice call: how many of the task's items the
+// agent recorded correctly, counts only (no values).
+func (s *Server) participantPractice(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	p := participantOf(c)
+	sess, err := s.cfg.Store.ParticipantSession(ctx, p.ID, c.Params("sid"))
+	if err != nil {
+		return err
+	}
+	if sess.AssignmentID != 0 || sess.StudyID != "" {
+		return audit.ErrNotFound // only practice calls get feedback
+	}
+	if sess.Status != audit.SessionEnded {
+		return &apiError{status: fiber.StatusConflict, msg: "the practice call is still running"}
+	}
+	scores, err := s.cfg.Store.Scores(ctx, sess.ID)
+	if err != nil {
+		return err
+	}
+	out := fiber.Map{"graded": false}
+	if len(scores) > 0 {
+		var g struct {
+			AFA struct {
+				Correct int `json:"correct"`
+				Total   int `json:"total"`
+			} `json:"afa"`
+		}
+		if json.Unmarshal(scores[0].Grade, &g) == nil {
+			out = fiber.Map{"graded": true, "recorded": g.AFA.Correct, "items": g.AFA.Total}
+		}
+	}
+	return c.JSON(out)
 }
 
 // liveFor returns the participant's own live session, or 404 for anyone else's.
@@ -384,7 +549,7 @@ func (s *Server) onParticipantMessage(l *console.Live, m rtc.Message) {
 			l.Session.CueShown(body.CueID)
 		}
 	case "hangup":
-		l.Session.HangUp()
+		l.HangUp()
 	}
 }
 
@@ -397,12 +562,12 @@ func (s *Server) participantHangUp(c *fiber.Ctx) error {
 		}
 		return err
 	}
-	l.Session.HangUp()
-	select {
-	case <-l.Ended():
-	case <-time.After(20 * time.Second):
-	}
-	return c.JSON(fiber.Map{"ended": true})
+	l.HangUp()
+	// Answer once the call is closed in the store (the console's closing is bounded), so the
+	// page's next state already has the assignment moved on.
+	<-l.Ended()
+	o := l.Outcome()
+	return c.JSON(fiber.Map{"ended": true, "exclusion": o.Exclusion})
 }
 
 func truncate(s string, n int) string {

@@ -25,6 +25,7 @@ func (s *Server) routes() {
 	p.Get("/call/:sid", s.participantCall)
 	p.Post("/call/:sid/offer", s.participantOffer)
 	p.Post("/call/:sid/hangup", s.participantHangUp)
+	p.Get("/practice/:sid", s.participantPractice)
 
 	// Experimenters: signing in and out, then the dashboard and review behind the session.
 	app.Get("/x/login", s.loginPage)

@@ -23,6 +23,8 @@ type Participants interface {
 	Enroll(ctx context.Context, studyID string, ext audit.ExternalIDs, lim audit.EnrollLimits) (audit.Enrollment, error)
 	AssignmentSessions(ctx context.Context, assignmentID int64) ([]audit.Session, error)
 	ParticipantSession(ctx context.Context, participantID int64, id string) (audit.Session, error)
+	PracticeSessions(ctx context.Context, participantID int64) ([]audit.Session, error)
+	Scores(ctx context.Context, sessionID string) ([]audit.Score, error)
 	System(ctx context.Context, label string) (audit.System, error)
 }
 

@@ -148,7 +148,7 @@ func TestParticipantCallOverHTTPS(t *testing.T) {
 	}
 	time.Sleep(14 * time.Second) // the caller speaks twice
 	st := live.Session.Stats()
-	b.Do(30*time.Second, chromedp.Click("#call-hangup"), chromedp.WaitVisible("#step-done"))
+	b.Do(30*time.Second, chromedp.Click("#call-hangup"), chromedp.Click("#hangup-yes"), chromedp.WaitVisible("#step-done"))
 	<-live.Ended()
 	events, _ := k.db.Events(context.Background(), sessions[0].ID)
 	var speech, agentSpeech int

@@ -144,6 +144,16 @@ func (s *Store) ParticipantSession(_ context.Context, participantID int64, id st
 	return audit.Session{}, audit.Errorf(audit.ErrNotFound, "session %s", id)
 }
 
+// PracticeSessions lists a participant's practice calls (human sessions with no assignment and no
+// study), oldest first.
+func (s *Store) PracticeSessions(_ context.Context, participantID int64) ([]audit.Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessionsWhere(func(x *audit.Session) bool {
+		return x.ParticipantID == participantID && x.AssignmentID == 0 && x.StudyID == ""
+	}), nil
+}
+
 // sessionsWhere lists the sessions keep selects, oldest first.
 func (s *Store) sessionsWhere(keep func(*audit.Session) bool) []audit.Session {
 	out := []audit.Session{}
@@ -292,7 +302,8 @@ func (s *Store) Scores(_ context.Context, sessionID string) ([]audit.Score, erro
 }
 
 // ExcludeSession records an exclusion. A planned session's current assignment becomes excluded and
-// a fresh pending copy of its cell goes back to the study's pool; that copy is returned. Excluding
+// a fresh pending copy of its cell goes back to the study's pool; that copy is returned. With
+// e.SameParticipant the assignment goes back to its participant as pending instead. Excluding
 // twice is ErrConflict.
 func (s *Store) ExcludeSession(_ context.Context, e audit.Exclusion) (audit.Assignment, error) {
 	if err := e.Reason.Check(); err != nil {
@@ -319,6 +330,10 @@ func (s *Store) ExcludeSession(_ context.Context, e audit.Exclusion) (audit.Assi
 	sess.Exclusion = &e
 	a := s.assignment(sess.AssignmentID)
 	if a == nil || a.SessionID != sess.ID {
+		return audit.Assignment{}, nil
+	}
+	if e.SameParticipant {
+		a.Status, a.SessionID, a.FinishedAt = audit.StatusPending, "", time.Time{}
 		return audit.Assignment{}, nil
 	}
 	a.Status, a.FinishedAt = audit.StatusExcluded, e.At
