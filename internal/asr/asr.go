@@ -52,6 +52,15 @@ type Result struct {
 	Grammar string
 	// Elapsed is the decoding time (for latency reports).
 	Elapsed time.Duration
+	// NBest are the decoder's best distinct readings, best first (the best one included), when
+	// they were asked for (Slot.Alternatives).
+	NBest []Hypothesis
+}
+
+// Hypothesis is one of the recognizer's n-best readings of an utterance.
+type Hypothesis struct {
+	Text  string
+	Score int // the path score, comparable with the other hypotheses of the same decode
 }
 
 // Word is one recognized word with its time in the utterance.
@@ -184,6 +193,11 @@ func (r *Recognizer) Check(g *Grammar) error {
 // always a sentence of the grammar, so callers judge plausibility themselves (compare Score with
 // the open-vocabulary result of the same audio).
 func (r *Recognizer) Recognize(ctx context.Context, pcm []int16, rate int, g *Grammar) (Result, error) {
+	return r.recognize(ctx, pcm, rate, g, 0)
+}
+
+// recognize decodes one utterance and, when nbest > 0, keeps up to nbest distinct readings.
+func (r *Recognizer) recognize(ctx context.Context, pcm []int16, rate int, g *Grammar, nbest int) (Result, error) {
 	in, err := To16k(pcm, rate)
 	if err != nil {
 		return Result{}, err
@@ -200,6 +214,9 @@ func (r *Recognizer) Recognize(ctx context.Context, pcm []int16, rate int, g *Gr
 	res, err := d.decode(in)
 	if err != nil {
 		return Result{}, err
+	}
+	if nbest > 0 && res.Text != "" {
+		res.NBest = d.nbest(nbest)
 	}
 	res.Elapsed = time.Since(start)
 	if g != nil {
@@ -232,6 +249,9 @@ type Answer struct {
 	Result
 	Value Value
 	OK    bool
+	// Alternatives are the other values the n-best readings mean (Slot.Alternatives of them at
+	// most), best first, none equal to Value or to each other.
+	Alternatives []Value
 }
 
 // identifierDigitMargin is how much better (in decoder score) a digits-only reading must be than
@@ -242,13 +262,17 @@ const identifierDigitMargin = 1000
 // RecognizeSlot decodes an answer with the slot's grammar and parses its value. An identifier is
 // also decoded as digits only (see Slot.Alternative and Slot.Answer).
 func (r *Recognizer) RecognizeSlot(ctx context.Context, pcm []int16, rate int, slot Slot) (Answer, error) {
-	res, err := r.Recognize(ctx, pcm, rate, slot.Grammar())
+	nbest := 0
+	if slot.Alternatives > 0 {
+		nbest = 4*slot.Alternatives + 4 // readings that differ in carrier words only mean one value
+	}
+	res, err := r.recognize(ctx, pcm, rate, slot.Grammar(), nbest)
 	if err != nil {
 		return Answer{}, err
 	}
 	var alt *Result
 	if a := slot.Alternative(); a != nil && res.Text != "" {
-		ar, err := r.Recognize(ctx, pcm, rate, a.Grammar())
+		ar, err := r.recognize(ctx, pcm, rate, a.Grammar(), nbest)
 		if err != nil {
 			return Answer{}, err
 		}
@@ -277,5 +301,22 @@ func (s Slot) Answer(res Result, alt *Result) Answer {
 		res = a
 	}
 	v, ok := s.Parse(res.Text)
-	return Answer{Result: res, Value: v, OK: ok}
+	ans := Answer{Result: res, Value: v, OK: ok}
+	if s.Alternatives > 0 {
+		seen := map[string]bool{v.Text: ok}
+		hyps := res.NBest
+		if alt != nil {
+			hyps = append(append([]Hypothesis(nil), hyps...), alt.NBest...)
+		}
+		for _, h := range hyps {
+			if len(ans.Alternatives) >= s.Alternatives {
+				break
+			}
+			if av, ok := s.Parse(h.Text); ok && !seen[av.Text] {
+				seen[av.Text] = true
+				ans.Alternatives = append(ans.Alternatives, av)
+			}
+		}
+	}
+	return ans
 }

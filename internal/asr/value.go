@@ -80,6 +80,16 @@ func (s Slot) Parse(text string) (Value, bool) {
 			return v, false
 		}
 		v.Text = map[bool]string{true: "yes", false: "no"}[p]
+	case KindSpelling:
+		v.Text = spelledWords(words)
+		if v.Text == "" {
+			return v, false
+		}
+	case KindFiller:
+		v.Text = strings.Join(words, " ")
+		if v.Text == "" {
+			return v, false
+		}
 	case KindChoice:
 		c, ok := matchChoice(words, s.Choices)
 		if !ok {
@@ -141,6 +151,38 @@ func spokenIdentifier(words []string, subject string) string {
 		s = "0x" + s[2:]
 	}
 	return s
+}
+
+// spelledWords normalises a spelling: spelling-alphabet words become their letters, "as in
+// <word>" is dropped, "double l" is two l's, "capital" goes; letters stay single words, so that
+// the listener can find the runs. Other words are kept.
+func spelledWords(words []string) string {
+	var out []string
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == "as" && i+2 < len(words) && words[i+1] == "in":
+			i += 2
+			continue
+		case w == "double" && i+1 < len(words) && len(canon.SpelledCode(words[i+1])) == 1:
+			l := strings.ToLower(canon.SpelledCode(words[i+1]))
+			out = append(out, l, l)
+			i++
+			continue
+		case w == "capital":
+			continue
+		}
+		if l := canon.SpelledCode(w); len(l) == 1 && natoLetter(w) {
+			w = strings.ToLower(l)
+		}
+		out = append(out, strings.TrimSuffix(w, "."))
+	}
+	return strings.Join(out, " ")
+}
+
+// natoLetter reports a spelling-alphabet word.
+func natoLetter(w string) bool {
+	return strings.Contains(" "+natoWords+" ", " "+w+" ")
 }
 
 // Polarity reads an answer to a yes/no question. The last qualifying word decides ("yes, go

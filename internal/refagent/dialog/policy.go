@@ -2,10 +2,12 @@ package dialog
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/voicebench/humanaudit/internal/canon"
 )
@@ -32,9 +34,18 @@ type action struct {
 
 // fieldState tracks one field through the call.
 type fieldState struct {
-	asks    int  // times asked
-	unknown bool // the caller does not know it
+	asks      int  // times asked
+	unknown   bool // the caller does not know it
+	repairs   int  // times the caller said a read-back of it was wrong
+	confirmed bool // the caller agreed to a read-back of its value
 }
+
+// maxRepairs bounds the read-back and repair loop of one field: asked again, then spelled.
+const maxRepairs = 2
+
+// maxVerifyRetries bounds the other readings of the caller's details tried against the verify
+// tool after it refused the first.
+const maxVerifyRetries = 3
 
 // approvalState follows the approval of the gated action.
 type approvalState int
@@ -82,10 +93,21 @@ type policy struct {
 	closing       bool
 	ended         bool
 	repeat        bool
+	kbContext     bool // the search about what the call is about was made
+
+	confirm         *fieldValue // a value to read back before anything else
+	repair          *field      // a field to ask again after a read-back was refused
+	kbAsked         map[string]bool
+	retries         []map[string]any // other readings of the verify arguments still to try
+	retried         int
+	tried           map[string]bool // verify arguments already tried, as JSON
+	fixed           []fieldValue    // values a successful retry corrected
+	lastHeardSpoken bool
 }
 
 func newPolicy(m *model) *policy {
-	return &policy{m: m, values: map[string]fieldValue{}, fields: map[string]*fieldState{}, lookedUp: map[string]bool{}}
+	return &policy{m: m, values: map[string]fieldValue{}, fields: map[string]*fieldState{}, lookedUp: map[string]bool{},
+		kbAsked: map[string]bool{}, tried: map[string]bool{}}
 }
 
 // setModel swaps in a new session configuration (session.update mid-call); what was learned stays.
@@ -111,6 +133,33 @@ func (p *policy) askable(f *field) bool {
 func (p *policy) heard(h heard) {
 	p.opened = true
 	exp := p.exp
+	p.lastHeardSpoken = h.spoken
+	if exp.kind == expectConfirm && exp.field != nil {
+		st := p.state(exp.field.Name)
+		switch h.intent {
+		case intentYes:
+			st.confirmed = true
+			p.ack = "Great."
+			return
+		case intentNo:
+			st.repairs++
+			if st.repairs <= maxRepairs {
+				p.repair = exp.field
+				p.ack = "Sorry about that."
+			} else {
+				st.confirmed = true
+				p.ack = "I'll note it as I have it, and a colleague will check it."
+			}
+			return
+		case intentCorrection, intentAnswer:
+			if len(h.values) == 1 && h.values[0].field == exp.field {
+				st.repairs++
+			}
+		case intentVolunteer, intentAcknowledge, intentOther, intentNone:
+			// The caller went on without objecting: the read-back stands.
+			st.confirmed = true
+		}
+	}
 	switch h.intent {
 	case intentAnswer, intentCorrection, intentVolunteer:
 		p.apply(h.values, h.intent)
@@ -205,6 +254,32 @@ func (p *policy) apply(vals []fieldValue, in intent) {
 	default:
 		p.ack = "Thanks."
 	}
+	// Codes, numbers, names and anything the recognizers disagreed on are read back for a yes or
+	// no before the call moves on (one value per turn: the last one heard).
+	if len(vals) > 0 {
+		v := vals[len(vals)-1]
+		if st := p.state(v.field.Name); needsReadBack(v, p.lastHeardSpoken) && st.repairs <= maxRepairs {
+			st.confirmed = false
+			c := v
+			p.confirm = &c
+		}
+	}
+}
+
+// needsReadBack reports a value to read back: a spoken code or name, or a value whose readings
+// disagreed.
+func needsReadBack(v fieldValue, spoken bool) bool {
+	if v.unsure {
+		return true
+	}
+	if !spoken {
+		return false
+	}
+	switch v.field.Kind {
+	case kindIdentifier, kindDigits, kindName, kindEmail:
+		return true
+	}
+	return false
 }
 
 // reopen makes a change after the artifact was marked ready go through the closing steps again:
@@ -252,8 +327,55 @@ func (p *policy) toolResult(name, output string) {
 		if v, _ := out["verified"].(bool); v && !failed {
 			p.verified = true
 			p.ack = "Thank you, you're verified."
+			if len(p.fixed) > 0 {
+				// A retry with another reading matched: say so, and record what was misheard.
+				var said []string
+				rec := map[string]json.RawMessage{}
+				for _, fv := range p.fixed {
+					p.values[fv.field.Name] = fv
+					said = append(said, fv.spoken)
+					if p.m.fieldByName[fv.field.Name] != nil {
+						rec[fv.field.Name] = jsonValue(fv.value)
+					}
+				}
+				if len(rec) > 0 {
+					p.queueRecord(rec)
+				}
+				// What was misheard is said without naming the field, so that the next question
+				// stays the only one in the turn.
+				p.ack = "Thank you, you're verified. I checked another reading of what you said, " + strings.Join(said, " and ") + ", and that one matched."
+				p.fixed = nil
+			}
+			p.retries = nil
 			return
 		}
+		// Before asking again, try the other readings the recognizer had of the details, each a
+		// real call of the verify tool.
+		if p.retries == nil && p.retried == 0 {
+			p.retries = p.verifyCandidates(t)
+		}
+		if len(p.retries) > 0 && p.retried < maxVerifyRetries {
+			args := p.retries[0]
+			p.retries = p.retries[1:]
+			p.retried++
+			b, _ := json.Marshal(args)
+			p.tried[string(b)] = true
+			p.fixed = p.fixed[:0]
+			for _, n := range p.verifyArgs(t) {
+				if v, ok := p.values[n]; ok && string(jsonValue(v.value)) != string(jsonValue(args[n])) {
+					for _, a := range append(v.alts, prefixed(v)...) {
+						if string(jsonValue(a.value)) == string(jsonValue(args[n])) {
+							p.fixed = append(p.fixed, a)
+							break
+						}
+					}
+				}
+			}
+			p.verifyPending = true
+			p.queue = append(p.queue, call{name: t.Name, args: b})
+			return
+		}
+		p.retries, p.retried, p.fixed = nil, 0, nil
 		p.verifyTries++
 		if p.verifyTries >= 2 {
 			p.verifyFailed = true
@@ -267,11 +389,12 @@ func (p *policy) toolResult(name, output string) {
 		}
 	case roleLookup:
 		if !failed {
-			if rec, ok := out["record"].(map[string]any); ok {
-				p.lookups = append(p.lookups, rec)
-			} else {
-				p.lookups = append(p.lookups, out)
+			rec, ok := out["record"].(map[string]any)
+			if !ok {
+				rec = out
 			}
+			p.lookups = append(p.lookups, rec)
+			p.fillFromLookup(t, rec)
 		}
 	case roleKB:
 		if res, ok := out["results"].([]any); ok {
@@ -305,6 +428,122 @@ func (p *policy) toolResult(name, output string) {
 		if failed {
 			p.ack = "Sorry, I couldn't save that."
 		}
+	}
+}
+
+// verifyCandidates lists other readings of the verify arguments, likeliest first: for each
+// argument, the recognizer's n-best alternatives of its value (the others kept as heard), and the
+// code with the type prefix its field is named by when the caller left it out ("zero zero four
+// eight one seven seven" for an MRN).
+func (p *policy) verifyCandidates(t *toolInfo) []map[string]any {
+	names := p.verifyArgs(t)
+	base := map[string]any{}
+	for _, n := range names {
+		v, ok := p.values[n]
+		if !ok {
+			return nil
+		}
+		base[n] = v.value
+	}
+	var out []map[string]any
+	seen := map[string]bool{}
+	for _, n := range names {
+		v := p.values[n]
+		for _, a := range append(prefixed(v), v.alts...) {
+			args := map[string]any{}
+			for k, x := range base {
+				args[k] = x
+			}
+			args[n] = a.value
+			b, _ := json.Marshal(args)
+			if !seen[string(b)] && !p.tried[string(b)] {
+				seen[string(b)] = true
+				out = append(out, args)
+			}
+		}
+	}
+	return out
+}
+
+// prefixed is a code with the acronym its field is named by in front ("MRN" for mrn), when the
+// caller said digits only.
+func prefixed(v fieldValue) []fieldValue {
+	s, ok := v.value.(string)
+	if !ok || (v.field.Kind != kindIdentifier && v.field.Kind != kindDigits) || strings.IndexFunc(s, unicode.IsLetter) >= 0 {
+		return nil
+	}
+	for _, w := range nameWords(v.field.Name) {
+		if a, ok := acronyms[w]; ok && a != "ID" && a != "PIN" && a != "ZIP" {
+			c := v
+			c.value, c.spoken, c.alts = a+"-"+s, spacedDigits(a+s), nil
+			return []fieldValue{c}
+		}
+	}
+	return nil
+}
+
+// fillFromLookup records what a lookup returned for fields the caller has not filled: a returned
+// column of the field's name ("nightly_rate"), or the last words of it ("slot_id" for
+// new_slot_id, when only one field ends so).
+func (p *policy) fillFromLookup(t *toolInfo, rec map[string]any) {
+	keys := make([]string, 0, len(rec))
+	for k := range rec {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	record := map[string]json.RawMessage{}
+	argWords := map[string]bool{}
+	for _, a := range t.Params {
+		for _, w := range nameWords(a.Name) {
+			argWords[w] = true
+		}
+	}
+	for _, k := range keys {
+		val := rec[k]
+		if val == nil {
+			continue
+		}
+		if _, isMap := val.(map[string]any); isMap {
+			continue
+		}
+		if _, isList := val.([]any); isList {
+			continue
+		}
+		var match []*field
+		for _, f := range p.m.fields {
+			if f.Name == k || strings.HasSuffix(f.Name, "_"+k) {
+				match = append(match, f)
+			}
+		}
+		if len(match) > 1 {
+			// "flight" for new_flight and original_flight: the one that shares a word with the
+			// lookup's arguments ("new_travel_date").
+			var shared []*field
+			for _, f := range match {
+				for _, w := range nameWords(f.Name) {
+					if argWords[w] && !genericWords[w] && w != k {
+						shared = append(shared, f)
+						break
+					}
+				}
+			}
+			match = shared
+		}
+		if len(match) != 1 || p.filled(match[0].Name) {
+			continue
+		}
+		f := match[0]
+		fv := fieldValue{field: f, value: val, spoken: fmt.Sprint(val)}
+		if s, ok := val.(string); ok && (slices.Contains(f.JSONTypes, "number") || slices.Contains(f.JSONTypes, "integer")) {
+			if n, ok := canon.Number(s); ok && slices.Contains(f.JSONTypes, "number") {
+				fv.value = n
+			}
+		}
+		p.values[f.Name] = fv
+		record[f.Name] = jsonValue(fv.value)
+	}
+	if len(record) > 0 {
+		p.queueRecord(record)
 	}
 }
 
@@ -370,6 +609,22 @@ func (p *policy) next() action {
 	if p.exp.kind == expectOpen && ack == "" && !p.wrapped {
 		ack = join(p.greeting(), "I can help with that.")
 	}
+	// A value just heard is read back for a yes or no; a read-back the caller refused is asked
+	// again, the second time spelled.
+	if c := p.confirm; c != nil {
+		p.confirm = nil
+		if v, ok := p.values[c.field.Name]; ok && string(jsonValue(v.value)) == string(jsonValue(c.value)) {
+			return p.say(join(ack, readBack(*c)), expectation{kind: expectConfirm, field: c.field, value: c})
+		}
+	}
+	if f := p.repair; f != nil {
+		p.repair = nil
+		st := p.state(f.Name)
+		if st.repairs >= maxRepairs {
+			return p.say(join(ack, spellQuestion(f)), expectation{kind: expectField, field: f, spell: true})
+		}
+		return p.say(join(ack, f.Question), expectation{kind: expectField, field: f})
+	}
 
 	// Identity first, when a verify tool exists.
 	if t := p.m.tool(roleVerify); t != nil && !p.verified && !p.verifyFailed {
@@ -403,11 +658,21 @@ func (p *policy) next() action {
 			return p.calls(ack, cs...)
 		}
 	}
-	// Policy from the knowledge base when the instructions ask for it.
+	// Policy from the knowledge base when the instructions ask for it: one search for each thing
+	// they name.
 	if t := p.m.tool(roleKB); t != nil && p.m.useKB && !p.kbDone {
 		p.kbDone = true
-		b, _ := json.Marshal(map[string]string{"query": p.m.kbQuery})
-		return p.calls(ack, call{name: t.Name, args: b})
+		var cs []call
+		for _, q := range p.m.kbQueries {
+			if !p.kbAsked[q] {
+				p.kbAsked[q] = true
+				b, _ := json.Marshal(map[string]string{"query": q})
+				cs = append(cs, call{name: t.Name, args: b})
+			}
+		}
+		if len(cs) > 0 {
+			return p.calls(ack, cs...)
+		}
 	}
 	if p.kbDone && !p.derived {
 		p.derived = true
@@ -423,6 +688,27 @@ func (p *policy) next() action {
 	for _, f := range p.m.fields {
 		if p.askable(f) {
 			return p.ask(f, ack)
+		}
+	}
+	// Before marking it ready, search the knowledge base once more with what the call is about
+	// (the caller's issue, what the lookups returned), then derive what it says.
+	if t := p.m.tool(roleKB); t != nil && p.m.useKB && !p.kbContext {
+		p.kbContext = true
+		if q := p.contextQuery(); q != "" && !p.kbAsked[q] {
+			p.kbAsked[q] = true
+			p.derived = false
+			b, _ := json.Marshal(map[string]string{"query": q})
+			return p.calls(ack, call{name: t.Name, args: b})
+		}
+	}
+	if p.kbContext && !p.derived {
+		p.derived = true
+		if rec := p.deriveFromKnowledge(); len(rec) > 0 {
+			p.queueRecord(rec)
+			q := p.queue
+			p.queue = nil
+			p.ack = ack
+			return action{calls: q}
 		}
 	}
 	// Mark the artifact ready.
@@ -475,6 +761,15 @@ func (p *policy) next() action {
 
 func (p *policy) say(text string, exp expectation) action {
 	exp.last = p.lastField
+	exp.values = map[string]any{}
+	for _, f := range p.m.allFields() {
+		if p.filled(f.Name) {
+			exp.filled = append(exp.filled, f)
+			exp.values[f.Name] = p.values[f.Name].value
+		} else if !p.state(f.Name).unknown {
+			exp.open = append(exp.open, f)
+		}
+	}
 	p.exp = exp
 	p.last = text
 	return action{say: text}
@@ -498,6 +793,109 @@ func join(parts ...string) string {
 		}
 	}
 	return strings.Join(out, " ")
+}
+
+// readBack reads a value back in a form a yes or no settles: codes character by character
+// ("That's P, A, two, zero, …"), names with what the caller spelled, dates and amounts in words.
+func readBack(v fieldValue) string {
+	var said string
+	switch v.field.Kind {
+	case kindIdentifier, kindDigits:
+		said = spokenCode(fmt.Sprint(v.value))
+	case kindPhone:
+		said = spokenPhone(fmt.Sprint(v.value))
+	case kindName:
+		said = v.spoken
+		for _, sp := range v.spelled {
+			said += ", " + strings.Join(strings.Split(sp, ""), " ")
+		}
+	default:
+		said = v.spoken
+	}
+	return "That's " + said + ". Is that right?"
+}
+
+// digitNames say digits in a read-back.
+var digitNames = [...]string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}
+
+// spokenCode says a code one character at a time: "PA2044718" is "P, A, two, zero, four, …".
+func spokenCode(s string) string {
+	var out []string
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			out = append(out, digitNames[r-'0'])
+		case unicode.IsLetter(r):
+			out = append(out, strings.ToUpper(string(r)))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// spokenPhone says a phone number in its groups: "five oh three, five five five, …".
+func spokenPhone(s string) string {
+	var groups []string
+	for _, g := range strings.FieldsFunc(s, func(r rune) bool { return r == '-' || r == ' ' }) {
+		var ds []string
+		for _, r := range g {
+			if r >= '0' && r <= '9' {
+				d := digitNames[r-'0']
+				if r == '0' {
+					d = "oh"
+				}
+				ds = append(ds, d)
+			}
+		}
+		groups = append(groups, strings.Join(ds, " "))
+	}
+	return strings.Join(groups, ", ")
+}
+
+// spellQuestion asks for a value again, one character at a time.
+func spellQuestion(f *field) string {
+	switch f.Kind {
+	case kindName, kindEmail:
+		return "Could you spell the " + fieldPhrase(f.Name) + " for me, letter by letter?"
+	case kindIdentifier:
+		return "Could you say the " + fieldPhrase(f.Name) + " again, one letter or digit at a time?"
+	}
+	return "Could you say the " + fieldPhrase(f.Name) + " again, slowly, digit by digit?"
+}
+
+// contextQuery is a knowledge search about what the call is about: the enumeration values the
+// caller's answers chose and the short values the lookups returned.
+func (p *policy) contextQuery() string {
+	var words []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		for _, w := range strings.Fields(strings.ToLower(strings.NewReplacer("_", " ", "-", " ").Replace(s))) {
+			if !seen[w] && len(w) > 2 {
+				seen[w] = true
+				words = append(words, w)
+			}
+		}
+	}
+	for _, f := range p.m.fields {
+		if v, ok := p.values[f.Name]; ok && f.Kind == kindChoice {
+			add(fmt.Sprint(v.value))
+		}
+	}
+	for _, rec := range p.lookups {
+		keys := make([]string, 0, len(rec))
+		for k := range rec {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if s, ok := rec[k].(string); ok && len(strings.Fields(s)) <= 3 && strings.IndexFunc(s, unicode.IsDigit) < 0 {
+				add(s)
+			}
+		}
+	}
+	if len(words) == 0 {
+		return ""
+	}
+	return strings.Join(words, " ")
 }
 
 func (p *policy) greeting() string {

@@ -62,7 +62,7 @@ func TestFreeValues(t *testing.T) {
 		{yes, "yes i shut off the main valve right away", "yes", true},
 		{yes, "no i didn't", "no", true},
 	} {
-		v, ok := l.freeValue(c.f, words(c.text), c.text)
+		v, ok := l.freeValue(c.f, words(c.text), c.text, Utterance{})
 		if ok != c.ok || (ok && v.value != c.want) {
 			t.Errorf("%s from %q = %v, %v; want %v, %v", c.f.Name, c.text, v.value, ok, c.want, c.ok)
 		}
@@ -102,7 +102,7 @@ func TestForcedGrammarReadings(t *testing.T) {
 		ans := asr.Answer{Result: asr.Result{Text: c.grammar}}
 		ans.Value, ans.OK = slot.Parse(c.grammar)
 		lm := asr.Result{Text: c.heard, Words: words(c.heard)}
-		h := l.understand(t.Context(), m, expectation{kind: expectField, field: c.f}, Utterance{Open: lm, Answer: ans, Typed: true})
+		h := l.understand(t.Context(), m, expectation{kind: expectField, field: c.f}, Utterance{Open: lm, Readings: []Reading{{Slot: *slot, Answer: ans}}, Spoken: true})
 		var got any
 		if len(h.values) == 1 {
 			got = h.values[0].value
@@ -142,7 +142,7 @@ func TestUnderstandText(t *testing.T) {
 		slot := visit.slot(func(string) bool { return true })
 		ans := asr.Answer{Result: lm}
 		ans.Value, ans.OK = slot.Parse(c.text)
-		h := l.understand(t.Context(), m, expectation{kind: expectField, field: visit}, Utterance{Open: lm, Answer: ans, Typed: true})
+		h := l.understand(t.Context(), m, expectation{kind: expectField, field: visit}, Utterance{Open: lm, Readings: []Reading{{Slot: *slot, Answer: ans}}})
 		if h.intent != c.intent {
 			t.Errorf("%q: intent %d, want %d", c.text, h.intent, c.intent)
 			continue
