@@ -260,23 +260,33 @@ type Answer struct {
 const identifierDigitMargin = 1000
 
 // RecognizeSlot decodes an answer with the slot's grammar and parses its value. An identifier is
-// also decoded as digits only (see Slot.Alternative and Slot.Answer).
+// also decoded as digits only (see Slot.Alternative and Slot.Answer), unless the slot is Single.
 func (r *Recognizer) RecognizeSlot(ctx context.Context, pcm []int16, rate int, slot Slot) (Answer, error) {
-	nbest := 0
-	if slot.Alternatives > 0 {
-		nbest = 4*slot.Alternatives + 4 // readings that differ in carrier words only mean one value
-	}
-	res, err := r.recognize(ctx, pcm, rate, slot.Grammar(), nbest)
+	res, err := r.Recognize(ctx, pcm, rate, slot.Grammar())
 	if err != nil {
 		return Answer{}, err
 	}
 	var alt *Result
-	if a := slot.Alternative(); a != nil && res.Text != "" {
-		ar, err := r.recognize(ctx, pcm, rate, a.Grammar(), nbest)
+	if a := slot.Alternative(); a != nil && res.Text != "" && !slot.Single {
+		ar, err := r.Recognize(ctx, pcm, rate, a.Grammar())
 		if err != nil {
 			return Answer{}, err
 		}
 		alt = &ar
+	}
+	if slot.Alternatives > 0 && (slot.Kind == KindIdentifier || slot.Kind == KindDigits) {
+		// The n-best readings of a code, for retries against a verify tool: the best reading's
+		// likely confusions, ranked by the audio (an n-best search over the code grammar's own
+		// lattice takes seconds).
+		best := res
+		if alt != nil && alt.Text != "" && alt.Score-res.Score > identifierDigitMargin {
+			best = *alt
+		}
+		// Readings that differ in carrier words only mean one value: ask for more.
+		res.NBest = r.alternativeReadings(ctx, pcm, rate, best.Text, 4*slot.Alternatives+4)
+		if alt != nil {
+			alt.NBest = res.NBest
+		}
 	}
 	return slot.Answer(res, alt), nil
 }
@@ -300,15 +310,19 @@ func (s Slot) Answer(res Result, alt *Result) Answer {
 		a.Grammar = res.Grammar
 		res = a
 	}
+	// The lattice's best path (the first n-best reading) is surer than the first pass's: take it
+	// when it means a value.
+	if len(res.NBest) > 0 && res.NBest[0].Text != res.Text {
+		if _, ok := s.Parse(res.NBest[0].Text); ok {
+			res.Text = res.NBest[0].Text
+			res.Score = res.NBest[0].Score
+		}
+	}
 	v, ok := s.Parse(res.Text)
 	ans := Answer{Result: res, Value: v, OK: ok}
 	if s.Alternatives > 0 {
 		seen := map[string]bool{v.Text: ok}
-		hyps := res.NBest
-		if alt != nil {
-			hyps = append(append([]Hypothesis(nil), hyps...), alt.NBest...)
-		}
-		for _, h := range hyps {
+		for _, h := range res.NBest {
 			if len(ans.Alternatives) >= s.Alternatives {
 				break
 			}

@@ -115,6 +115,10 @@ type Slot struct {
 	// Alternatives is how many n-best readings RecognizeSlot parses besides the best one (0:
 	// none); they are the candidates a failed verification is retried with.
 	Alternatives int
+	// Single makes RecognizeSlot decode with this grammar only, without an identifier's
+	// digits-only second reading (a slot that was not asked for, decoded to see whether the
+	// answer belongs to it, need not be read twice).
+	Single bool
 }
 
 // Grammar builds the slot's JSGF grammar. Every answer may be wrapped in a short carrier phrase
@@ -142,9 +146,13 @@ func (s Slot) Grammar() *Grammar {
 		addDateRules(rules)
 		body = "[from] <date> (to | until | through | and) <date>"
 	case KindIdentifier:
-		// Digits are likelier than letters a priori: a letter must sound clearly like one.
-		rules["sym"] = weighted(digitWords, 20) + " | " + weighted(letterWords, 1) + " | double <d1>"
+		// Digits are likelier than letters a priori: a letter must sound clearly like one. A
+		// letter may be said with the spelling alphabet ("papa") or by a word ("P as in Paul").
+		rules["sym"] = weighted(digitWords, 20) + " | " + weighted(letterWords, 1) + " | " + weighted(natoWords, 1) +
+			" | double <d1> | <l1> as in <asin> | dash"
 		rules["d1"] = digitWords
+		rules["l1"] = letterWords
+		rules["asin"] = natoWords + " | " + asInWords
 		body = "<sym>+"
 	case KindNumber:
 		addNumberRules(rules)
@@ -182,11 +190,17 @@ func (s Slot) Grammar() *Grammar {
 		rules["d"] = digitWords
 	}
 	pre := "it's | it is | sure | okay | yes | um | uh | that's | that is | that would be"
+	post := "thanks | thank you | please"
+	if s.Kind == KindPhone || s.Kind == KindDigits {
+		// How callers give a number.
+		pre += " | you can reach me at | best number is | my number is | call me at | the number is | my cell is | it's the"
+		post += " | that's my cell | that's my cell phone | that's my mobile"
+	}
 	if subj := strings.TrimSpace(strings.ToLower(s.Subject)); subj != "" {
 		pre += " | my " + subj + " is | the " + subj + " is | " + subj + " is"
 	}
 	rules["pre"] = pre
-	rules["post"] = "thanks | thank you | please"
+	rules["post"] = post
 	var b strings.Builder
 	name := sanitize(string(s.Kind))
 	fmt.Fprintf(&b, "#JSGF V1.0;\ngrammar %s;\npublic <utt> = [<pre>] %s [<post>];\n", name, body)
@@ -220,7 +234,7 @@ func spellingWords(words []string) string {
 
 const (
 	// natoWords is the spelling alphabet.
-	natoWords = "alpha | bravo | charlie | delta | echo | foxtrot | golf | hotel | india | juliet | kilo | lima | mike | november | oscar | papa | quebec | romeo | sierra | tango | uniform | victor | whiskey | xray | yankee | zulu"
+	natoWords = "alpha | bravo | charlie | delta | echo | foxtrot | golf | hotel | india | juliet | kilo | lima | mike | november | oscar | papa | quebec | romeo | sierra | tango | uniform | victor | whiskey | x-ray | yankee | zulu"
 	// asInWords are the words callers spell by besides the spelling alphabet ("P as in Paul").
 	asInWords = "apple | adam | boy | bob | cat | charles | david | dog | edward | easy | frank | fred | george | henry | ida | john | jack | king | kate | larry | lincoln | mary | michael | nancy | nora | ocean | peter | paul | queen | robert | roger | sam | sugar | tom | thomas | uncle | victoria | william | walter | xylophone | yellow | young | zebra"
 	// spellingCarriers are what callers say around the letters they spell.

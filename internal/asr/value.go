@@ -140,18 +140,31 @@ func stripCarrier(words []string, subject string) []string {
 // lower-case "0x" prefix.
 func spokenIdentifier(words []string, subject string) string {
 	var keep []string
-	for _, w := range stripCarrier(words, subject) {
+	ws := stripCarrier(words, subject)
+	for i, w := range ws {
 		letter := len(w) == 1 && w[0] >= 'a' && w[0] <= 'z' || len(w) == 2 && w[1] == '.' && w[0] >= 'a' && w[0] <= 'z'
+		if w == "i" && i+1 < len(ws) && pronounFollowers[ws[i+1]] {
+			continue // "I think", not the letter I
+		}
 		if letter || canon.IsNumberWord(w) || isNumeral(w) || w == "double" || w == "triple" {
 			keep = append(keep, strings.TrimSuffix(w, "."))
 		}
 	}
 	s := canon.SpelledCode(strings.Join(keep, " "))
+	// A code said twice in one breath ("B E, twenty-two ninety-one … yeah, B E, twenty-two
+	// ninety-one") is one code.
+	if n := len(s); n >= 4 && n%2 == 0 && s[:n/2] == s[n/2:] {
+		s = s[:n/2]
+	}
 	if strings.HasPrefix(s, "0X") {
 		s = "0x" + s[2:]
 	}
 	return s
 }
+
+// pronounFollowers are words after which "i" is the pronoun.
+var pronounFollowers = map[string]bool{"think": true, "guess": true, "believe": true, "am": true, "was": true, "have": true,
+	"had": true, "need": true, "mean": true, "said": true, "gave": true, "don't": true, "can't": true, "just": true}
 
 // spelledWords normalises a spelling: spelling-alphabet words become their letters, "as in
 // <word>" is dropped, "double l" is two l's, "capital" goes; letters stay single words, so that
@@ -200,6 +213,10 @@ func Polarity(text string) (yes bool, ok bool) {
 			}
 			negated = false
 		case "no", "nope", "wait", "stop", "cancel", "withdraw", "withdrawing", "hold", "decline", "revoke":
+			if w == "no" && i+1 < len(words) && (words[i+1] == "problem" || words[i+1] == "worries" || words[i+1] == "rush" || words[i+1] == "hurry") {
+				yes, ok = true, true // "no problem" agrees
+				continue
+			}
 			yes, ok = false, true
 			negated = false
 		case "don't", "not", "never", "dont":

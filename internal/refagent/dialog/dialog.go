@@ -193,13 +193,12 @@ func (q Question) Grammars(open asr.Result) []asr.Slot {
 				continue
 			}
 			if s := f.slot(q.l.known); s != nil {
-				s.Subject = ""
-				s.Alternatives = alternativesFor(s.Kind)
+				s.Subject, s.Single = "", true
 				add(s, false)
 			}
 		}
 	}
-	if len(words) <= 8 {
+	if len(words) <= 4 {
 		add(&asr.Slot{Kind: asr.KindFiller}, true)
 	}
 	return out
@@ -282,3 +281,12 @@ func (h Heard) Intent() string { return h.h.intent.String() }
 
 // Why says how the turn was read: the slot its grammars chose and the score, or why none was.
 func (h Heard) Why() string { return h.h.why }
+
+// Fields are the values the turn gave, by field name (for logs and tests).
+func (h Heard) Fields() map[string]any {
+	out := map[string]any{}
+	for _, v := range h.h.values {
+		out[v.field.Name] = v.value
+	}
+	return out
+}

@@ -262,7 +262,7 @@ func withFieldPhrase(q, name string) string {
 		// "What is the name of the manager?" → "What is the manager name?"
 		return "What is the " + phrase + "?"
 	}
-	return "Next, the " + phrase + ": " + strings.ToLower(q[:1]) + q[1:]
+	return "Next, the " + phrase + ". " + q
 }
 
 func isYesNo(enum []string) bool {

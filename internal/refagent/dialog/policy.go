@@ -54,7 +54,9 @@ const (
 	approvalNone      approvalState = iota
 	approvalRequested               // the approval tool recorded the request
 	approvalAsked                   // the question was put to the caller
-	approvalYes
+	approvalYes                     // the caller said yes: one last turn in case they take it back
+	approvalLast                    // the agent said it is about to act
+	approvalGo                      // no objection: act
 	approvalNo
 )
 
@@ -194,12 +196,13 @@ func (p *policy) heard(h heard) {
 		yes := h.intent == intentYes
 		switch exp.kind {
 		case expectApproval:
-			if yes {
+			if yes && exp.last2 {
+				p.approval = approvalGo
+			} else if yes {
 				p.approval = approvalYes
-				p.ack = "Thank you."
 			} else {
 				p.approval = approvalNo
-				p.ack = "Understood, I won't " + p.actionPhrase() + "."
+				p.ack = "Understood, I will not go ahead with it."
 			}
 		case expectAnythingElse:
 			if yes {
@@ -210,6 +213,10 @@ func (p *policy) heard(h heard) {
 			}
 		}
 	default: // nothing recognized, or not understood
+		if exp.kind == expectApproval && exp.last2 && h.intent != intentUnplaced {
+			p.approval = approvalGo // the caller let the action go ahead
+			return
+		}
 		switch exp.kind {
 		case expectField:
 			p.ack = "Sorry, I didn't catch that."
@@ -511,7 +518,10 @@ func (p *policy) fillFromLookup(t *toolInfo, rec map[string]any) {
 		}
 		var match []*field
 		for _, f := range p.m.fields {
-			if f.Name == k || strings.HasSuffix(f.Name, "_"+k) {
+			// A column fills a field of its name; "slot_id" also fills new_slot_id, but only from
+			// a lookup that searches for the new thing (its arguments say requested, new, …): the
+			// record on file holds the old address, not the new one.
+			if f.Name == k || (strings.HasSuffix(f.Name, "_"+k) && searchesNew(t)) {
 				match = append(match, f)
 			}
 		}
@@ -545,6 +555,20 @@ func (p *policy) fillFromLookup(t *toolInfo, rec map[string]any) {
 	if len(record) > 0 {
 		p.queueRecord(record)
 	}
+}
+
+// searchesNew reports a lookup whose arguments describe something asked for (new_travel_date,
+// requested_date): its results are the new thing, not the record on file.
+func searchesNew(t *toolInfo) bool {
+	for _, a := range t.Params {
+		for _, w := range nameWords(a.Name) {
+			switch w {
+			case "new", "requested", "preferred", "desired", "target":
+				return true
+			}
+		}
+	}
+	return strings.HasPrefix(t.Name, "find_") || strings.HasPrefix(t.Name, "search_")
 }
 
 func (p *policy) toolByName(name string) *toolInfo {
@@ -606,7 +630,7 @@ func (p *policy) next() action {
 	if !p.opened {
 		return p.say(join(p.greeting(), "How can I help you today?"), expectation{kind: expectOpen})
 	}
-	if p.exp.kind == expectOpen && ack == "" && !p.wrapped {
+	if p.exp.kind == expectOpen && !p.wrapped && (ack == "" || strings.HasPrefix(ack, "Thanks")) {
 		ack = join(p.greeting(), "I can help with that.")
 	}
 	// A value just heard is read back for a yes or no; a read-back the caller refused is asked
@@ -742,6 +766,11 @@ func (p *policy) next() action {
 					expectation{kind: expectApproval})
 			}
 		case approvalYes:
+			// Before acting, one turn in which the caller can still take the yes back (a caller
+			// who says "yes, go ahead … actually, wait" is heard before anything is done).
+			p.approval = approvalLast
+			return p.say(join(ack, "Thank you. One moment while I take care of that."), expectation{kind: expectApproval, last2: true})
+		case approvalGo:
 			if !p.commitTried {
 				p.commitTried = true
 				return p.calls(ack, call{name: commit.Name, args: json.RawMessage(`{}`)})

@@ -34,6 +34,7 @@ type expectation struct {
 	field *field      // the field asked for, or the one read back (expectConfirm)
 	value *fieldValue // the value read back (expectConfirm)
 	spell bool        // the caller was asked to spell the value
+	last2 bool        // the agent said it is about to act on an approval (a last chance to object)
 	last  *field      // the field recorded last, which an unplaced correction is taken to be about
 	// open and filled are the form's fields when the question was asked: an answer may belong to
 	// any open field (given early or late) or correct a filled one; values are the filled ones'.
@@ -94,7 +95,7 @@ type heard struct {
 var (
 	unknownMarkers    = []string{"don't have", "do not have", "don't know", "do not know", "not sure", "no idea", "can't remember", "don't remember"}
 	correctionMarkers = []string{"correction", "to correct", "correct something", "correct that", "actually", "mistake", "wrong", "misread",
-		"misspoke", "i meant", "oh wait", "wait sorry", "just checked", "double checked", "scratch that", "not what i said", "need to change",
+		"misspoke", "i meant", "oh wait", "wait sorry", "just checked", "double checked", "scratch that", "not what i said", "change",
 		"flipped", "changes too", "changed"}
 	volunteerMarkers = []string{"came up", "by the way", "also", "oh and", "just got", "texted", "forgot to mention", "one more thing", "quick thing",
 		"just sent", "buzzed"}
@@ -265,6 +266,11 @@ func (l *listener) confirmation(exp expectation, text string, cands []candidate,
 			break
 		}
 	}
+	if containsPhrase(text, closeMarkers) && len(cands) == 0 {
+		// "No, that's everything, bye": the caller is done, and did not object to the read-back.
+		h.intent = intentClose
+		return *h, true
+	}
 	pol, said := asr.Polarity(text)
 	same := func(v fieldValue) bool {
 		return exp.value != nil && string(jsonValue(v.value)) == string(jsonValue(exp.value.value))
@@ -325,7 +331,11 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 		}
 		kind := kindOfSlot(r.Slot.Kind)
 		outside := outsideGrammar(&r.Slot, words)
+		// A code the caller was asked to spell is believed as the grammar heard it: the open
+		// vocabulary makes little of "P as in papa".
+		spelledAnswer := exp.spell && exp.field != nil && sameGrammar(exp.field.slot(l.known), &r.Slot)
 		switch {
+		case spelledAnswer:
 		case !plausible(kind, words):
 			notes = append(notes, string(r.Slot.Kind)+": no word of its type heard")
 			continue
@@ -371,7 +381,11 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 			v.unsure = u.Spoken && !agrees(&r.Slot, r.Answer.Value, text)
 			score := r.Answer.Score - costOutside*outside
 			switch {
-			case exp.kind == expectField && f == exp.field, exp.kind == expectConfirm && f == exp.field:
+			case exp.kind == expectField && f == exp.field:
+				score += priorAsked
+			case exp.kind == expectConfirm && f == exp.field && exp.value != nil && resembles(exp.value.value, v.value):
+				// After a read-back, a value like it is the caller's repair; one of another
+				// shape ("five oh three …" after "four one seven") is an answer to something else.
 				score += priorAsked
 			case containsField(exp.filled, f) && !correction:
 				score += priorFilled
@@ -435,7 +449,7 @@ func (m *model) fieldsFor(s asr.Slot, exp expectation, known func(string) bool) 
 		}
 		if fs := f.slot(known); fs != nil {
 			if !asked {
-				fs.Subject = ""
+				fs.Subject, fs.Single = "", true
 			}
 			if fs.Grammar().JSGF == key {
 				out = append(out, f)
@@ -455,6 +469,21 @@ func (m *model) fieldsFor(s asr.Slot, exp expectation, known func(string) bool) 
 }
 
 func containsField(fs []*field, f *field) bool { return slices.Contains(fs, f) }
+
+// resembles reports a repair-like value: of about the same length as the one read back, or
+// sharing most of its characters.
+func resembles(a, b any) bool {
+	x, y := fmt.Sprint(a), fmt.Sprint(b)
+	if d := len(x) - len(y); d >= -2 && d <= 2 {
+		return true
+	}
+	return similarity(x, y) >= 0.5
+}
+
+// sameGrammar reports two slots with one grammar.
+func sameGrammar(a, b *asr.Slot) bool {
+	return a != nil && b != nil && a.Grammar().JSGF == b.Grammar().JSGF
+}
 
 // kindOfSlot is the field kind a grammar reads.
 func kindOfSlot(k asr.Kind) valueKind {
@@ -606,6 +635,8 @@ func (l *listener) targets(m *model, mentions []*field, last *field, correction 
 	switch {
 	case monthRE.MatchString(text):
 		want = kindDate
+	case streetRE.MatchString(text):
+		want = kindAddress
 	case strings.Contains(text, " dollar") || strings.Contains(text, " cents ") || strings.Contains(text, " degrees "):
 		want = kindNumber
 	case len(canon.Digits(text)) >= 7:
@@ -642,6 +673,8 @@ func (l *listener) targets(m *model, mentions []*field, last *field, correction 
 	}
 	return out
 }
+
+var streetRE = regexp.MustCompile(` (street|avenue|road|boulevard|lane|court|drive|place|way|terrace|parkway|highway) `)
 
 var monthRE = regexp.MustCompile(` (january|february|march|april|may|june|july|august|september|october|november|december) `)
 
@@ -797,6 +830,9 @@ func (l *listener) freeValue(f *field, ws []asr.Word, text string, u Utterance) 
 		}
 		s := asr.Slot{Kind: asr.KindChoice, Choices: alts}
 		if f.Kind == kindYesNo {
+			if yes, ok := firstPolarity(text); ok {
+				return l.fieldValue(f, asr.Value{Kind: asr.KindYesNo, Text: map[bool]string{true: "yes", false: "no"}[yes]})
+			}
 			s = asr.Slot{Kind: asr.KindYesNo}
 		}
 		v, ok := s.Parse(text)
@@ -844,6 +880,21 @@ func shortField(f *field) bool {
 		}
 	}
 	return true
+}
+
+// firstPolarity reads an answer to a yes/no question from its first word that says yes or no:
+// "Yes, I emailed them twice and they never answered" is yes, "No, English is fine" is no (an
+// approval, where the caller may take a yes back, is read by its last word instead).
+func firstPolarity(text string) (yes, ok bool) {
+	for _, w := range strings.Fields(text) {
+		switch w {
+		case "yes", "yeah", "yep", "yup", "sure", "correct", "definitely", "absolutely":
+			return true, true
+		case "no", "nope", "not", "don't", "didn't", "haven't", "never", "nothing":
+			return false, true
+		}
+	}
+	return false, false
 }
 
 // splitItems splits a spoken list at its separators ("and", "then") and at pauses of 150 ms or
@@ -998,10 +1049,11 @@ var (
 // something of that type in it (a number word, a month, a spelled letter, a choice-sized reply).
 func plausible(k valueKind, words []string) bool {
 	if k == kindIdentifier {
-		// A spelled code: at least half of what was heard is digits and letters.
+		// A spelled code: at least half of what was heard is digits and letters (the spelling
+		// alphabet's "papa", "P as in Paul" included).
 		n := 0
-		for _, w := range words {
-			if numberWords[w] || len(w) == 1 {
+		for i, w := range words {
+			if numberWords[w] || len(w) == 1 || spellingWords[w] || (w == "in" && i > 0 && words[i-1] == "as") {
 				n++
 			}
 		}
@@ -1034,6 +1086,12 @@ func plausible(k valueKind, words []string) bool {
 	}
 	return false
 }
+
+// spellingWords are the spelling alphabet and the words of "P as in Paul".
+var spellingWords = map[string]bool{"alpha": true, "bravo": true, "charlie": true, "delta": true, "echo": true, "foxtrot": true,
+	"golf": true, "hotel": true, "india": true, "juliet": true, "kilo": true, "lima": true, "mike": true, "november": true,
+	"oscar": true, "papa": true, "quebec": true, "romeo": true, "sierra": true, "tango": true, "uniform": true, "victor": true,
+	"whiskey": true, "x-ray": true, "yankee": true, "zulu": true, "as": true, "dash": true}
 
 func isOrdinalWord(w string) bool {
 	return strings.HasSuffix(w, "th") || strings.HasSuffix(w, "first") || strings.HasSuffix(w, "second") || strings.HasSuffix(w, "third")

@@ -70,7 +70,8 @@ func TestFreeValues(t *testing.T) {
 }
 
 // A reply with words the grammar does not know is read from the open transcript; a grammar
-// reading of a spelled code is believed only when the open transcript is mostly symbols.
+// reading of a spelled code is believed only when the open transcript is mostly symbols; news of
+// another field's type lands in that field.
 func TestForcedGrammarReadings(t *testing.T) {
 	tools := make([]toolInfo, len(clinicTools))
 	for i, tl := range clinicTools {
@@ -83,32 +84,33 @@ func TestForcedGrammarReadings(t *testing.T) {
 		f       *field
 		heard   string // open transcript
 		grammar string // what the slot grammar returned
-		want    any    // nil: no value
+		field   string // where the value lands ("" none)
+		want    any
 	}{
-		{visit, "sure i was hoping for march fourteenth if that works", "sure wednesday march ninth nineteen nineteen thank you", "2027-03-14"},
-		{visit, "march fourteenth", "march fourteenth", "2027-03-14"},
-		{member, "it's four four one seven", "it's four four one seven", "4417"},
-		{visit, "it's december fifth", "it's december fifth", "2026-12-05"},
-		{phone, "you can reach me at five oh three five five five oh one four seven that's my cell",
-			"yes three two eight five oh three five five five one please", "503-555-0147"},
-		{phone, "you can reach me at five oh three five five five one four seven that's my cell", // a digit lost: ask again
-			"yes three two eight five oh three five five five one please", nil},
-		{phone, "it's five of three five five five the line for seven", "it's five oh three five five five oh one four seven", "503-555-0147"},
-		{phone, "share it's kind of three five five five the line for seven", "it's five oh three five five five oh one four seven", "503-555-0147"},
-		{m.fieldByName["copay"], "their estimate was six hundred twelve dollars and forty cents", "yes ten and six cents thank you", 612.4},
-		{member, "quick thing the shop sent me a quote it's six hundred twelve dollars", "five n k two a i s h r p j", nil},
+		{visit, "sure i was hoping for march fourteenth if that works", "sure wednesday march ninth nineteen nineteen thank you", "visit_date", "2027-03-14"},
+		{visit, "march fourteenth", "march fourteenth", "visit_date", "2027-03-14"},
+		{member, "it's four four one seven", "it's four four one seven", "member_id", "4417"},
+		{visit, "it's december fifth", "it's december fifth", "visit_date", "2026-12-05"},
+		{phone, "so the number i gave you before is five oh three five five five oh one four seven i think", "yes three two eight five oh three five five five one please", "callback_phone", "503-555-0147"},
+		{phone, "it's five of three five five five the line for seven", "it's five oh three five five five oh one four seven", "callback_phone", "503-555-0147"},
+		{phone, "share it's kind of three five five five the line for seven", "it's five oh three five five five oh one four seven", "callback_phone", "503-555-0147"},
+		{m.fieldByName["copay"], "their estimate was six hundred twelve dollars and forty cents", "yes ten and six cents thank you", "copay", 612.4},
+		// Asked for the member ID, the caller gives an amount: it is the copay, not a code.
+		{member, "quick thing the shop sent me a quote it's six hundred twelve dollars", "five n k two a i s h r p j", "copay", 612.0},
 	} {
 		slot := c.f.slot(func(string) bool { return true })
 		ans := asr.Answer{Result: asr.Result{Text: c.grammar}}
 		ans.Value, ans.OK = slot.Parse(c.grammar)
 		lm := asr.Result{Text: c.heard, Words: words(c.heard)}
-		h := l.understand(t.Context(), m, expectation{kind: expectField, field: c.f}, Utterance{Open: lm, Readings: []Reading{{Slot: *slot, Answer: ans}}, Spoken: true})
+		exp := expectation{kind: expectField, field: c.f, open: m.allFields()}
+		h := l.understand(t.Context(), m, exp, Utterance{Open: lm, Readings: []Reading{{Slot: *slot, Answer: ans}}, Spoken: true})
+		var field string
 		var got any
 		if len(h.values) == 1 {
-			got = h.values[0].value
+			field, got = h.values[0].field.Name, h.values[0].value
 		}
-		if got != c.want {
-			t.Errorf("%s heard %q, grammar %q: value %v, want %v", c.f.Name, c.heard, c.grammar, got, c.want)
+		if field != c.field || got != c.want {
+			t.Errorf("%s heard %q, grammar %q: %s = %v, want %s = %v (%s)", c.f.Name, c.heard, c.grammar, field, got, c.field, c.want, h.why)
 		}
 	}
 }
