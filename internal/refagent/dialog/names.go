@@ -444,6 +444,18 @@ func addressText(ws []asr.Word) string {
 	var kept []string
 	for i := start; i < len(ws); i++ {
 		w := ws[i].Text
+		// "Kenmore, that's K E N M O R E": the spelling is not part of the address; nor is "as
+		// in west".
+		if w == "that's" && i+2 < len(ws) && isLetter(ws[i+1].Text) && isLetter(ws[i+2].Text) {
+			for i+1 < len(ws) && isLetter(ws[i+1].Text) {
+				i++
+			}
+			continue
+		}
+		if w == "as" && i+2 < len(ws) && ws[i+1].Text == "in" {
+			i += 2
+			continue
+		}
 		if addressStops[w] && i > start {
 			break
 		}

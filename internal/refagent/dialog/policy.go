@@ -769,7 +769,7 @@ func (p *policy) next() action {
 			// Before acting, one turn in which the caller can still take the yes back (a caller
 			// who says "yes, go ahead … actually, wait" is heard before anything is done).
 			p.approval = approvalLast
-			return p.say(join(ack, "Thank you. One moment while I take care of that."), expectation{kind: expectApproval, last2: true})
+			return p.say(join(ack, "Thank you. Give me a moment to process that."), expectation{kind: expectApproval, last2: true})
 		case approvalGo:
 			if !p.commitTried {
 				p.commitTried = true
@@ -1001,6 +1001,26 @@ var (
 	dollars     = regexp.MustCompile(`\$\s?([0-9][0-9,]*(?:\.[0-9]+)?)`)
 )
 
+// recordInstruction reads "record <field words>: <value>" in a knowledge sentence for field f.
+func (p *policy) recordInstruction(f *field, low string) (fieldValue, bool) {
+	key := "record " + strings.Join(nameWords(f.Name), " ") + ":"
+	i := strings.Index(low, key)
+	if i < 0 {
+		return fieldValue{}, false
+	}
+	rest := strings.Fields(low[i+len(key):])
+	if len(rest) == 0 {
+		return fieldValue{}, false
+	}
+	word := strings.Trim(rest[0], ".,;")
+	for _, e := range f.Enum {
+		if strings.EqualFold(e, word) || strings.Join(nameWords(e), " ") == word {
+			return fieldValue{field: f, value: e, spoken: strings.Join(nameWords(e), " ")}, true
+		}
+	}
+	return fieldValue{}, false
+}
+
 // deriveFromKnowledge fills fields the caller cannot know from what the tools returned: an
 // enumeration value named in a knowledge sentence about the field ("Claim type for windshield
 // damage is glass"), or an amount in a knowledge sentence about the field that also names a value
@@ -1028,6 +1048,23 @@ func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
 		if p.filled(f.Name) {
 			continue
 		}
+		// "… ; record <field>: <value>" reads with the whole sentence before it.
+		for _, t := range p.kbTexts {
+			for _, s := range strings.Split(t, ". ") {
+				low := " " + strings.ToLower(s) + " "
+				for _, l := range looked {
+					if strings.Contains(low, l) {
+						if v, ok := p.recordInstruction(f, low); ok && !p.filled(f.Name) {
+							p.values[f.Name] = v
+							out[f.Name] = jsonValue(v.value)
+						}
+					}
+				}
+			}
+		}
+		if p.filled(f.Name) {
+			continue
+		}
 		for _, s := range sentences {
 			low := " " + strings.ToLower(s) + " "
 			words := strings.FieldsFunc(low, func(r rune) bool { return !(r >= 'a' && r <= 'z') })
@@ -1037,7 +1074,20 @@ func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
 					about = about || stem(w) == k
 				}
 			}
-			if !about {
+			named := false
+			for _, l := range looked {
+				named = named || strings.Contains(low, l)
+			}
+			// "HMO and POS plans require a referral …; record referral required: yes": the
+			// knowledge says what to record for the case a lookup returned.
+			if named {
+				if v, ok := p.recordInstruction(f, low); ok {
+					p.values[f.Name] = v
+					out[f.Name] = jsonValue(v.value)
+					break
+				}
+			}
+			if !about && !(named && f.Kind == kindChoice) {
 				continue
 			}
 			var v *fieldValue
@@ -1053,10 +1103,6 @@ func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
 					v = &fieldValue{field: f, value: found[0], spoken: strings.Join(nameWords(found[0]), " ")}
 				}
 			case kindNumber:
-				named := false
-				for _, l := range looked {
-					named = named || strings.Contains(low, l)
-				}
 				if m := dollars.FindStringSubmatch(s); named && m != nil {
 					if n, ok := canon.Number(m[1]); ok {
 						var val any = m[1]

@@ -112,7 +112,7 @@ func TestPolicyApprovalFlow(t *testing.T) {
 	expectSaid(t, got, "Here's what I have:", "callback phone number 5 0 3 5 5 5 0 1 4 7", "Do I have your approval to book the visit?")
 	got = tc.say(t, "Sorry, I need to correct something. My callback number is actually five oh three, five five five, oh one seven four.")
 	expectSaid(t, got, "I've updated that", "5 0 3 5 5 5 0 1 7 4", "Do I have your approval to book the visit?")
-	expectSaid(t, tc.say(t, "Yes, go ahead."), "One moment")
+	expectSaid(t, tc.say(t, "Yes, go ahead."), "Give me a moment")
 	expectSaid(t, tc.say(t, "Okay."), "I've booked the visit", "anything else")
 	expectSaid(t, tc.say(t, "No, that's everything. Thanks, bye."), "Goodbye")
 	want := []string{
@@ -155,7 +155,7 @@ func TestPolicyNoCommitWithoutYes(t *testing.T) {
 				tc.say(t, turn)
 			}
 			got := tc.say(t, answer)
-			if strings.Contains(got, "One moment") {
+			if strings.Contains(got, "Give me a moment") {
 				got = tc.say(t, "Actually, wait. No, don't go ahead with that.") // the yes taken back in the last turn
 			}
 			expectSaid(t, got, "I will not go ahead", "anything else")

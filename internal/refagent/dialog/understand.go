@@ -144,6 +144,27 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 			return done
 		}
 	}
+	// An enumeration or yes/no question is answered in the caller's words ("No, I don't need
+	// one, English is fine"): read them first, before a grammar of a few words forces the reply
+	// into one of them.
+	if f := exp.field; exp.kind == expectField && f != nil && (f.Kind == kindChoice || f.Kind == kindYesNo) && !correction {
+		if v, ok := l.freeValue(f, lm.Words, text, u); ok {
+			h.values, h.intent = []fieldValue{v}, intentAnswer
+			return h
+		}
+		var rest []candidate
+		for _, c := range cands {
+			if c.f != f {
+				rest = append(rest, c)
+			}
+		}
+		cands = rest
+	}
+	// A turn that names another field and gives its value ("the referral number is R F …") is
+	// news about that field.
+	if !correction && !volunteer && namesOther(m, exp, text) {
+		volunteer = true
+	}
 
 	// A value of the type of some other field than the one asked, given early or late, or a
 	// correction of one given before: the slot grammars chose it by score.
@@ -830,10 +851,11 @@ func (l *listener) freeValue(f *field, ws []asr.Word, text string, u Utterance) 
 		}
 		s := asr.Slot{Kind: asr.KindChoice, Choices: alts}
 		if f.Kind == kindYesNo {
+			// "Okay" or "fine" alone is no answer to a yes/no question.
 			if yes, ok := firstPolarity(text); ok {
 				return l.fieldValue(f, asr.Value{Kind: asr.KindYesNo, Text: map[bool]string{true: "yes", false: "no"}[yes]})
 			}
-			s = asr.Slot{Kind: asr.KindYesNo}
+			return fieldValue{}, false
 		}
 		v, ok := s.Parse(text)
 		if !ok {
@@ -880,6 +902,25 @@ func shortField(f *field) bool {
 		}
 	}
 	return true
+}
+
+// namesOther reports a turn that says "<another field> is …" ("the referral number is R F …").
+func namesOther(m *model, exp expectation, text string) bool {
+	t := " " + text + " "
+	for _, f := range m.allFields() {
+		if f == exp.field {
+			continue
+		}
+		phrase := strings.ToLower(strings.Join(nameWords(f.Name), " "))
+		if len(strings.Fields(phrase)) < 2 {
+			continue
+		}
+		if strings.Contains(t, " "+phrase+" is ") || strings.Contains(t, " "+phrase+" was ") ||
+			strings.Contains(t, " "+strings.ToLower(f.Subject)+" is ") {
+			return true
+		}
+	}
+	return false
 }
 
 // firstPolarity reads an answer to a yes/no question from its first word that says yes or no:
