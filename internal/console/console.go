@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,10 +19,10 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/session"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -39,7 +38,7 @@ var ErrAgentUnavailable = errors.New("the agent is not available")
 
 // Config configures a Service.
 type Config struct {
-	Store   *store.DB
+	Store   Store
 	Tasks   []*task.Task
 	Systems *systems.File
 	Keys    systems.Keys
@@ -70,7 +69,7 @@ type Service struct {
 	// Crash safety (reconcile.go): the liveness lock other consoles test before closing this one's
 	// sessions, the closings waiting for the database, and the keeper that retries them.
 	lockMu    sync.Mutex
-	lock      *store.NamedLock
+	lock      audit.Lock
 	closeMu   sync.Mutex // one closing at a time
 	pendMu    sync.Mutex
 	pending   map[string]ending
@@ -102,8 +101,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	if cfg.Systems != nil {
 		for _, sys := range cfg.Systems.Systems {
-			conf, _ := json.Marshal(map[string]any{"model": sys.Model, "voice": sys.Voice, "endpoint": sys.Endpoint, "server_vad": sys.ServerVAD})
-			if _, err := cfg.Store.UpsertSystem(ctx, store.System{Label: sys.Label, Family: string(sys.Family), Config: conf}); err != nil {
+			if _, err := cfg.Store.UpsertSystem(ctx, SystemRecord(sys)); err != nil {
 				return nil, fmt.Errorf("console: store system %s: %w", sys.Label, err)
 			}
 		}
@@ -137,14 +135,11 @@ func (s *Service) Task(id string) (*task.Task, bool) {
 	return t, ok
 }
 
-// Store returns the store.
-func (s *Service) Store() *store.DB { return s.cfg.Store }
-
 // Live is one running session with the participant-facing plumbing around it.
 type Live struct {
 	ID            string
 	ParticipantID int64
-	Assignment    store.Assignment
+	Assignment    audit.Assignment
 	Task          *task.Task
 	Alias         string // the blind name the participant sees
 	Session       *session.Session
@@ -155,7 +150,7 @@ type Live struct {
 	ended   chan struct{}
 	outcome Outcome
 	journal *trace.Journal
-	exclude *store.Exclusion // an experimenter's exclusion of the running call (ExcludeLive)
+	exclude *audit.Exclusion // an experimenter's exclusion of the running call (ExcludeLive)
 }
 
 // Outcome is what a finished session left in the store.
@@ -234,7 +229,7 @@ func (s *Service) endpoint(sys systems.System) string {
 
 // StartHuman starts the live session of a participant's claimed assignment. When the agent cannot
 // be reached the session is stored as a platform_lost exclusion and its cell returns to the pool.
-func (s *Service) StartHuman(ctx context.Context, p store.Participant, a store.Assignment, meta map[string]string) (*Live, error) {
+func (s *Service) StartHuman(ctx context.Context, p audit.Participant, a audit.Assignment, meta map[string]string) (*Live, error) {
 	t, ok := s.tasks[a.Task]
 	if !ok {
 		return nil, fmt.Errorf("console: assignment %d names task %q: %w", a.ID, a.Task, ErrUnknownTask)
@@ -247,8 +242,8 @@ func (s *Service) StartHuman(ctx context.Context, p store.Participant, a store.A
 	if st, err := s.cfg.Store.System(ctx, a.System); err == nil {
 		alias = st.Alias
 	}
-	rec, err := s.cfg.Store.CreateSession(ctx, store.NewSession{AssignmentID: a.ID, ParticipantID: p.ID, TaskID: t.ID,
-		TaskVersion: t.Version, System: a.System, Mode: store.ModeHuman, Seed: a.ID, ConsoleID: s.id})
+	rec, err := s.cfg.Store.CreateSession(ctx, audit.NewSession{AssignmentID: a.ID, ParticipantID: p.ID, TaskID: t.ID,
+		TaskVersion: t.Version, System: a.System, Mode: audit.ModeHuman, Seed: a.ID, ConsoleID: s.id})
 	if err != nil {
 		return nil, fmt.Errorf("console: create session: %w", err)
 	}
@@ -333,7 +328,7 @@ func (s *Service) persist(l *Live) {
 
 // SaveResult stores what a finished session left: its recording, its grade (or a grader_error
 // exclusion), its exclusion, and its end. Shared by human and synthetic runs.
-func SaveResult(ctx context.Context, st *store.DB, sessionID string, res session.Result) error {
+func SaveResult(ctx context.Context, st Results, sessionID string, res session.Result) error {
 	var errs []error
 	if res.Recording != "" {
 		if rec, err := describeRecording(sessionID, res.Recording); err == nil {
@@ -346,7 +341,7 @@ func SaveResult(ctx context.Context, st *store.DB, sessionID string, res session
 		doc, err := grade.Encode(*res.Grade)
 		if err == nil {
 			afa := res.Grade.AFA.Value
-			errs = append(errs, st.SaveScore(ctx, store.Score{SessionID: sessionID, GraderVersion: res.Grade.Grader, Grade: doc,
+			errs = append(errs, st.SaveScore(ctx, audit.Score{SessionID: sessionID, GraderVersion: res.Grade.Grader, Grade: doc,
 				WS: res.Grade.WS == 1, TS: res.Grade.TS == 1, PV: res.Grade.PV == 1, AC: res.Grade.AC == 1, AV: res.Grade.AV == 1,
 				AFA: &afa, TTRMS: res.Grade.TTRMS}))
 		}
@@ -361,29 +356,29 @@ func SaveResult(ctx context.Context, st *store.DB, sessionID string, res session
 		exclusion, note = session.ExclusionGraderError, res.GradeErr.Error()
 	}
 	if exclusion != "" {
-		_, err := st.ExcludeSession(ctx, store.Exclusion{SessionID: sessionID, Reason: store.ExclusionReason(exclusion),
+		_, err := st.ExcludeSession(ctx, audit.Exclusion{SessionID: sessionID, Reason: audit.ExclusionReason(exclusion),
 			Note: note, By: "system"})
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
 
-func describeRecording(sessionID, path string) (store.Recording, error) {
+func describeRecording(sessionID, path string) (audit.Recording, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return store.Recording{}, err
+		return audit.Recording{}, err
 	}
 	defer f.Close()
 	h := sha256.New()
 	n, err := io.Copy(h, f)
 	if err != nil {
-		return store.Recording{}, err
+		return audit.Recording{}, err
 	}
 	dur := int64(0)
 	if n > 44 {
 		dur = (n - 44) / 4 * 1000 / media.RecordRate
 	}
-	return store.Recording{SessionID: sessionID, Kind: store.RecordingStereo, Path: path, SampleRate: media.RecordRate,
+	return audit.Recording{SessionID: sessionID, Kind: audit.RecordingStereo, Path: path, SampleRate: media.RecordRate,
 		Channels: 2, DurationMS: dur, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 

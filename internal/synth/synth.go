@@ -9,7 +9,6 @@ package synth
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,11 +21,11 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/session"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -61,7 +60,7 @@ func Order(tasks []*task.Task, seeds int) []Pair {
 
 // Config describes a synthetic run of one system.
 type Config struct {
-	Store  *store.DB
+	Store  Store
 	System systems.System
 	Keys   systems.Keys
 	// Endpoint overrides the system's endpoint (the in-process reference agent's ws:// URL).
@@ -131,7 +130,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	label := cfg.System.Label
 	lock, err := cfg.Store.TryLock(ctx, "synth:"+label)
-	if errors.Is(err, store.ErrConflict) {
+	if errors.Is(err, audit.ErrConflict) {
 		return Summary{}, fmt.Errorf("system %s: %w", label, ErrLocked)
 	}
 	if err != nil {
@@ -238,10 +237,8 @@ func register(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("synth: store task %s: %w (bump the task's version when its content changes)", t.ID, err)
 		}
 	}
-	s := cfg.System
-	conf, _ := json.Marshal(map[string]any{"model": s.Model, "voice": s.Voice, "endpoint": s.Endpoint, "server_vad": s.ServerVAD})
-	if _, err := cfg.Store.UpsertSystem(ctx, store.System{Label: s.Label, Family: string(s.Family), Config: conf}); err != nil {
-		return fmt.Errorf("synth: store system %s: %w", s.Label, err)
+	if _, err := cfg.Store.UpsertSystem(ctx, console.SystemRecord(cfg.System)); err != nil {
+		return fmt.Errorf("synth: store system %s: %w", cfg.System.Label, err)
 	}
 	return nil
 }
@@ -253,8 +250,8 @@ type pairKey struct {
 
 // finished returns the system's finished pairs (a graded, ended, not excluded synthetic session)
 // with the session that finished each, and how many sessions each pair has had (to name the next).
-func finished(ctx context.Context, st *store.DB, label string) (map[pairKey]string, map[pairKey]int, error) {
-	ss, err := st.ListSessions(ctx, store.SessionFilter{Mode: store.ModeSynthetic, System: label})
+func finished(ctx context.Context, st Store, label string) (map[pairKey]string, map[pairKey]int, error) {
+	ss, err := st.ListSessions(ctx, audit.SessionFilter{Mode: audit.ModeSynthetic, System: label})
 	if err != nil {
 		return nil, nil, fmt.Errorf("synth: list sessions: %w", err)
 	}
@@ -262,7 +259,7 @@ func finished(ctx context.Context, st *store.DB, label string) (map[pairKey]stri
 	for _, s := range ss {
 		k := pairKey{s.TaskID, s.Seed}
 		attempts[k]++
-		if s.Status == store.SessionEnded && s.Score != nil && s.Exclusion == nil && done[k] == "" {
+		if s.Status == audit.SessionEnded && s.Score != nil && s.Exclusion == nil && done[k] == "" {
 			done[k] = s.ID
 		}
 	}
@@ -290,8 +287,8 @@ func runOne(ctx context.Context, cfg Config, p Pair, attempts map[pairKey]int) O
 	attemptsMu.Unlock()
 	st := cfg.Store
 	sctx := context.WithoutCancel(ctx) // storing what happened must not be cut short
-	if _, err := st.CreateSession(sctx, store.NewSession{ID: out.Session, TaskID: p.Task.ID, TaskVersion: p.Task.Version,
-		System: cfg.System.Label, Mode: store.ModeSynthetic, Seed: p.Seed}); err != nil {
+	if _, err := st.CreateSession(sctx, audit.NewSession{ID: out.Session, TaskID: p.Task.ID, TaskVersion: p.Task.Version,
+		System: cfg.System.Label, Mode: audit.ModeSynthetic, Seed: p.Seed}); err != nil {
 		out.Err = fmt.Errorf("create session: %w", err)
 		return out
 	}
@@ -309,7 +306,7 @@ func runOne(ctx context.Context, cfg Config, p Pair, attempts map[pairKey]int) O
 	if err != nil {
 		// As for a human call: an unreachable agent is recorded as a platform_lost exclusion.
 		st.EndSession(sctx, out.Session, session.EndPlatformLost)
-		st.ExcludeSession(sctx, store.Exclusion{SessionID: out.Session, Reason: store.ReasonPlatformLost,
+		st.ExcludeSession(sctx, audit.Exclusion{SessionID: out.Session, Reason: audit.ReasonPlatformLost,
 			Note: "agent could not be reached: " + err.Error(), By: "system"})
 		out.Err = fmt.Errorf("%w: %w", errConnect, err)
 		out.Reason, out.Exclusion = session.EndPlatformLost, session.ExclusionPlatformLost
@@ -339,7 +336,7 @@ func runOne(ctx context.Context, cfg Config, p Pair, attempts map[pairKey]int) O
 // export writes the finished sessions of the plan's pairs (this run's and earlier ones) to Out:
 // traces/<session>.jsonl as the store holds them, grades/<session>.json, and runs.csv.
 func export(ctx context.Context, cfg Config, plan []Pair) error {
-	ss, err := cfg.Store.ListSessions(ctx, store.SessionFilter{Mode: store.ModeSynthetic, System: cfg.System.Label})
+	ss, err := cfg.Store.ListSessions(ctx, audit.SessionFilter{Mode: audit.ModeSynthetic, System: cfg.System.Label})
 	if err != nil {
 		return fmt.Errorf("synth: export: %w", err)
 	}
@@ -348,12 +345,12 @@ func export(ctx context.Context, cfg Config, plan []Pair) error {
 		want[pairKey{p.Task.ID, p.Seed}] = true
 	}
 	// Rows in coverage-first order (seed, then task), each pair's attempts in the order they ran.
-	slices.SortStableFunc(ss, func(a, b store.SessionSummary) int {
+	slices.SortStableFunc(ss, func(a, b audit.SessionSummary) int {
 		return cmp.Or(cmp.Compare(a.Seed, b.Seed), cmp.Compare(a.TaskID, b.TaskID))
 	})
 	rows := [][]string{{"session", "system", "task", "seed", "status", "end_reason", "excluded", "ws", "ts", "pv", "ac", "av", "afa", "ttr_ms", "trace", "grade"}}
 	for _, s := range ss {
-		if !want[pairKey{s.TaskID, s.Seed}] || s.Status != store.SessionEnded {
+		if !want[pairKey{s.TaskID, s.Seed}] || s.Status != audit.SessionEnded {
 			continue
 		}
 		tracePath := filepath.Join("traces", s.ID+".jsonl")

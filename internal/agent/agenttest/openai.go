@@ -26,6 +26,10 @@ type Script struct {
 	// EchoKey quotes a refused key in the HTTP 401 body (OpenAI family), as a hostile or careless
 	// provider would.
 	EchoKey bool
+	// SplitToolTurns (Gemini) ends a tool-call turn with turnComplete and answers the tool
+	// results in a new turn, as some Gemini Live models do (livekit/agents PR #3192), instead of
+	// continuing the same turn after the toolResponse and ending it with one turnComplete.
+	SplitToolTurns bool
 }
 
 // Received is one client message as the fake got it (audio replaced by its byte count).

@@ -33,13 +33,13 @@ var (
 		Greeting:           []string{wire.ConversationCreated, wire.SessionCreated, wire.Ping},
 		ConflictMessage:    "A response is already in progress: %s",
 		HangOnPartialBatch: true, DefaultServerVAD: true, DefaultVoice: "Eve", TurnTypes: []string{"server_vad"}}
+	// StepFunRealtime: step-audio-2 and step-audio-2-mini speak only qingchunshaonv and
+	// wenrounansheng (platform.stepfun.com realtime docs); older models the four voices.
 	StepFunRealtime = Provider{Name: "stepfun", Schema: wire.SchemaBeta,
 		Voices:          []string{"qingchunshaonv", "wenrounansheng", "elegantgentle-female", "livelybreezy-female"},
+		ModelVoices:     map[string][]string{"step-audio-2": {"qingchunshaonv", "wenrounansheng"}},
 		Greeting:        []string{wire.SessionCreated},
 		ConflictMessage: "ongoing response already exists: %s",
 		DefaultVoice:    "qingchunshaonv", OutputModalities: [][]string{{"audio", "text"}}, TurnTypes: []string{"server_vad"},
 		RateLimits: true}
-	LiveSession = Provider{Name: "live", Schema: wire.SchemaGA, ModelInStart: true, Voices: gaVoices,
-		ConflictMessage: gaConflict, DefaultServerVAD: true, DefaultVoice: "marin",
-		OutputModalities: [][]string{{"audio"}, {"text"}}, TurnTypes: vadTypes, RateLimits: true}
 )

@@ -1,7 +1,10 @@
 // Package agenttest holds faithful protocol fakes of the realtime agent APIs: real WebSocket
 // servers on loopback that speak each family's wire protocol from a small script, validate what
 // clients send as the real API does (rejecting what it rejects), and record the traffic so tests
-// can assert on it. Adapter tests run the real client code against them.
+// can assert on it. Adapter tests run the real client code against them. The OpenAI-family fake
+// is a responder of realtimeserver; the Gemini Live fake (with the service's setup and schema
+// validation, tool-turn shapes and session resumption) and the GPT-Live fake (the published API)
+// are servers of their own protocols.
 package agenttest
 
 import (

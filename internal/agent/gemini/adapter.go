@@ -32,8 +32,11 @@ type Options struct {
 	PreRollMS int
 	// NoTranscription turns off the input and output transcriptions requested by default.
 	NoTranscription bool
-	Timeouts        Timeouts
-	EventLimit      int // undelivered events before an overflow failure (default 8192)
+	// NoResumption turns off session resumption (handles and context window compression): a
+	// goAway then ends the call.
+	NoResumption bool
+	Timeouts     Timeouts
+	EventLimit   int // undelivered events before an overflow failure (default 8192)
 }
 
 // Timeouts bound every wait. Zero fields take the defaults.
@@ -44,18 +47,42 @@ type Timeouts struct {
 	Ping      time.Duration // keep-alive interval (default 15 s)
 }
 
-// Adapter is an agent.Adapter for one Gemini Live connection.
+// Adapter is an agent.Adapter for one Gemini Live call, which may span several connections.
 //
 // Gemini has no response ids: each model turn gets a synthetic id ("turn_1", …) used as ResponseID
 // and ItemID. Barge-in in matched mode is an activityStart (the setup asks for
 // START_OF_ACTIVITY_INTERRUPTS); the protocol has no truncation, so Interrupt's playedMS is only
 // used to discard the rest of the interrupted turn's audio.
+//
+// Tool turns come in two shapes: the model continues the same turn after the toolResponse and
+// ends it with one turnComplete, or (some models) it ends the tool-call turn with turnComplete and
+// answers in a new turn. The agent's turn (agent.EventTurnEnd) ends at a turnComplete after which
+// no call waits for its result and no toolResponse waits for the model's continuation.
+//
+// Session resumption: the setup asks for resumption handles and context window compression. On
+// goAway the adapter moves the call to a new connection resumed from the latest handle, at the
+// next point where nothing is in flight (no model turn, no tool call, no caller activity) or,
+// failing that, shortly before the connection's end; the move is reported as EventReconnect and
+// the call goes on (the caller's audio meanwhile is held and sent on the new connection).
 type Adapter struct {
 	opts Options
 	to   Timeouts
 
-	mu   sync.Mutex // guards link and everything below
-	link *link.Link
+	mu     sync.Mutex // guards link and everything below
+	link   *link.Link
+	target link.Target
+	setup0 *Setup // the setup sent, resent with a handle on resuming
+	notes  []string
+	voice  string
+	tools  []string
+
+	resumeHandle string      // latest resumable handle
+	handleFresh  bool        // no turn (the model's or the caller's) began since it was issued
+	goAway       bool        // the server announced the end of the connection: move at the next quiet point
+	goAwayLeft   string      // its notice, for the reconnect's reason
+	resumeTimer  *time.Timer // moves anyway shortly before the connection's end
+	reconnecting bool
+	reconnects   int
 
 	turns       int    // model turns seen
 	turn        string // id of the model turn in progress ("" between turns)
@@ -69,9 +96,10 @@ type Adapter struct {
 	calls   map[string]string // call id awaiting a result → name
 	seen    map[string]bool
 	results []FunctionResponse // results of the open batch
+	// continuation: a toolResponse was sent and the model has not continued yet
+	continuation bool
+	agentTurn    bool // the agent's turn has begun and not ended
 }
-
-var _ agent.Adapter = (*Adapter)(nil)
 
 // New returns an unconnected adapter.
 func New(opts Options) *Adapter {
@@ -84,9 +112,14 @@ func New(opts Options) *Adapter {
 		Socket: socket.Options{HandshakeTimeout: to.Handshake, WriteTimeout: to.Write, IdleTimeout: to.Idle,
 			PingInterval: to.Ping, Redact: []string{opts.Key}},
 		EventLimit: opts.EventLimit, PreRollMS: opts.PreRollMS, InputRate: InputRate,
-		Classify: classifyClose, Message: a.handle})
+		Classify: classifyClose, Message: a.handle, Stop: a.stopTimersLocked, Resume: a.resumeOnLossLocked})
 	return a
 }
+
+var (
+	_ agent.Adapter         = (*Adapter)(nil)
+	_ agent.SessionReporter = (*Adapter)(nil)
+)
 
 // Format is 16 kHz in, 24 kHz out.
 func (a *Adapter) Format() agent.Format {
@@ -103,6 +136,7 @@ func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
 	}
 	setup, err := a.setup(cfg)
 	if err != nil {
+		a.link.Finish()
 		return err
 	}
 	target := a.opts.URL
@@ -110,6 +144,7 @@ func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
 		target = DefaultURL
 	}
 	if _, err := link.ParseURL(target); err != nil {
+		a.link.Finish()
 		return err
 	}
 	h := http.Header{}
@@ -117,9 +152,26 @@ func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
 		h.Set("x-goog-api-key", a.opts.Key)
 	}
 	t := link.Target{URL: target, Header: h, Awaited: "setupComplete", Model: setup.Model, Tools: len(cfg.Tools)}
+	a.mu.Lock()
+	a.target, a.setup0 = t, setup
+	a.mu.Unlock()
 	return a.link.Dial(ctx, t, func() error {
 		return a.sendLocked("setup", map[string]any{"setup": setup})
 	})
+}
+
+// Applied reports what the session was set up with. setupComplete echoes nothing: its arrival
+// means the server accepted the whole setup (a refused field closes the connection instead), so
+// the tools, voice and turn detection are those sent, after translation.
+func (a *Adapter) Applied() agent.Applied {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	td := "manual"
+	if a.setup0 != nil && !a.setup0.RealtimeInputConfig.AutomaticActivityDetection.Disabled {
+		td = "automatic"
+	}
+	return agent.Applied{Tools: append([]string(nil), a.tools...), Voice: a.voice, InputRate: InputRate, OutputRate: OutputRate,
+		TurnDetection: td, Notes: append([]string(nil), a.notes...)}
 }
 
 func (a *Adapter) setup(cfg agent.Config) (*Setup, error) {
@@ -127,6 +179,19 @@ func (a *Adapter) setup(cfg agent.Config) (*Setup, error) {
 	if err := link.CheckTools(cfg.Tools); err != nil {
 		return nil, err
 	}
+	decls, notes, err := Declarations(cfg.Tools)
+	if err != nil {
+		return nil, &agent.Error{Class: agent.ClassProtocol, Code: "unsupported_schema", Fatal: true, Message: err.Error()}
+	}
+	a.mu.Lock()
+	a.notes, a.voice = notes, voice
+	if cfg.Voice != "" && !strings.EqualFold(cfg.Voice, voice) {
+		a.notes = append(a.notes, fmt.Sprintf("voice %q is not offered; %q used", cfg.Voice, voice))
+	}
+	for _, t := range cfg.Tools {
+		a.tools = append(a.tools, t.Name)
+	}
+	a.mu.Unlock()
 	model := a.opts.Model
 	if !strings.HasPrefix(model, "models/") {
 		model = "models/" + model
@@ -152,11 +217,11 @@ func (a *Adapter) setup(cfg agent.Config) (*Setup, error) {
 	if !a.opts.NoTranscription {
 		s.InputAudioTranscription, s.OutputAudioTranscription = &struct{}{}, &struct{}{}
 	}
-	if len(cfg.Tools) > 0 {
-		decls := make([]FunctionDeclaration, len(cfg.Tools))
-		for i, t := range cfg.Tools {
-			decls[i] = FunctionDeclaration{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
-		}
+	if !a.opts.NoResumption {
+		s.SessionResumption = &SessionResumption{}
+		s.ContextWindowCompression = &ContextWindowCompression{SlidingWindow: &struct{}{}}
+	}
+	if len(decls) > 0 {
 		s.Tools = []Tool{{FunctionDeclarations: decls}}
 	}
 	return s, nil
@@ -189,6 +254,7 @@ func (a *Adapter) StartTurn() error {
 }
 
 func (a *Adapter) activityStartLocked() error {
+	a.handleFresh = false
 	return a.sendLocked("realtimeInput.activityStart", map[string]any{"realtimeInput": map[string]any{"activityStart": struct{}{}}})
 }
 
@@ -248,11 +314,117 @@ func (a *Adapter) flushResultsLocked() error {
 	}
 	results := a.results
 	a.results = nil
+	a.continuation = true // the model owes its answer to these results
 	return a.sendLocked("toolResponse", map[string]any{"toolResponse": map[string]any{"functionResponses": results}})
 }
 
 // Close ends the connection; the Events channel is closed when it returns.
 func (a *Adapter) Close() error { return a.link.Close() }
+
+func (a *Adapter) stopTimersLocked() {
+	if a.resumeTimer != nil {
+		a.resumeTimer.Stop()
+		a.resumeTimer = nil
+	}
+}
+
+// goAwayLocked handles the server's notice: with a handle the call moves to a resumed session
+// (now if nothing is in flight, else at the next quiet point, at the latest a third of the notice
+// before the end); without one the notice is reported and the call ends with the connection.
+func (a *Adapter) goAwayLocked(left string) []agent.Event {
+	if a.opts.NoResumption || a.resumeHandle == "" {
+		return []agent.Event{{Type: agent.EventError, Err: &agent.Error{Class: agent.ClassLostConnection, Code: "go_away",
+			Message: fmt.Sprintf("provider is closing the session in %s and gave no resumption handle", left)}}}
+	}
+	a.goAway, a.goAwayLeft = true, left
+	notice, err := time.ParseDuration(left)
+	if err != nil || notice <= 0 {
+		notice = time.Second
+	}
+	a.stopTimersLocked()
+	gen := a.link.GenerationLocked()
+	a.resumeTimer = time.AfterFunc(notice*2/3, func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.goAway && a.link.GenerationLocked() == gen {
+			a.startReconnectLocked(true)
+		}
+	})
+	a.maybeReconnectLocked()
+	return nil
+}
+
+// quietLocked reports a point where a resumed session loses nothing: no model turn, no tool call
+// or result in flight, no continuation owed, no caller activity open, and a handle issued after
+// the last turn (the service sends it right after turnComplete).
+func (a *Adapter) quietLocked() bool {
+	return a.turn == "" && len(a.calls) == 0 && len(a.results) == 0 && !a.continuation && !a.agentTurn && !a.link.InTurnLocked() && a.handleFresh
+}
+
+// maybeReconnectLocked moves the call after a goAway once it is quiet.
+func (a *Adapter) maybeReconnectLocked() {
+	if a.goAway && a.quietLocked() {
+		a.startReconnectLocked(false)
+	}
+}
+
+// resumeOnLossLocked keeps a call whose connection ended after a goAway: it moves to a resumed
+// session at once.
+func (a *Adapter) resumeOnLossLocked(err *agent.Error) bool {
+	if !a.goAway || a.resumeHandle == "" || a.reconnecting {
+		return a.reconnecting
+	}
+	a.startReconnectLocked(true)
+	return true
+}
+
+// startReconnectLocked starts moving the call to a session resumed from the latest handle. forced
+// says the call was not quiet: what is in flight is given up (the model's turn ends as
+// incomplete, pending tool calls are forgotten) so that the caller can go on.
+func (a *Adapter) startReconnectLocked(forced bool) {
+	if a.reconnecting {
+		return
+	}
+	a.reconnecting, a.goAway = true, false
+	a.stopTimersLocked()
+	if forced && !a.quietLocked() {
+		if a.turn != "" {
+			a.link.EmitLocked(agent.Event{Type: agent.EventResponseDone, ResponseID: a.turn, Status: agent.StatusIncomplete})
+			a.turn = ""
+		}
+		a.calls, a.results, a.continuation = map[string]string{}, nil, false
+		if a.agentTurn {
+			a.agentTurn = false
+			a.link.EmitLocked(agent.Event{Type: agent.EventTurnEnd, Status: agent.StatusIncomplete})
+		}
+	}
+	setup := *a.setup0
+	setup.SessionResumption = &SessionResumption{Handle: a.resumeHandle}
+	reason := fmt.Sprintf("goAway (%s left)", a.goAwayLeft)
+	t := a.target
+	go a.reconnect(t, &setup, reason)
+}
+
+// reconnect runs the move (on its own goroutine: dialling blocks).
+func (a *Adapter) reconnect(t link.Target, setup *Setup, reason string) {
+	err := a.link.Redial(context.Background(), t, func() error {
+		return a.sendLocked("setup", map[string]any{"setup": setup})
+	}, func() error {
+		if a.link.InTurnLocked() { // the caller's activity goes on in the new session
+			return a.activityStartLocked()
+		}
+		return nil
+	})
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.reconnecting = false
+	if err != nil {
+		a.link.Log().Warn("resuming the session failed", "err", err)
+		return // the link reported the loss
+	}
+	a.reconnects++
+	a.link.EmitLocked(agent.Event{Type: agent.EventReconnect, Text: fmt.Sprintf("%s: resumed on connection %d", reason, a.link.GenerationLocked())})
+}
 
 // classifyClose maps the Live API's close frames (its only error channel) to error classes.
 func classifyClose(ce *websocket.CloseError) *agent.Error {

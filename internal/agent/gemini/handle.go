@@ -6,11 +6,13 @@ import (
 	"strings"
 
 	"github.com/voicebench/humanaudit/internal/agent"
+	"github.com/voicebench/humanaudit/internal/agent/internal/link"
 )
 
 // handle processes one server frame (the Live API sends JSON in binary frames; both opcodes
 // arrive here).
-func (a *Adapter) handle(data []byte) {
+func (a *Adapter) handle(f link.Frame) {
+	data := f.Data
 	norm, err := CamelKeys(data)
 	var msg ServerMessage
 	if err == nil {
@@ -22,7 +24,7 @@ func (a *Adapter) handle(data []byte) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.link.ReceiveLocked(data, "JSON message", err, rawType(&msg), raw, func() []agent.Event { return a.normalizeLocked(&msg) })
+	a.link.ReceiveLocked(f, "JSON message", err, rawType(&msg), raw, func() []agent.Event { return a.normalizeLocked(&msg) })
 }
 
 // rawType names a server message by its top-level field and, for content, what it carries.
@@ -63,7 +65,7 @@ func rawType(m *ServerMessage) string {
 
 func (a *Adapter) normalizeLocked(m *ServerMessage) []agent.Event {
 	var out []agent.Event
-	if m.SetupComplete != nil && !a.link.ReadyLocked() {
+	if m.SetupComplete != nil && a.link.AwaitingHandshakeLocked() {
 		a.link.HandshakeDoneLocked(nil)
 	}
 	if m.UsageMetadata != nil {
@@ -72,8 +74,12 @@ func (a *Adapter) normalizeLocked(m *ServerMessage) []agent.Event {
 	if c := m.ServerContent; c != nil {
 		out = append(out, a.contentLocked(c)...)
 	}
+	if ru := m.SessionResumptionUpdate; ru != nil && ru.Resumable && ru.NewHandle != "" {
+		a.resumeHandle, a.handleFresh = ru.NewHandle, true
+	}
 	if tc := m.ToolCall; tc != nil {
 		a.beginTurnLocked()
+		a.continuation = false
 		for _, fc := range tc.FunctionCalls {
 			if fc.ID == "" || a.seen[fc.ID] {
 				continue
@@ -94,16 +100,19 @@ func (a *Adapter) normalizeLocked(m *ServerMessage) []agent.Event {
 		a.flushResultsLocked()
 	}
 	if ga := m.GoAway; ga != nil {
-		out = append(out, agent.Event{Type: agent.EventError, Err: &agent.Error{Class: agent.ClassLostConnection, Code: "go_away",
-			Message: fmt.Sprintf("provider is closing the session in %s", ga.TimeLeft)}})
+		out = append(out, a.goAwayLocked(ga.TimeLeft)...)
 	}
 	if a.usage != nil && a.turn == "" { // usage outside a turn: report it now
 		out = append(out, a.usageEventLocked(""))
+	}
+	if m.ServerContent != nil && m.ServerContent.TurnComplete || m.SessionResumptionUpdate != nil {
+		a.maybeReconnectLocked()
 	}
 	return out
 }
 
 func (a *Adapter) beginTurnLocked() {
+	a.agentTurn, a.handleFresh = true, false
 	if a.turn == "" {
 		a.turns++
 		a.turn = fmt.Sprintf("turn_%d", a.turns)
@@ -123,6 +132,7 @@ func (a *Adapter) contentLocked(c *ServerContent) []agent.Event {
 	if c.ModelTurn != nil || c.OutputTranscription != nil {
 		out = append(out, a.callerTranscriptLocked()...) // the model answers: the caller's turn is over
 		a.beginTurnLocked()
+		a.continuation = false // the model has continued after its tool results
 	}
 	if mt := c.ModelTurn; mt != nil {
 		for _, p := range mt.Parts {
@@ -162,6 +172,14 @@ func (a *Adapter) contentLocked(c *ServerContent) []agent.Event {
 		}
 		out = append(out, a.usageEventLocked(a.turn))
 		out = append(out, agent.Event{Type: agent.EventResponseDone, ResponseID: a.turn, Status: status})
+		// The agent's turn is over unless a call waits for its result or the model owes the
+		// continuation of results already sent (the shape that ends a tool-call turn with
+		// turnComplete and answers in a new turn). An interrupted turn is over: the caller has
+		// the floor.
+		if a.interrupted || (len(a.calls) == 0 && len(a.results) == 0 && !a.continuation) {
+			a.agentTurn, a.continuation = false, false
+			out = append(out, agent.Event{Type: agent.EventTurnEnd, ResponseID: a.turn, Status: status})
+		}
 		a.turn = ""
 	}
 	return out

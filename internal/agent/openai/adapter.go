@@ -22,6 +22,10 @@ import (
 // request made meanwhile is queued (at most one) and sent after response.done. A tool batch (all
 // function calls of one response) is answered with every function_call_output first and then one
 // response.create after that response is done, which Grok requires and the others accept.
+//
+// The agent's turn ends (agent.EventTurnEnd) with the response.done of a response that called no
+// tools, when no tool batch waits for outputs and no follow-up response is owed: a response
+// with tool calls is followed by the follow-up the adapter asks for, and the turn goes on.
 type Adapter struct {
 	opts Options
 	to   Timeouts
@@ -31,8 +35,9 @@ type Adapter struct {
 	phase phase
 	seq   int
 
-	sentTools     int
+	sentTools     []string          // names of the tools sent in the session
 	pendingUpdate *wire.ClientEvent // session.update, sent once the provider's first event arrives
+	applied       agent.Applied     // what session.updated said the provider applied
 
 	// response lifecycle
 	active        string          // id of the response in progress
@@ -40,6 +45,10 @@ type Adapter struct {
 	createID      string          // event_id of that response.create
 	createTimer   *time.Timer     // ResponseStart deadline of that response.create
 	pendingCreate bool            // one more response.create wanted once nothing is active
+	followUp      bool            // a tool batch's follow-up response is owed: the turn goes on
+	createFollows bool            // the response.create in flight (createID) asks for a follow-up
+	committed     bool            // a caller item was committed since the last response.created
+	activeCaller  bool            // the active response started after a caller item: it answers the caller
 	cancelNext    bool            // Interrupt came before response.created: cancel it on arrival
 	cancelled     map[string]bool // responses we cancelled: their late audio is discarded
 	respSamples   int             // agent audio samples received for the active response
@@ -122,14 +131,18 @@ func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
 	a.mu.Lock()
 	a.phase, a.pendingUpdate = phaseWaitCreated, update
 	a.mu.Unlock()
-	t := link.Target{URL: target, Header: header, Awaited: "session confirmation", Model: a.opts.Model, Tools: len(cfg.Tools)}
-	return a.link.Dial(ctx, t, func() error {
-		if !a.opts.Dialect.ModelInStart {
-			return nil // the update follows the provider's first event
-		}
-		a.phase = phaseWaitUpdated
-		return a.sendLocked(update)
-	})
+	t := link.Target{URL: target, Header: header, Awaited: "session.updated", Model: a.opts.Model, Tools: len(cfg.Tools)}
+	return a.link.Dial(ctx, t, nil) // the update follows the provider's first event
+}
+
+// Applied reports what the provider's session.updated said it applied.
+func (a *Adapter) Applied() agent.Applied {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := a.applied
+	out.Tools = append([]string(nil), out.Tools...)
+	out.Notes = append([]string(nil), out.Notes...)
+	return out
 }
 
 func (a *Adapter) dialTarget() (string, http.Header, error) {
@@ -137,7 +150,7 @@ func (a *Adapter) dialTarget() (string, http.Header, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	if a.opts.Model != "" && !a.opts.Dialect.ModelInStart {
+	if a.opts.Model != "" {
 		q := u.Query()
 		q.Set("model", a.opts.Model)
 		u.RawQuery = q.Encode()
@@ -152,31 +165,36 @@ func (a *Adapter) dialTarget() (string, http.Header, error) {
 	return u.String(), h, nil
 }
 
-// sessionFrame builds session.update (or session.start), clamping the voice first.
+// sessionFrame builds session.update, clamping the voice first.
 func (a *Adapter) sessionFrame(cfg agent.Config) (*wire.ClientEvent, error) {
 	d := a.opts.Dialect
-	voice := a.link.Voice(cfg.Voice, append(append([]string{}, d.Voices...), a.opts.ExtraVoices...), d.DefaultVoice)
+	allowed := append(append([]string{}, d.VoicesFor(a.opts.Model)...), a.opts.ExtraVoices...)
+	voice := a.link.Voice(cfg.Voice, allowed, d.DefaultVoice)
 	if err := link.CheckTools(cfg.Tools); err != nil {
 		return nil, err
 	}
 	tools := make([]wire.Tool, len(cfg.Tools))
+	a.sentTools = make([]string, len(cfg.Tools))
 	for i, t := range cfg.Tools {
 		params := t.Parameters
 		if len(params) == 0 {
 			params = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
 		tools[i] = wire.Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params}
+		a.sentTools[i] = t.Name
 	}
-	a.sentTools = len(tools)
+	a.applied = agent.Applied{Voice: voice, InputRate: wire.SampleRate, OutputRate: wire.SampleRate, TurnDetection: "manual"}
+	if cfg.ServerTurnDetection {
+		a.applied.TurnDetection = "server_vad"
+	}
+	if voice != cfg.Voice && cfg.Voice != "" {
+		a.applied.Notes = append(a.applied.Notes, fmt.Sprintf("voice %q is not offered for model %q; %q used", cfg.Voice, a.opts.Model, voice))
+	}
 	session, err := json.Marshal(a.opts.sessionObject(cfg.Instructions, tools, voice, cfg.ServerTurnDetection))
 	if err != nil {
 		return nil, fmt.Errorf("encode session: %w", err)
 	}
-	typ := wire.SessionUpdate
-	if d.ModelInStart {
-		typ = wire.SessionStart
-	}
-	return &wire.ClientEvent{Type: typ, Session: session}, nil
+	return &wire.ClientEvent{Type: wire.SessionUpdate, Session: session}, nil
 }
 
 // sendLocked encodes ev with a fresh event id, queues it and records it as an outbound raw
@@ -218,12 +236,16 @@ func (a *Adapter) EndTurn() error {
 	if err := a.sendLocked(&wire.ClientEvent{Type: wire.InputAudioCommit}); err != nil {
 		return err
 	}
-	return a.requestResponseLocked()
+	return a.requestResponseLocked(false)
 }
 
 // requestResponseLocked sends response.create unless a response is active or requested, or a
-// tool batch still waits for results; then it queues one.
-func (a *Adapter) requestResponseLocked() error {
+// tool batch still waits for results; then it queues one. followUp says the response continues a
+// tool batch (the agent's turn is not over until it is done).
+func (a *Adapter) requestResponseLocked(followUp bool) error {
+	if followUp {
+		a.followUp = true
+	}
 	if a.active != "" || a.awaiting || a.batchOpenLocked() {
 		a.pendingCreate = true
 		return nil
@@ -236,7 +258,7 @@ func (a *Adapter) requestResponseLocked() error {
 	if err := a.sendLocked(ev); err != nil {
 		return err
 	}
-	a.awaiting, a.createID = true, ev.EventID
+	a.awaiting, a.createID, a.createFollows = true, ev.EventID, a.followUp
 	id := ev.EventID
 	a.stopTimerLocked()
 	a.createTimer = time.AfterFunc(a.to.ResponseStart, func() { a.responseStartTimeout(id) })
@@ -269,7 +291,13 @@ func (a *Adapter) responseStartTimeout(createID string) {
 	a.link.EmitLocked(agent.Event{Type: agent.EventError, Err: &agent.Error{Class: agent.ClassProtocol, Code: "response_timeout",
 		Message: fmt.Sprintf("no response.created within %s of response.create", a.to.ResponseStart)}})
 	if a.pendingCreate {
-		a.requestResponseLocked()
+		a.requestResponseLocked(false)
+		return
+	}
+	if a.followUp && !a.batchOpenLocked() {
+		// The provider never started the follow-up: nothing more comes for this turn.
+		a.followUp = false
+		a.link.EmitLocked(agent.Event{Type: agent.EventTurnEnd, Status: agent.StatusFailed})
 	}
 }
 
@@ -340,7 +368,7 @@ func (a *Adapter) SendToolResult(callID, name string, output json.RawMessage) er
 		return nil
 	}
 	delete(a.batches, respID)
-	return a.requestResponseLocked()
+	return a.requestResponseLocked(true)
 }
 
 // Close ends the connection; the Events channel is closed when it returns.

@@ -52,7 +52,6 @@ type Conn struct {
 
 	mu       sync.Mutex
 	set      settings
-	started  bool // live variant: session.start received
 	spoke    bool // assistant audio sent: the voice is frozen
 	buf      []int16
 	total    int64 // caller samples appended since the connection opened
@@ -136,9 +135,7 @@ func (c *Conn) serve() {
 	c.agent.Configure(c.set.Session)
 	c.wg.Add(1)
 	go c.respond()
-	if !c.p.ModelInStart {
-		c.greet()
-	}
+	c.greet()
 	c.ws.SetPingHandler(func(data string) error {
 		c.ws.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
 		c.wmu.Lock()
@@ -231,22 +228,9 @@ func (c *Conn) handle(data []byte) {
 	id, _ := ev["event_id"].(string)
 	c.observe(typ, data)
 
-	c.mu.Lock()
-	needStart := c.p.ModelInStart && !c.started
-	c.mu.Unlock()
-	if needStart && typ != wire.SessionStart {
-		c.reject(id, &invalid{"session_not_started", "The first event must be session.start.", "type"})
-		return
-	}
 	switch typ {
-	case wire.SessionStart:
-		if !c.p.ModelInStart {
-			c.reject(id, invalidValue("type", typ, nil))
-			return
-		}
-		c.sessionUpdate(id, ev, data, true)
 	case wire.SessionUpdate:
-		c.sessionUpdate(id, ev, data, false)
+		c.sessionUpdate(id, ev, data)
 	case wire.InputAudioAppend:
 		c.appendAudio(id, ev)
 	case wire.InputAudioCommit:
@@ -288,7 +272,7 @@ func unknownEvent(typ string) *invalid {
 
 // ---- session ----
 
-func (c *Conn) sessionUpdate(id string, ev map[string]any, data []byte, start bool) {
+func (c *Conn) sessionUpdate(id string, ev map[string]any, data []byte) {
 	s, ok := ev["session"].(map[string]any)
 	if !ok {
 		c.reject(id, missing("session"))
@@ -302,14 +286,10 @@ func (c *Conn) sessionUpdate(id string, ev map[string]any, data []byte, start bo
 	}
 	json.Unmarshal(data, &verbatim)
 	c.mu.Lock()
-	next, bad := c.p.validate(c.set, s, verbatim.Session.Tools, start, c.spoke)
+	next, bad := c.p.validate(c.set, s, verbatim.Session.Tools, c.spoke)
 	if bad == nil {
-		if m, _ := s["model"].(string); start && m != "" {
-			next.Model = m
-		}
 		vadChanged := next.ServerVAD != c.set.ServerVAD || next.SilenceMS != c.set.SilenceMS || next.PrefixMS != c.set.PrefixMS
 		c.set = next
-		c.started = c.started || start
 		if vadChanged {
 			c.resetVADLocked()
 		}
@@ -321,11 +301,7 @@ func (c *Conn) sessionUpdate(id string, ev map[string]any, data []byte, start bo
 	}
 	c.agent.Configure(next.Session)
 	c.log.Debug("session updated", slog.Int("tools", len(next.Tools)), slog.Bool("server_vad", next.ServerVAD))
-	typ := wire.SessionUpdated
-	if start {
-		typ = wire.SessionCreated
-	}
-	c.em.Send(&wire.ServerEvent{Type: typ, Session: c.sessionJSON()})
+	c.em.Send(&wire.ServerEvent{Type: wire.SessionUpdated, Session: c.sessionJSON()})
 }
 
 func (c *Conn) resetVADLocked() {
@@ -502,6 +478,7 @@ func (c *Conn) itemCreate(id string, ev map[string]any, data []byte) {
 	}
 	typ, _ := it["type"].(string)
 	role := ""
+	batchDone := false
 	switch typ {
 	case "function_call_output":
 		callID, _ := it["call_id"].(string)
@@ -521,6 +498,10 @@ func (c *Conn) itemCreate(id string, ev map[string]any, data []byte) {
 		if first {
 			cl.answered = true
 			c.outputs = append(c.outputs, ToolOutput{CallID: callID, Name: cl.name, Output: output})
+			batchDone = c.p.AutoFollowUp && len(c.batch) > 0 && !slices.ContainsFunc(c.batch, func(id string) bool { return !c.calls[id].answered })
+			if batchDone {
+				c.batch = nil
+			}
 		}
 		c.mu.Unlock()
 		if cl == nil {
@@ -561,6 +542,9 @@ func (c *Conn) itemCreate(id string, ev map[string]any, data []byte) {
 	c.items[out.ID] = &item{role: role, typ: typ}
 	c.mu.Unlock()
 	c.added(prev, &out)
+	if batchDone {
+		c.autoResponse() // this server continues by itself once the batch is answered
+	}
 }
 
 // messageContent reads a message's text and audio content.

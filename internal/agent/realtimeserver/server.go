@@ -1,5 +1,5 @@
 // Package realtimeserver is the one server of the OpenAI Realtime protocol family (GA, beta, and
-// the xAI Grok, StepFun and live-session variants): the WebSocket handshake and its refusals,
+// the xAI Grok and StepFun variants): the WebSocket handshake and its refusals,
 // session validation, the input audio buffer with manual or server-VAD turns, conversation items,
 // one active response at a time, cancel and truncate, each as the Provider it is configured with
 // does them. What the agent hears and says comes from a Responder: the offline reference agent
@@ -192,7 +192,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path != Path:
 		httpError(w, http.StatusNotFound, "invalid_request_error", "not_found", "Unknown path "+r.URL.Path+"; the realtime endpoint is "+Path)
 		return
-	case !p.ModelInStart && model == "" && p.DefaultModel == "":
+	case model == "" && p.DefaultModel == "":
 		httpError(w, http.StatusBadRequest, "invalid_request_error", "missing_model", "Missing required parameter: 'model'.")
 		return
 	case p.BetaHeader && beta != "realtime=v1":

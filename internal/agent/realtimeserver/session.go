@@ -17,16 +17,17 @@ import (
 type Provider struct {
 	Name   string
 	Schema wire.Schema
-	// Voices are the voice ids accepted; VoiceFold accepts them in any case (xAI).
-	Voices    []string
-	VoiceFold bool
+	// Voices are the voice ids accepted; VoiceFold accepts them in any case (xAI). ModelVoices
+	// narrows them for models (by name prefix, the longest that matches) whose documentation
+	// lists fewer.
+	Voices      []string
+	VoiceFold   bool
+	ModelVoices map[string][]string
 	// DefaultVoice is the session's voice before any update.
 	DefaultVoice string
 	// BetaHeader requires "OpenAI-Beta: realtime=v1"; without it the header is refused (it
 	// selects the beta session shape).
 	BetaHeader bool
-	// ModelInStart: the model comes in a first session.start frame, not the URL.
-	ModelInStart bool
 	// DefaultModel is the model of a connection whose URL names none; empty: a model is required.
 	DefaultModel string
 	// Greeting lists the server's first events after the upgrade (session.created,
@@ -51,6 +52,28 @@ type Provider struct {
 	// History accepts the client's conversation.item.delete and function_call items (a
 	// conversation replayed into the session); without it both are refused.
 	History bool
+	// AutoFollowUp starts the next response by itself once every function_call_output of the
+	// last tool batch has arrived, without waiting for response.create (the other tool-turn shape
+	// some servers of the family have); a response.create meanwhile collides with it.
+	AutoFollowUp bool
+	// DropTools accepts a session's tools and installs none (session.updated lists no tools), as
+	// a provider does that ignores what it cannot use.
+	DropTools bool
+}
+
+// voicesFor returns the voices model may use.
+func (p *Provider) voicesFor(model string) []string {
+	m := strings.ToLower(model)
+	best := ""
+	for k := range p.ModelVoices {
+		if strings.HasPrefix(m, strings.ToLower(k)) && len(k) > len(best) {
+			best = k
+		}
+	}
+	if best == "" {
+		return p.Voices
+	}
+	return p.ModelVoices[best]
 }
 
 // invalid is a rejected client event: the error the real API sends.
@@ -132,9 +155,9 @@ func (p *Provider) defaultSession(model string) map[string]any {
 
 // validate checks a session object as the provider does and returns the settings it would
 // apply, or the error it would send (then nothing is applied). tools are the same tools decoded
-// verbatim; start marks the live variant's session.start; spoke says assistant audio was sent
+// verbatim; spoke says assistant audio was sent
 // (the voice is then frozen).
-func (p *Provider) validate(cur settings, s map[string]any, tools []wire.Tool, start, spoke bool) (settings, *invalid) {
+func (p *Provider) validate(cur settings, s map[string]any, tools []wire.Tool, spoke bool) (settings, *invalid) {
 	next := cur
 	tree := grokKeys
 	switch p.Schema {
@@ -146,7 +169,7 @@ func (p *Provider) validate(cur settings, s map[string]any, tools []wire.Tool, s
 	if bad := params.Unknown("session", s, tree); bad != "" {
 		return cur, unknownParam(bad)
 	}
-	if bad := p.checkShape(s, start); bad != nil {
+	if bad := p.checkShape(s); bad != nil {
 		return cur, bad
 	}
 	audio, _ := s["audio"].(map[string]any)
@@ -176,14 +199,15 @@ func (p *Provider) validate(cur settings, s map[string]any, tools []wire.Tool, s
 	}
 	if voice != nil {
 		v, _ := voice.(string)
-		i := slices.IndexFunc(p.Voices, func(x string) bool { return x == v || (p.VoiceFold && strings.EqualFold(x, v)) })
+		voices := p.voicesFor(cur.Model)
+		i := slices.IndexFunc(voices, func(x string) bool { return x == v || (p.VoiceFold && strings.EqualFold(x, v)) })
 		if i < 0 {
-			return cur, invalidValue(voicePath, voice, p.Voices)
+			return cur, invalidValue(voicePath, voice, voices)
 		}
-		if p.Voices[i] != cur.Voice && spoke {
+		if voices[i] != cur.Voice && spoke {
 			return cur, &invalid{"cannot_update_voice", "Cannot update a conversation's voice if assistant audio is present.", voicePath}
 		}
-		next.Voice = p.Voices[i]
+		next.Voice = voices[i]
 	}
 	if turnSet {
 		if bad := p.applyTurn(&next.Session, turn, turnPath); bad != nil {
@@ -202,6 +226,10 @@ func (p *Provider) validate(cur settings, s map[string]any, tools []wire.Tool, s
 			return cur, bad
 		}
 		next.Tools = tools
+		if p.DropTools {
+			next.Tools = nil
+			s["tools"] = []any{}
+		}
 	}
 	if tc, ok := s["tool_choice"]; ok {
 		switch v := tc.(type) {
@@ -222,7 +250,7 @@ func (p *Provider) validate(cur settings, s map[string]any, tools []wire.Tool, s
 }
 
 // checkShape checks the schema's required fields, modalities and beta audio formats.
-func (p *Provider) checkShape(s map[string]any, start bool) *invalid {
+func (p *Provider) checkShape(s map[string]any) *invalid {
 	okModalities := func(v any, sorted bool) bool {
 		l := params.Strings(v)
 		if sorted {
@@ -237,9 +265,6 @@ func (p *Provider) checkShape(s map[string]any, start bool) *invalid {
 				return missing("session.type")
 			}
 			return invalidValue("session.type", s["type"], []string{"realtime", "transcription"})
-		}
-		if m, _ := s["model"].(string); start && p.ModelInStart && m == "" {
-			return missing("session.model")
 		}
 		if mods, ok := s["output_modalities"]; ok && !okModalities(mods, false) {
 			return invalidValue("session.output_modalities", mods, []string{"audio", "text"})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/agent"
 	"github.com/voicebench/humanaudit/internal/agent/gemini"
+	"github.com/voicebench/humanaudit/internal/agent/gptlive"
 	"github.com/voicebench/humanaudit/internal/agent/openai"
 )
 
@@ -38,9 +39,13 @@ func New(sys System, opts DialOptions) (agent.Adapter, error) {
 	if sys.Family == FamilyReference && sys.Model == "" {
 		sys.Model = "reference" // GA-compatible servers expect ?model=
 	}
-	if sys.Family == FamilyGemini {
+	switch sys.Family {
+	case FamilyGemini:
 		return gemini.New(gemini.Options{URL: endpoint, Model: sys.Model, Key: key, ExtraVoices: sys.ExtraVoices,
 			LanguageCode: sys.Language, SilenceMS: sys.SilenceMS, Timeouts: gemini.Timeouts{Handshake: opts.HandshakeTimeout}}), nil
+	case FamilyLive:
+		return gptlive.New(gptlive.Options{URL: endpoint, Model: sys.Model, BackendModel: sys.BackendModel, Key: key,
+			ExtraVoices: sys.ExtraVoices, Timeouts: gptlive.Timeouts{Handshake: opts.HandshakeTimeout}}), nil
 	}
 	return openai.New(openai.Options{URL: endpoint, Model: sys.Model, Key: key, Dialect: dialectOf(sys.Family),
 		ExtraVoices: sys.ExtraVoices, TranscriptionModel: sys.TranscriptionModel, SilenceMS: sys.SilenceMS,

@@ -33,27 +33,53 @@ type Options struct {
 	PreRollMS, InputRate int
 	// Classify maps the provider's close frames to errors (nil: every close is a lost connection).
 	Classify socket.CloseClassifier
-	// Message handles one provider frame, on the reader goroutine.
-	Message func(data []byte)
+	// Message handles one provider frame, on the reader goroutine; the family hands the frame
+	// back to ReceiveLocked, which drops frames of a connection the link has moved away from.
+	Message func(f Frame)
 	// Stop, if set, is called with the owner's lock held once the link carries no more traffic
 	// (closed, lost or overflowed): the family stops its timers there.
 	Stop func()
+	// Resume, if set, is called with the owner's lock held when the current connection ends
+	// unexpectedly (err says how). Returning true keeps the call: the family will move it to a new
+	// connection with Redial (it starts that itself), and frames sent meanwhile are held.
+	Resume func(err *agent.Error) bool
 }
+
+// Frame is one provider frame as read from one of the link's connections.
+type Frame struct {
+	Data []byte
+	gen  int // the connection it came from
+}
+
+// maxHeld bounds the frames held while the link moves to a new connection (about 40 s of
+// 40 ms caller frames); a move that takes longer has failed.
+const maxHeld = 1000
 
 // Link is one adapter's connection. Its state is guarded by the owner's mutex, given to New: the
 // methods named …Locked need it held; the others take it themselves.
+//
+// A link may move to a new connection during the call (Redial: a resumed session); the event
+// stream, the turn state and the pre-roll carry over, and frames sent meanwhile are held and
+// sent on the new connection once the provider has confirmed it.
 type Link struct {
 	mu     sync.Locker
 	o      Options
 	stream *socket.EventStream
-	hs     chan error // handshake outcome, buffered
+	hs     chan error // outcome of the handshake awaited, buffered
 	log    *slog.Logger
 
-	conn    *socket.Conn
-	started bool // Begin succeeded: a second Connect is refused
-	ready   bool // the provider confirmed the session
-	closed  bool
-	lost    bool
+	conn      *socket.Conn
+	gen       int  // number of the current connection (1, 2, … after each Redial)
+	started   bool // Begin succeeded: a second Connect is refused
+	ready     bool // the provider confirmed the session
+	awaiting  bool // a handshake (the first or a Redial's) waits for the provider's answer
+	moving    bool // the call is moving to a new connection: frames are held
+	redialing bool // a Redial runs
+	greeting  bool // the family's greeting of a new connection is being sent: not held
+	held      [][]byte
+	closed    bool
+	lost      bool
+	ending    bool // the provider confirmed the end of the session: its close is no loss
 
 	manual    bool // matched turn-taking: our endpointer ends the caller's turns
 	inTurn    bool // between StartTurn and EndTurn
@@ -162,15 +188,17 @@ func (l *Link) Dial(ctx context.Context, t Target, greet func() error) error {
 		ws.Close()
 		return agent.ErrClosed
 	}
-	l.conn = socket.Start(ws, l.o.Socket, l.o.Classify, socket.Handler{Message: l.o.Message, Closed: l.readerClosed})
-	conn := l.conn
+	l.gen++
+	l.conn = socket.Start(ws, l.o.Socket, l.o.Classify, l.handler(l.gen))
+	conn, hs := l.conn, l.hs
+	l.awaiting = true
 	if greet != nil {
 		err = greet()
 	}
 	l.mu.Unlock()
 	if err == nil || errors.Is(err, agent.ErrClosed) { // closed already: the reason arrives on hs
 		select {
-		case err = <-l.hs:
+		case err = <-hs:
 		case <-ctx.Done():
 			err = &agent.Error{Class: agent.ClassProtocol, Code: "handshake_timeout", Fatal: true,
 				Message: fmt.Sprintf("no %s from %s within %s", t.Awaited, socket.Endpoint(t.URL), l.o.Socket.HandshakeTimeout)}
@@ -188,12 +216,146 @@ func (l *Link) Dial(ctx context.Context, t Target, greet func() error) error {
 	return nil
 }
 
+// handler binds a connection's reads to its generation: frames and the close of a connection
+// the link has moved away from are ignored.
+func (l *Link) handler(gen int) socket.Handler {
+	return socket.Handler{
+		Message: func(data []byte) { l.o.Message(Frame{Data: data, gen: gen}) },
+		Closed:  func(err *agent.Error) { l.readerClosed(gen, err) },
+	}
+}
+
+// Redial moves the call to a new connection to t (a resumed session) within ctx and the
+// socket's HandshakeTimeout: greet runs with the lock held once the new connection reads and
+// sends the family's first frames; the family reports the provider's answer with
+// HandshakeDoneLocked. The old connection is closed as soon as the new one is open (the provider
+// is ending it anyway); frames sent through the link meanwhile are held and follow the greeting
+// once the provider has confirmed the new session, after what resumed (if set, with the lock held)
+// sends to restore the state the new session needs (an open caller activity). On failure the link
+// is lost: the stream ends with the fatal error, as when a connection drops.
+func (l *Link) Redial(ctx context.Context, t Target, greet, resumed func() error) error {
+	l.mu.Lock()
+	switch {
+	case l.closed || l.lost:
+		l.mu.Unlock()
+		return agent.ErrClosed
+	case l.redialing:
+		l.mu.Unlock()
+		return errors.New("link: a reconnect is already in progress")
+	}
+	l.moving, l.redialing = true, true
+	l.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(ctx, l.o.Socket.HandshakeTimeout)
+	defer cancel()
+	ws, err := socket.Dial(ctx, t.URL, t.Header, l.o.Socket)
+	if err != nil {
+		return l.redialFailed(err, nil)
+	}
+	l.mu.Lock()
+	if l.closed || l.lost {
+		l.moving, l.redialing = false, false
+		l.mu.Unlock()
+		ws.Close()
+		return agent.ErrClosed
+	}
+	old := l.conn
+	l.gen++
+	l.conn = socket.Start(ws, l.o.Socket, l.o.Classify, l.handler(l.gen))
+	conn := l.conn
+	l.hs, l.awaiting = make(chan error, 1), true
+	hs := l.hs
+	if greet != nil {
+		l.greeting = true
+		err = greet()
+		l.greeting = false
+	}
+	l.mu.Unlock()
+	if old != nil {
+		old.Close() // its close is ignored: the link has moved
+	}
+	if err == nil || errors.Is(err, agent.ErrClosed) {
+		select {
+		case err = <-hs:
+		case <-ctx.Done():
+			err = &agent.Error{Class: agent.ClassLostConnection, Code: "resume_timeout", Fatal: true,
+				Message: fmt.Sprintf("no %s from %s within %s on reconnecting", t.Awaited, socket.Endpoint(t.URL), l.o.Socket.HandshakeTimeout)}
+		}
+	}
+	if err != nil {
+		return l.redialFailed(err, conn)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.moving, l.redialing = false, false
+	held := l.held
+	l.held = nil
+	if l.closed || l.lost {
+		return agent.ErrClosed
+	}
+	if resumed != nil {
+		l.greeting = true
+		err := resumed()
+		l.greeting = false
+		if err != nil {
+			l.log.Warn("restore state after reconnect", slog.Any("err", err))
+		}
+	}
+	for _, f := range held {
+		if err := l.conn.Send(f); err != nil {
+			l.log.Warn("send held frame after reconnect", slog.Any("err", err))
+			break
+		}
+	}
+	l.log.Info("agent reconnected", slog.String("endpoint", socket.Endpoint(t.URL)), slog.Int("connection", l.gen), slog.Int("held_frames", len(held)))
+	return nil
+}
+
+// redialFailed ends the link after a failed Redial with a fatal lost-connection error that says
+// so (an error that already ended the stream is returned as it is).
+func (l *Link) redialFailed(err error, conn *socket.Conn) error {
+	l.mu.Lock()
+	l.moving, l.redialing, l.held = false, false, nil
+	wasLost := l.lost
+	l.lost = true
+	if l.o.Stop != nil {
+		l.o.Stop()
+	}
+	l.mu.Unlock()
+	if conn != nil {
+		conn.Kill()
+	}
+	var ae *agent.Error
+	if !errors.As(err, &ae) {
+		ae = &agent.Error{Class: agent.ClassLostConnection, Code: "resume_failed", Message: err.Error()}
+	}
+	e := *ae
+	e.Fatal = true
+	e.Message = "reconnect failed: " + e.Message
+	if !wasLost {
+		l.stream.Finish(agent.Event{Type: agent.EventError, Err: &e})
+	}
+	return &e
+}
+
+// EndingLocked says the provider has confirmed the end of the session the client asked for, so
+// that the connection's close that follows is not reported as a loss.
+func (l *Link) EndingLocked() { l.ending = true }
+
+// GenerationLocked is the number of the current connection (1 for the first, then one more per
+// Redial).
+func (l *Link) GenerationLocked() int { return l.gen }
+
 // Finish ends the event stream after a Connect that failed before dialling.
 func (l *Link) Finish() { l.stream.Finish() }
 
-// HandshakeDoneLocked reports the provider's answer to the handshake: nil makes the link ready.
-// Only the first report counts.
+// HandshakeDoneLocked reports the provider's answer to the handshake awaited (the first or a
+// Redial's): nil makes the link ready. Only the first report of each handshake counts.
 func (l *Link) HandshakeDoneLocked(err error) {
+	if !l.awaiting {
+		return
+	}
+	l.awaiting = false
 	if err == nil {
 		l.ready = true
 	}
@@ -202,6 +364,9 @@ func (l *Link) HandshakeDoneLocked(err error) {
 	default:
 	}
 }
+
+// AwaitingHandshakeLocked reports whether a handshake waits for the provider's answer.
+func (l *Link) AwaitingHandshakeLocked() bool { return l.awaiting }
 
 // ReadyLocked reports whether the provider confirmed the session.
 func (l *Link) ReadyLocked() bool { return l.ready }
@@ -237,9 +402,10 @@ func (l *Link) EmitLocked(ev agent.Event) {
 // of normalize are emitted, the first carrying the frame, or an EventRaw when it has none; a
 // frame that did not parse is an error event holding the frame as a JSON string (so the trace
 // stays valid JSON). Frames after the connection was lost are ignored.
-func (l *Link) ReceiveLocked(data []byte, what string, err error, rawType string, raw []byte, normalize func() []agent.Event) {
+func (l *Link) ReceiveLocked(f Frame, what string, err error, rawType string, raw []byte, normalize func() []agent.Event) {
+	data := f.Data
 	switch {
-	case l.lost:
+	case l.lost || f.gen != l.gen:
 		return
 	case err != nil:
 		b, _ := json.Marshal(strings.ToValidUTF8(string(data), "?"))
@@ -262,7 +428,7 @@ func (l *Link) SendLocked(kind string, frame []byte) error {
 	if l.conn == nil || l.lost || l.closed {
 		return agent.ErrClosed
 	}
-	if err := l.conn.Send(frame); err != nil {
+	if err := l.sendLocked(frame); err != nil {
 		l.log.Warn("send failed", slog.String("type", kind), slog.Any("err", err))
 		return err
 	}
@@ -288,6 +454,19 @@ func (l *Link) SendAudio(pcm []int16, head, tail string) error {
 		return nil
 	}
 	l.inSamples += len(pcm)
+	return l.sendLocked(frame)
+}
+
+// sendLocked sends one frame on the current connection, or holds it while the link moves to a
+// new one (the new connection's greeting goes out at once).
+func (l *Link) sendLocked(frame []byte) error {
+	if l.moving && !l.greeting {
+		if len(l.held) >= maxHeld {
+			return agent.ErrSendBacklog
+		}
+		l.held = append(l.held, frame)
+		return nil
+	}
 	return l.conn.Send(frame)
 }
 
@@ -310,7 +489,7 @@ func (l *Link) StartTurnLocked(open func() error) error {
 	frames, samples := l.preroll.Take()
 	l.inSamples += samples
 	for _, f := range frames {
-		if err := l.conn.Send(f); err != nil {
+		if err := l.sendLocked(f); err != nil {
 			return err
 		}
 	}
@@ -336,6 +515,9 @@ func (l *Link) EndTurnLocked(open func() error) (bool, error) {
 	l.inTurn = false
 	return true, nil
 }
+
+// InTurnLocked reports a matched caller turn in progress (between StartTurn and EndTurn).
+func (l *Link) InTurnLocked() bool { return l.manual && l.inTurn }
 
 // TakeInputSamplesLocked returns the caller samples sent since the last call, for usage.
 func (l *Link) TakeInputSamplesLocked() int {
@@ -363,15 +545,43 @@ func (l *Link) Close() error {
 	return nil
 }
 
-// readerClosed runs on the reader goroutine when the connection ends.
-func (l *Link) readerClosed(err *agent.Error) {
+// readerClosed runs on the reader goroutine when connection gen ends.
+func (l *Link) readerClosed(gen int, err *agent.Error) {
 	l.mu.Lock()
+	if gen != l.gen {
+		l.mu.Unlock()
+		return // a connection the link moved away from
+	}
+	if l.ending {
+		err = nil
+	}
+	if l.redialing && l.awaiting {
+		// The new connection of a Redial ended before the provider confirmed it: Redial reports
+		// the failure (and ends the link).
+		l.awaiting = false
+		var hsErr error = agent.ErrClosed
+		if err != nil {
+			hsErr = err
+		}
+		select {
+		case l.hs <- hsErr:
+		default:
+		}
+		l.mu.Unlock()
+		return
+	}
+	if err != nil && !l.closed && !l.lost && !l.awaiting && l.o.Resume != nil && l.o.Resume(err) {
+		l.moving = true // the family redials; hold what is sent until then
+		l.mu.Unlock()
+		return
+	}
 	if l.o.Stop != nil {
 		l.o.Stop()
 	}
 	wasLost := l.lost
 	l.lost = true
-	if !l.ready {
+	if l.awaiting {
+		l.awaiting = false
 		var hsErr error = agent.ErrClosed
 		if err != nil {
 			hsErr = err
