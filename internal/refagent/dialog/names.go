@@ -433,10 +433,22 @@ var addressStops = map[string]bool{"it's": true, "there's": true, "that's": true
 func addressText(ws []asr.Word) string {
 	start := -1
 	for i, w := range ws {
-		if canon.IsNumberWord(w.Text) || isNumeral(w.Text) {
-			start = i
-			break
+		if !canon.IsNumberWord(w.Text) && !isNumeral(w.Text) {
+			continue
 		}
+		// "The unit is nineteen. Fifteen oh two Magnolia …": a unit number said before the
+		// address is not its house number.
+		// Without pauses, "unit is nineteen fifteen oh two" reads as the unit's one number word
+		// and then the house number.
+		if afterUnitWord(ws, i) {
+			continue
+		}
+		// "Oh, wait" is no house number.
+		if w.Text == "oh" && (i+1 >= len(ws) || !canon.IsNumberWord(ws[i+1].Text)) {
+			continue
+		}
+		start = i
+		break
 	}
 	if start < 0 {
 		return ""
@@ -479,6 +491,21 @@ func addressText(ws []asr.Word) string {
 		}
 	}
 	return strings.Join(a, " ")
+}
+
+// afterUnitWord reports a number that follows "unit", "apartment", "apt" or "suite" (with "is" or
+// "number" between).
+func afterUnitWord(ws []asr.Word, i int) bool {
+	for j := i - 1; j >= 0 && j >= i-3; j-- {
+		switch ws[j].Text {
+		case "unit", "apartment", "apt", "suite":
+			return true
+		case "is", "number", "now", "actually":
+			continue
+		}
+		return false
+	}
+	return false
 }
 
 func isNumeral(w string) bool {

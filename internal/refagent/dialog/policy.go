@@ -3,9 +3,11 @@ package dialog
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -552,9 +554,60 @@ func (p *policy) fillFromLookup(t *toolInfo, rec map[string]any) {
 		p.values[f.Name] = fv
 		record[f.Name] = jsonValue(fv.value)
 	}
+	p.fillTotal(rec, record)
 	if len(record) > 0 {
 		p.queueRecord(record)
 	}
+}
+
+// fillTotal fills an open number field named a total ("extension_total") from a lookup that
+// returned a price per unit and a count of units ("nightly_rate": 219.00, "nights": 2): the
+// caller cannot know a total the agent is told to work out.
+func (p *policy) fillTotal(rec map[string]any, record map[string]json.RawMessage) {
+	var unit, count float64
+	var haveUnit, haveCount bool
+	for k, v := range rec {
+		n, ok := lookupNumber(v)
+		if !ok {
+			continue
+		}
+		for _, w := range nameWords(k) {
+			switch w {
+			case "rate", "price", "fee", "cost":
+				unit, haveUnit = n, true
+			case "nights", "days", "count", "quantity", "months", "weeks", "units":
+				if n == float64(int64(n)) {
+					count, haveCount = n, true
+				}
+			}
+		}
+	}
+	if !haveUnit || !haveCount {
+		return
+	}
+	for _, f := range p.m.fields {
+		if f.Kind != kindNumber || p.filled(f.Name) || !slices.Contains(nameWords(f.Name), "total") {
+			continue
+		}
+		total := math.Round(unit*count*100) / 100
+		var val any = total
+		if !slices.Contains(f.JSONTypes, "number") {
+			val = strconv.FormatFloat(total, 'f', 2, 64)
+		}
+		p.values[f.Name] = fieldValue{field: f, value: val, spoken: spokenNumber(f, total)}
+		record[f.Name] = jsonValue(val)
+	}
+}
+
+// lookupNumber reads a number a tool returned as a JSON number or a numeric string.
+func lookupNumber(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case string:
+		return canon.Number(x)
+	}
+	return 0, false
 }
 
 // searchesNew reports a lookup whose arguments describe something asked for (new_travel_date,

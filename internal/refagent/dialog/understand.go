@@ -736,6 +736,13 @@ func (l *listener) valueAfterPreamble(ctx context.Context, f *field, u Utterance
 			return fieldValue{}, false
 		}
 	}
+	if f.Kind == kindAddress {
+		// An address finds its own start (the house number) in the whole turn, where "the unit
+		// is nineteen" before it still reads as the unit.
+		if v, ok := l.freeValue(f, lm.Words, lm.Text, Utterance{}); ok {
+			return v, true
+		}
+	}
 	return l.freeValue(f, rest, restText, Utterance{})
 }
 
