@@ -12,7 +12,7 @@ import (
 func TestAddressTextStart(t *testing.T) {
 	for said, want := range map[string]string{
 		"oh wait sorry i just checked my lease the unit is nineteen fifteen oh two magnolia boulevard unit nineteen burbank nine one five oh six": "1502 Magnolia Blvd Unit 19 Burbank CA 91506",
-		"it's twenty one fifty southwest borland road tualatin nine seven oh six two": "2150 SW Borland Rd Tualatin OR 97062",
+		"it's twenty one fifty southwest borland road tualatin nine seven oh six two":                                                             "2150 SW Borland Rd Tualatin OR 97062",
 	} {
 		var ws []asr.Word
 		for _, w := range strings.Fields(said) {
