@@ -1078,6 +1078,73 @@ func (p *policy) recordInstruction(f *field, low string) (fieldValue, bool) {
 // enumeration value named in a knowledge sentence about the field ("Claim type for windshield
 // damage is glass"), or an amount in a knowledge sentence about the field that also names a value
 // a lookup returned ("Preferred tier: … $100 deductible").
+var (
+	codeLead = regexp.MustCompile(`^\s*([0-9]+(?:\.[0-9]+)?)\s+(.+)`)
+	noCharge = regexp.MustCompile(`\b(at no charge|no charge|free of charge|no fee|at no cost)\b`)
+)
+
+// knowledgeValue reads a field the caller cannot know from one knowledge sentence s (low: lower
+// case, padded with spaces; named: it names a value a lookup returned):
+//   - a code listed with the meaning of a value already recorded ("13.2 Cancelled recurring
+//     transaction: …" when the dispute reason is cancelled_recurring);
+//   - a fee of nothing for the case a lookup returned ("Visa Signature cards are replaced … at no
+//     charge");
+//   - a yes/no that a rule ties to another yes/no already recorded ("If the member has not
+//     contacted the merchant, … do not post a provisional credit": a provisional credit is yes
+//     when the merchant was contacted).
+func (p *policy) knowledgeValue(f *field, s, low string, named bool) (fieldValue, bool) {
+	words := nameWords(f.Name)
+	switch f.Kind {
+	case kindIdentifier, kindDigits:
+		if !slices.Contains(words, "code") {
+			return fieldValue{}, false
+		}
+		m := codeLead.FindStringSubmatch(s)
+		if m == nil {
+			return fieldValue{}, false
+		}
+		rest := " " + strings.ToLower(m[2]) + " "
+		for _, g := range p.m.fields {
+			v, ok := p.values[g.Name]
+			if !ok || g.Kind != kindChoice {
+				continue
+			}
+			e, _ := v.value.(string)
+			if e != "" && strings.Contains(rest, " "+strings.Join(nameWords(e), " ")+" ") {
+				return fieldValue{field: f, value: m[1], spoken: m[1]}, true
+			}
+		}
+	case kindNumber:
+		feeLike := slices.Contains(words, "fee") || slices.Contains(words, "charge") || slices.Contains(words, "cost")
+		if named && feeLike && noCharge.MatchString(low) {
+			var val any = "0"
+			if slices.Contains(f.JSONTypes, "number") || slices.Contains(f.JSONTypes, "integer") {
+				val = 0
+			}
+			return fieldValue{field: f, value: val, spoken: spokenNumber(f, 0)}, true
+		}
+	case kindYesNo:
+		toks := strings.FieldsFunc(low, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r == '\'') })
+		if !strings.Contains(" "+strings.Join(toks, " ")+" ", " "+strings.Join(words, " ")+" ") || !slices.Contains(toks, "not") {
+			return fieldValue{}, false
+		}
+		for _, g := range p.m.fields {
+			v, ok := p.values[g.Name]
+			if g == f || !ok || g.Kind != kindYesNo {
+				continue
+			}
+			all := true
+			for _, w := range nameWords(g.Name) {
+				all = all && slices.Contains(toks, w)
+			}
+			if all && (v.value == "yes" || v.value == "no") {
+				return fieldValue{field: f, value: v.value, spoken: fmt.Sprint(v.value)}, true
+			}
+		}
+	}
+	return fieldValue{}, false
+}
+
 func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
 	var sentences []string
 	for _, t := range p.kbTexts {
@@ -1139,6 +1206,11 @@ func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
 					out[f.Name] = jsonValue(v.value)
 					break
 				}
+			}
+			if v, ok := p.knowledgeValue(f, s, low, named); ok {
+				p.values[f.Name] = v
+				out[f.Name] = jsonValue(v.value)
+				break
 			}
 			if !about && !(named && f.Kind == kindChoice) {
 				continue

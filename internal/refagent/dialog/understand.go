@@ -888,6 +888,11 @@ func (l *listener) freeValue(f *field, ws []asr.Word, text string, u Utterance) 
 		return fieldValue{field: f, value: dates, spoken: strings.Join(dates, ", ")}, true
 	case kindAddress:
 		s := addressText(ws)
+		if s == "" && !strings.Contains(f.Name, "address") {
+			// A location without a house number ("the Lifetime Fitness on Lake Street"): the
+			// short phrase that names it.
+			s = shortText(ws, subject)
+		}
 		return fieldValue{field: f, value: s, spoken: s}, s != ""
 	case kindText:
 		if shortField(f) {
