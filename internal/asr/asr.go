@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,6 +80,7 @@ type Recognizer struct {
 	mu     sync.Mutex // guards closed and the decoders' teardown
 	closed bool
 	busy   sync.WaitGroup
+	dict   map[string]bool
 }
 
 // decoderParams tune PocketSphinx for short telephone-style answers: a higher silence probability
@@ -107,6 +109,9 @@ func New(cfg Config) (*Recognizer, error) {
 		}
 	}
 	r := &Recognizer{log: log, pool: make(chan *decoder, cfg.Decoders), dir: cfg.ModelDir}
+	if dict, err := readDict(cfg.ModelDir + "/cmudict-en-us.dict"); err == nil {
+		r.dict = dict
+	}
 	start := time.Now()
 	for range cfg.Decoders {
 		d, err := newDecoder(cfg.ModelDir, decoderParams)
@@ -164,8 +169,12 @@ func (r *Recognizer) release(d *decoder) {
 }
 
 // Known reports whether word (lower case) is in the pronunciation dictionary: grammars can only
-// use known words.
+// use known words. It reads the dictionary file loaded with the model, never waiting for a busy
+// decoder (a call's form is built from many look-ups before its session starts).
 func (r *Recognizer) Known(word string) bool {
+	if r.dict != nil {
+		return r.dict[word]
+	}
 	d, err := r.acquire(context.Background())
 	if err != nil {
 		return false
@@ -333,4 +342,25 @@ func (s Slot) Answer(res Result, alt *Result) Answer {
 		}
 	}
 	return ans
+}
+
+// readDict reads the words of a PocketSphinx pronunciation dictionary ("word PHONES", alternative
+// pronunciations as "word(2) PHONES").
+func readDict(path string) (map[string]bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dict := make(map[string]bool, 140000)
+	for _, line := range strings.Split(string(data), "\n") {
+		w, _, ok := strings.Cut(line, " ")
+		if !ok || w == "" {
+			continue
+		}
+		if i := strings.IndexByte(w, '('); i > 0 {
+			w = w[:i]
+		}
+		dict[w] = true
+	}
+	return dict, nil
 }

@@ -447,3 +447,37 @@ func TestRecognizeIsHistoryFree(t *testing.T) {
 		t.Errorf("same audio decoded %q (%d), then %q (%d)", a.Text, a.Score, b.Text, b.Score)
 	}
 }
+
+// TestKnownWhileDecodersBusy: Known answers from the dictionary as the decoder does, without
+// waiting for a decoder (a call's form is built from many look-ups while other calls decode).
+func TestKnownWhileDecodersBusy(t *testing.T) {
+	r := mustRecognizer(t)
+	d, err := r.acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := []string{"windshield", "qzxwvtt", "tualatin", "papa", "seventy", "'bout", "cillian", "zzzq"}
+	var fromDecoder []bool
+	for _, w := range words {
+		fromDecoder = append(fromDecoder, d.known(w))
+	}
+	done := make(chan []bool)
+	go func() {
+		var got []bool
+		for _, w := range words {
+			got = append(got, r.Known(w))
+		}
+		done <- got
+	}()
+	select {
+	case got := <-done:
+		for i, w := range words {
+			if got[i] != fromDecoder[i] {
+				t.Errorf("Known(%q) = %v, the decoder says %v", w, got[i], fromDecoder[i])
+			}
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Known waited for the busy decoder")
+	}
+	r.release(d)
+}
