@@ -194,6 +194,9 @@ func (q Question) Grammars(open asr.Result) []asr.Slot {
 			}
 			if s := f.slot(q.l.known); s != nil {
 				s.Subject, s.Single = "", true
+				if unaskedRefused(s, words) {
+					continue
+				}
 				add(s, false)
 			}
 		}
@@ -202,6 +205,18 @@ func (q Question) Grammars(open asr.Result) []asr.Slot {
 		add(&asr.Slot{Kind: asr.KindFiller}, true)
 	}
 	return out
+}
+
+// unaskedRefused reports a grammar of a field not asked whose reading the understanding would
+// refuse whatever the decoder returned, from the open transcript alone (see candidates): the
+// grammar would be forced, or the transcript has words outside it. Such a grammar is not worth
+// decoding: on a loaded machine every decode is time the caller waits.
+func unaskedRefused(s *asr.Slot, words []string) bool {
+	if s.Kind != asr.KindIdentifier && s.Kind != asr.KindYesNo && forced(s, words) {
+		return true
+	}
+	o := outsideGrammar(s, words)
+	return o > 1 || (o == 1 && len(words) < 6)
 }
 
 // alternativesFor is how many n-best values are kept for a kind: codes and dates, which a failed
