@@ -179,7 +179,9 @@ func (q Question) Grammars(open asr.Result) []asr.Slot {
 		if s != nil {
 			s.Alternatives = alternativesFor(s.Kind)
 		}
-		add(s, true)
+		// Even the asked field's reading is refused when no word of its type was heard ("No."
+		// to a read-back), unless the caller was asked to spell it.
+		add(s, e.spell)
 		if spellable(e.field) {
 			add(&asr.Slot{Kind: asr.KindSpelling, Words: q.l.knownWords(words)}, true)
 		}
