@@ -256,12 +256,6 @@ func explains(ps []piece, i int) bool {
 	return false
 }
 
-func prevRun(ps []piece, i int) bool { return i > 0 && ps[i-1].run }
-
-func selfCorrected(ps []piece, i int) bool {
-	return i > 0 && selfCorrections[strings.ToLower(ps[i-1].text)]
-}
-
 // applyRun writes a spelled word into the name: it replaces the word it spells (the most similar
 // one, or, when none is, the words said just before it, which the open vocabulary misheard), or
 // is added.

@@ -1007,16 +1007,6 @@ func phrase(ws []asr.Word) string {
 	return strings.Join(out, " ")
 }
 
-func titleCase(s string) string {
-	words := strings.Fields(s)
-	for i, w := range words {
-		r := []rune(w)
-		r[0] = unicode.ToUpper(r[0])
-		words[i] = string(r)
-	}
-	return strings.Join(words, " ")
-}
-
 var monthNames = []string{"", "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"}
 
 func spokenDate(d canon.Date) string {
