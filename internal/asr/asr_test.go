@@ -229,6 +229,7 @@ func TestParse(t *testing.T) {
 		{Slot{Kind: KindDate}, "february thirty first", "", false},
 		{Slot{Kind: KindDate}, "yes", "", false},
 		{Slot{Kind: KindDateRange}, "from december eighteenth to january second", "--12-18 to --01-02", true},
+		{Slot{Kind: KindDateRange}, "the week of december seventh so december seventh through december eleventh", "--12-07 to --12-11", true},
 		{Slot{Kind: KindNumber}, "it's six hundred twelve dollars and forty cents", "612.4", true},
 		{Slot{Kind: KindNumber}, "it's three", "3", true},
 		{Slot{Kind: KindNumber}, "their estimate was six hundred twelve dollars and forty cents", "612.4", true},

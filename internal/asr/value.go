@@ -72,7 +72,10 @@ func (s Slot) Parse(text string) (Value, bool) {
 		if len(ds) < 2 {
 			return v, false
 		}
-		v.Dates = ds[:2]
+		// "The week of December seventh? So December seventh through December eleventh": the
+		// range is the last two dates said.
+		ds = ds[len(ds)-2:]
+		v.Dates = ds
 		v.Text = ds[0].String() + " to " + ds[1].String()
 	case KindYesNo:
 		p, ok := Polarity(text)

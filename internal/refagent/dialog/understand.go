@@ -870,7 +870,7 @@ func (l *listener) freeValue(f *field, ws []asr.Word, text string, u Utterance) 
 		}
 		return l.fieldValue(f, v)
 	case kindList:
-		items := splitItems(ws)
+		items := restated(splitItems(ws))
 		if len(items) == 0 {
 			return fieldValue{}, false
 		}
@@ -982,6 +982,46 @@ func splitItems(ws []asr.Word) []string {
 	}
 	flush()
 	return items
+}
+
+// listHedges are words that open a list item without being part of it ("mostly Go").
+var listHedges = map[string]bool{"mostly": true, "mainly": true, "primarily": true, "but": true, "also": true, "plus": true}
+
+// restated cleans a list the caller may have said twice ("mostly Go and Python and SQL, I did
+// some Java way back, but mostly Go and Python and SQL"): hedges dropped, and when two or more
+// items were said again, the list is the items said again (what the caller stressed), each once.
+func restated(items []string) []string {
+	var clean []string
+	count := map[string]int{}
+	for _, it := range items {
+		ws := strings.Fields(it)
+		for len(ws) > 0 && listHedges[strings.ToLower(ws[0])] {
+			ws = ws[1:]
+		}
+		if len(ws) == 0 {
+			continue
+		}
+		s := strings.Join(ws, " ")
+		clean = append(clean, s)
+		count[strings.ToLower(s)]++
+	}
+	repeated := 0
+	for _, n := range count {
+		if n > 1 {
+			repeated++
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range clean {
+		k := strings.ToLower(s)
+		if seen[k] || (repeated >= 2 && count[k] < 2) {
+			continue
+		}
+		seen[k] = true
+		out = append(out, s)
+	}
+	return out
 }
 
 // phrase joins words, writing runs of spelled letters as one upper-case acronym ("v p n" → VPN).
