@@ -122,7 +122,7 @@ type suiteRow struct {
 	turns     int
 	latencies []time.Duration
 	media     []time.Duration // the same on the media clock alone
-	failed    []string // fields graded wrong: field=pred (gold)
+	failed    []string        // fields graded wrong: field=pred (gold)
 	err       string
 }
 
