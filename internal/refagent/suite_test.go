@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/openai"
+	"github.com/voicebench/humanaudit/internal/asr"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/session"
 	"github.com/voicebench/humanaudit/internal/synth"
@@ -153,7 +154,6 @@ func runSuite(b *testing.B, tasks []*task.Task, sc suiteCall, parallel int) []su
 	if sc.speed > 1 {
 		lead = -1 // a faster clock plays the replies faster than real time: send each at once
 	}
-	s := startServer(b, Config{AudioLead: lead})
 	rows := make([]suiteRow, len(tasks))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -162,7 +162,7 @@ func runSuite(b *testing.B, tasks []*task.Task, sc suiteCall, parallel int) []su
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				rows[i] = suiteOne(b, s, tasks[i], sc)
+				rows[i] = suiteOneAlone(b, tasks[i], sc, lead)
 				r := rows[i]
 				b.Logf("%-30s %-5s AFA %2d/%-2d WS %d turns %3d end %s %s", r.task, r.voice, r.correct, r.total, r.ws, r.turns, r.reason, r.err)
 			}
@@ -174,6 +174,31 @@ func runSuite(b *testing.B, tasks []*task.Task, sc suiteCall, parallel int) []su
 	close(next)
 	wg.Wait()
 	return rows
+}
+
+// suiteOneAlone runs one call of the suite against a reference agent of its own (its own
+// recognizer and server), as a deployment serving one call: no call's result depends on what
+// the calls before it left behind. (With one server for the whole suite, every handshake after
+// the first round timed out on a loaded machine; see the issue 17 report.)
+func suiteOneAlone(b *testing.B, tk *task.Task, sc suiteCall, lead time.Duration) suiteRow {
+	rec, err := asr.New(asr.Config{Decoders: 2})
+	if err != nil {
+		return suiteRow{task: tk.ID, err: err.Error()}
+	}
+	defer rec.Close()
+	s, err := New(Config{AudioLead: lead, Recognizer: rec, Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }})
+	if err != nil {
+		return suiteRow{task: tk.ID, err: err.Error()}
+	}
+	if err := s.Listen("127.0.0.1:0"); err != nil {
+		return suiteRow{task: tk.ID, err: err.Error()}
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve() }()
+	row := suiteOne(b, s, tk, sc)
+	s.Close()
+	<-done
+	return row
 }
 
 // suiteOne runs one call of the suite.
