@@ -400,6 +400,16 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 				}
 			}
 			v.unsure = u.Spoken && !agrees(&r.Slot, r.Answer.Value, text)
+			if v.unsure {
+				// The open vocabulary heard another value ("it ends in four four one nine"
+				// where the digits grammar read 8541): the recognizer's other hypothesis, first
+				// among the readings a failed verification retries.
+				if ov, ok := r.Slot.Parse(text); ok {
+					if av, ok := l.fieldValue(f, ov); ok && fmt.Sprint(av.value) != fmt.Sprint(v.value) && !hasAlt(v.alts, av) {
+						v.alts = append([]fieldValue{av}, v.alts...)
+					}
+				}
+			}
 			score := r.Answer.Score - costOutside*outside
 			switch {
 			case exp.kind == expectField && f == exp.field:
@@ -982,6 +992,15 @@ func splitItems(ws []asr.Word) []string {
 	}
 	flush()
 	return items
+}
+
+func hasAlt(alts []fieldValue, v fieldValue) bool {
+	for _, a := range alts {
+		if fmt.Sprint(a.value) == fmt.Sprint(v.value) {
+			return true
+		}
+	}
+	return false
 }
 
 // listHedges are words that open a list item without being part of it ("mostly Go").

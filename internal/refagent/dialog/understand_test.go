@@ -154,3 +154,34 @@ func TestUnderstandText(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenTranscriptIsAnAlternative: when the grammar read one code and the open vocabulary heard
+// another ("it ends in four four one seven" against the grammar's 8417), the open transcript's
+// value is the first reading a failed verification retries.
+func TestOpenTranscriptIsAnAlternative(t *testing.T) {
+	tools := make([]toolInfo, len(clinicTools))
+	for i, tl := range clinicTools {
+		tools[i] = parseTool(tl.Name, tl.Description, tl.Parameters)
+	}
+	m := newModel(clinicInstructions, tools)
+	l := &listener{now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
+	member := m.fieldByName["member_id"]
+	slot := member.slot(func(string) bool { return true })
+	const heard, grammar = "it ends in four four one seven", "it's eight four one seven"
+	ans := asr.Answer{Result: asr.Result{Text: grammar}}
+	ans.Value, ans.OK = slot.Parse(grammar)
+	lm := asr.Result{Text: heard, Words: words(heard)}
+	h := l.understand(t.Context(), m, expectation{kind: expectField, field: member, open: m.allFields()},
+		Utterance{Open: lm, Readings: []Reading{{Slot: *slot, Answer: ans}}, Spoken: true})
+	if len(h.values) != 1 || h.values[0].field != member {
+		t.Fatalf("values %+v (%s)", h.values, h.why)
+	}
+	v := h.values[0]
+	if v.value != "8417" || len(v.alts) == 0 || v.alts[0].value != "4417" {
+		var alts []any
+		for _, a := range v.alts {
+			alts = append(alts, a.value)
+		}
+		t.Errorf("member_id %v with alternatives %v, want 8417 with 4417 first", v.value, alts)
+	}
+}
