@@ -9,11 +9,12 @@ import (
 	"time"
 
 	mdopus "github.com/pion/mediadevices/pkg/codec/opus"
-	"github.com/pion/mediadevices/pkg/io/audio"
+	mdaudio "github.com/pion/mediadevices/pkg/io/audio"
 	"github.com/pion/mediadevices/pkg/prop"
 	"github.com/pion/mediadevices/pkg/wave"
 	"github.com/pion/opus"
 
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/session"
 	"github.com/voicebench/humanaudit/internal/trace"
@@ -23,7 +24,7 @@ import (
 // 48 kHz a browser captures at, libopus in 20 ms packets at 32 kbit/s (as Chrome sends speech),
 // and pion's decoder back to the 24 kHz the media engine hands the agent.
 func throughOpus(pcm []int16) ([]int16, error) {
-	up, err := media.ResampleClip(pcm, 24000, 48000)
+	up, err := audio.ResampleClip(pcm, 24000, 48000)
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +34,7 @@ func throughOpus(pcm []int16) ([]int16, error) {
 	}
 	chunk := wave.NewInt16Interleaved(wave.ChunkInfo{Len: frame, Channels: 1, SamplingRate: 48000})
 	pos := 0
-	reader := audio.ReaderFunc(func() (wave.Audio, func(), error) {
+	reader := mdaudio.ReaderFunc(func() (wave.Audio, func(), error) {
 		copy(chunk.Data, up[pos:pos+frame])
 		pos += frame
 		return chunk, func() {}, nil
@@ -186,8 +187,8 @@ func TestThroughOpus(t *testing.T) {
 	if d := len(coded) - len(pcm); d < 0 || d > 480 {
 		t.Errorf("%d samples in, %d out", len(pcm), len(coded))
 	}
-	if media.RMSDBFS(coded) < media.RMSDBFS(pcm)-3 {
-		t.Errorf("level %.1f dBFS after Opus, %.1f before", media.RMSDBFS(coded), media.RMSDBFS(pcm))
+	if audio.RMSDBFS(coded) < audio.RMSDBFS(pcm)-3 {
+		t.Errorf("level %.1f dBFS after Opus, %.1f before", audio.RMSDBFS(coded), audio.RMSDBFS(pcm))
 	}
 	if slices.Equal(coded[:len(pcm)], pcm) {
 		t.Error("Opus left the samples untouched: not a lossy codec path")
