@@ -405,7 +405,10 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 				// where the digits grammar read 8541): the recognizer's other hypothesis, first
 				// among the readings a failed verification retries.
 				if ov, ok := r.Slot.Parse(text); ok {
-					if av, ok := l.fieldValue(f, ov); ok && fmt.Sprint(av.value) != fmt.Sprint(v.value) && !hasAlt(v.alts, av) {
+					// Only a value of the same shape: an open transcript that lost symbols
+					// ("it's a tear is there for four seven one eight": A4718) is no reading.
+					if av, ok := l.fieldValue(f, ov); ok && fmt.Sprint(av.value) != fmt.Sprint(v.value) && !hasAlt(v.alts, av) &&
+						symbols(fmt.Sprint(av.value)) == symbols(fmt.Sprint(v.value)) {
 						v.alts = append([]fieldValue{av}, v.alts...)
 					}
 				}
@@ -992,6 +995,17 @@ func splitItems(ws []asr.Word) []string {
 	}
 	flush()
 	return items
+}
+
+// symbols counts the letters and digits of a value.
+func symbols(s string) int {
+	n := 0
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			n++
+		}
+	}
+	return n
 }
 
 func hasAlt(alts []fieldValue, v fieldValue) bool {
