@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,6 +53,15 @@ type Result struct {
 	Grammar string
 	// Elapsed is the decoding time (for latency reports).
 	Elapsed time.Duration
+	// NBest are the decoder's best distinct readings, best first (the best one included), when
+	// they were asked for (Slot.Alternatives).
+	NBest []Hypothesis
+}
+
+// Hypothesis is one of the recognizer's n-best readings of an utterance.
+type Hypothesis struct {
+	Text  string
+	Score int // the path score, comparable with the other hypotheses of the same decode
 }
 
 // Word is one recognized word with its time in the utterance.
@@ -70,6 +80,7 @@ type Recognizer struct {
 	mu     sync.Mutex // guards closed and the decoders' teardown
 	closed bool
 	busy   sync.WaitGroup
+	dict   map[string]bool
 }
 
 // decoderParams tune PocketSphinx for short telephone-style answers: a higher silence probability
@@ -98,6 +109,9 @@ func New(cfg Config) (*Recognizer, error) {
 		}
 	}
 	r := &Recognizer{log: log, pool: make(chan *decoder, cfg.Decoders), dir: cfg.ModelDir}
+	if dict, err := readDict(cfg.ModelDir + "/cmudict-en-us.dict"); err == nil {
+		r.dict = dict
+	}
 	start := time.Now()
 	for range cfg.Decoders {
 		d, err := newDecoder(cfg.ModelDir, decoderParams)
@@ -155,8 +169,12 @@ func (r *Recognizer) release(d *decoder) {
 }
 
 // Known reports whether word (lower case) is in the pronunciation dictionary: grammars can only
-// use known words.
+// use known words. It reads the dictionary file loaded with the model, never waiting for a busy
+// decoder (a call's form is built from many look-ups before its session starts).
 func (r *Recognizer) Known(word string) bool {
+	if r.dict != nil {
+		return r.dict[word]
+	}
 	d, err := r.acquire(context.Background())
 	if err != nil {
 		return false
@@ -184,6 +202,11 @@ func (r *Recognizer) Check(g *Grammar) error {
 // always a sentence of the grammar, so callers judge plausibility themselves (compare Score with
 // the open-vocabulary result of the same audio).
 func (r *Recognizer) Recognize(ctx context.Context, pcm []int16, rate int, g *Grammar) (Result, error) {
+	return r.recognize(ctx, pcm, rate, g, 0)
+}
+
+// recognize decodes one utterance and, when nbest > 0, keeps up to nbest distinct readings.
+func (r *Recognizer) recognize(ctx context.Context, pcm []int16, rate int, g *Grammar, nbest int) (Result, error) {
 	in, err := To16k(pcm, rate)
 	if err != nil {
 		return Result{}, err
@@ -200,6 +223,9 @@ func (r *Recognizer) Recognize(ctx context.Context, pcm []int16, rate int, g *Gr
 	res, err := d.decode(in)
 	if err != nil {
 		return Result{}, err
+	}
+	if nbest > 0 && res.Text != "" {
+		res.NBest = d.nbest(nbest)
 	}
 	res.Elapsed = time.Since(start)
 	if g != nil {
@@ -232,6 +258,9 @@ type Answer struct {
 	Result
 	Value Value
 	OK    bool
+	// Alternatives are the other values the n-best readings mean (Slot.Alternatives of them at
+	// most), best first, none equal to Value or to each other.
+	Alternatives []Value
 }
 
 // identifierDigitMargin is how much better (in decoder score) a digits-only reading must be than
@@ -240,19 +269,33 @@ type Answer struct {
 const identifierDigitMargin = 1000
 
 // RecognizeSlot decodes an answer with the slot's grammar and parses its value. An identifier is
-// also decoded as digits only (see Slot.Alternative and Slot.Answer).
+// also decoded as digits only (see Slot.Alternative and Slot.Answer), unless the slot is Single.
 func (r *Recognizer) RecognizeSlot(ctx context.Context, pcm []int16, rate int, slot Slot) (Answer, error) {
 	res, err := r.Recognize(ctx, pcm, rate, slot.Grammar())
 	if err != nil {
 		return Answer{}, err
 	}
 	var alt *Result
-	if a := slot.Alternative(); a != nil && res.Text != "" {
+	if a := slot.Alternative(); a != nil && res.Text != "" && !slot.Single {
 		ar, err := r.Recognize(ctx, pcm, rate, a.Grammar())
 		if err != nil {
 			return Answer{}, err
 		}
 		alt = &ar
+	}
+	if slot.Alternatives > 0 && (slot.Kind == KindIdentifier || slot.Kind == KindDigits) {
+		// The n-best readings of a code, for retries against a verify tool: the best reading's
+		// likely confusions, ranked by the audio (an n-best search over the code grammar's own
+		// lattice takes seconds).
+		best := res
+		if alt != nil && alt.Text != "" && alt.Score-res.Score > identifierDigitMargin {
+			best = *alt
+		}
+		// Readings that differ in carrier words only mean one value: ask for more.
+		res.NBest = r.alternativeReadings(ctx, pcm, rate, best.Text, 4*slot.Alternatives+4)
+		if alt != nil {
+			alt.NBest = res.NBest
+		}
 	}
 	return slot.Answer(res, alt), nil
 }
@@ -276,6 +319,48 @@ func (s Slot) Answer(res Result, alt *Result) Answer {
 		a.Grammar = res.Grammar
 		res = a
 	}
+	// The lattice's best path (the first n-best reading) is surer than the first pass's: take it
+	// when it means a value.
+	if len(res.NBest) > 0 && res.NBest[0].Text != res.Text {
+		if _, ok := s.Parse(res.NBest[0].Text); ok {
+			res.Text = res.NBest[0].Text
+			res.Score = res.NBest[0].Score
+		}
+	}
 	v, ok := s.Parse(res.Text)
-	return Answer{Result: res, Value: v, OK: ok}
+	ans := Answer{Result: res, Value: v, OK: ok}
+	if s.Alternatives > 0 {
+		seen := map[string]bool{v.Text: ok}
+		for _, h := range res.NBest {
+			if len(ans.Alternatives) >= s.Alternatives {
+				break
+			}
+			if av, ok := s.Parse(h.Text); ok && !seen[av.Text] {
+				seen[av.Text] = true
+				ans.Alternatives = append(ans.Alternatives, av)
+			}
+		}
+	}
+	return ans
+}
+
+// readDict reads the words of a PocketSphinx pronunciation dictionary ("word PHONES", alternative
+// pronunciations as "word(2) PHONES").
+func readDict(path string) (map[string]bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dict := make(map[string]bool, 140000)
+	for _, line := range strings.Split(string(data), "\n") {
+		w, _, ok := strings.Cut(line, " ")
+		if !ok || w == "" {
+			continue
+		}
+		if i := strings.IndexByte(w, '('); i > 0 {
+			w = w[:i]
+		}
+		dict[w] = true
+	}
+	return dict, nil
 }

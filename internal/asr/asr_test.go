@@ -229,6 +229,7 @@ func TestParse(t *testing.T) {
 		{Slot{Kind: KindDate}, "february thirty first", "", false},
 		{Slot{Kind: KindDate}, "yes", "", false},
 		{Slot{Kind: KindDateRange}, "from december eighteenth to january second", "--12-18 to --01-02", true},
+		{Slot{Kind: KindDateRange}, "the week of december seventh so december seventh through december eleventh", "--12-07 to --12-11", true},
 		{Slot{Kind: KindNumber}, "it's six hundred twelve dollars and forty cents", "612.4", true},
 		{Slot{Kind: KindNumber}, "it's three", "3", true},
 		{Slot{Kind: KindNumber}, "their estimate was six hundred twelve dollars and forty cents", "612.4", true},
@@ -446,4 +447,38 @@ func TestRecognizeIsHistoryFree(t *testing.T) {
 	if b := recognize(t, r, pcm, nil); a.Text != b.Text || a.Score != b.Score {
 		t.Errorf("same audio decoded %q (%d), then %q (%d)", a.Text, a.Score, b.Text, b.Score)
 	}
+}
+
+// TestKnownWhileDecodersBusy: Known answers from the dictionary as the decoder does, without
+// waiting for a decoder (a call's form is built from many look-ups while other calls decode).
+func TestKnownWhileDecodersBusy(t *testing.T) {
+	r := mustRecognizer(t)
+	d, err := r.acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := []string{"windshield", "qzxwvtt", "tualatin", "papa", "seventy", "'bout", "cillian", "zzzq"}
+	var fromDecoder []bool
+	for _, w := range words {
+		fromDecoder = append(fromDecoder, d.known(w))
+	}
+	done := make(chan []bool)
+	go func() {
+		var got []bool
+		for _, w := range words {
+			got = append(got, r.Known(w))
+		}
+		done <- got
+	}()
+	select {
+	case got := <-done:
+		for i, w := range words {
+			if got[i] != fromDecoder[i] {
+				t.Errorf("Known(%q) = %v, the decoder says %v", w, got[i], fromDecoder[i])
+			}
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Known waited for the busy decoder")
+	}
+	r.release(d)
 }

@@ -134,6 +134,31 @@ func (d *decoder) use(g *Grammar) error {
 	return nil
 }
 
+// allphoneSearch is the name of the phone-loop search (every phone sequence, weighted by a
+// phonetic language model): the reference an utterance's grammar score is compared with.
+const allphoneSearch = "_allphone"
+
+// useAllphone selects the phone-loop search, registering it from the model's phonetic language
+// model on first use.
+func (d *decoder) useAllphone(path string) error {
+	if !d.searches[allphoneSearch] {
+		cn, cp := C.CString(allphoneSearch), C.CString(path)
+		rc := C.ps_set_allphone_file(d.ps, cn, cp)
+		C.free(unsafe.Pointer(cn))
+		C.free(unsafe.Pointer(cp))
+		if rc != 0 {
+			return fmt.Errorf("%w: phone loop from %s", ErrModel, path)
+		}
+		d.searches[allphoneSearch] = true
+	}
+	cn := C.CString(allphoneSearch)
+	defer C.free(unsafe.Pointer(cn))
+	if C.ps_set_search(d.ps, cn) != 0 {
+		return fmt.Errorf("select search %s: %w", allphoneSearch, ErrGrammar)
+	}
+	return nil
+}
+
 func (d *decoder) unknownWords(g *Grammar) []string {
 	var oov []string
 	for _, w := range g.words() {
@@ -219,6 +244,36 @@ func (d *decoder) end() (Result, error) {
 	}
 	res.Text = strings.Join(texts, " ")
 	return res, nil
+}
+
+// nbest returns up to max distinct hypotheses of the utterance just ended, best first, from the
+// decoder's word lattice (the best hypothesis included). Hypotheses that differ only in filler
+// words or alternate pronunciations are one.
+func (d *decoder) nbest(max int) []Hypothesis {
+	var out []Hypothesis
+	seen := map[string]bool{}
+	it := C.ps_nbest(d.ps)
+	for tries := 0; it != nil && len(out) < max && tries < 8*max; tries++ {
+		var score C.int32
+		if h := C.ps_nbest_hyp(it, &score); h != nil {
+			var words []string
+			for _, w := range strings.Fields(C.GoString(h)) {
+				if !filler(w) {
+					words = append(words, baseWord(w))
+				}
+			}
+			text := strings.Join(words, " ")
+			if !seen[text] {
+				seen[text] = true
+				out = append(out, Hypothesis{Text: text, Score: int(score)})
+			}
+		}
+		it = C.ps_nbest_next(it)
+	}
+	if it != nil {
+		C.ps_nbest_free(it)
+	}
+	return out
 }
 
 // frameTime converts a 10 ms feature frame index to a duration.

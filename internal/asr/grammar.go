@@ -89,6 +89,15 @@ const (
 	KindNumber     Kind = "number"     // a quantity or an amount ("six hundred twelve dollars and forty cents")
 	KindYesNo      Kind = "yes_no"     // yes, no and the words that qualify them ("go ahead", "don't", "wait")
 	KindChoice     Kind = "choice"     // one of a fixed list of phrases (a schema enumeration)
+	// KindSpelling is a name or word spelled letter by letter, with the spelling alphabet ("P as
+	// in Paul", "papa") and the words a caller says around it ("that's", "hyphen"); Slot.Words
+	// adds the words heard in the same turn, so that the unspelled parts of the answer are read
+	// as themselves.
+	KindSpelling Kind = "spelling"
+	// KindFiller is what a caller says that answers nothing: acknowledgements, hesitations,
+	// courtesies and requests to wait or repeat. It competes with the slot grammars, so that a
+	// turn that holds no value is not forced into one.
+	KindFiller Kind = "filler"
 )
 
 // Slot describes what a question expects; its Grammar accepts answers of that form.
@@ -101,6 +110,15 @@ type Slot struct {
 	// Subject is what was asked, in words ("policy number"): answers may start "my policy number
 	// is …". Optional; only dictionary words should be used.
 	Subject string
+	// Words are more words the grammar accepts (KindSpelling): dictionary words only.
+	Words []string
+	// Alternatives is how many n-best readings RecognizeSlot parses besides the best one (0:
+	// none); they are the candidates a failed verification is retried with.
+	Alternatives int
+	// Single makes RecognizeSlot decode with this grammar only, without an identifier's
+	// digits-only second reading (a slot that was not asked for, decoded to see whether the
+	// answer belongs to it, need not be read twice).
+	Single bool
 }
 
 // Grammar builds the slot's JSGF grammar. Every answer may be wrapped in a short carrier phrase
@@ -128,9 +146,13 @@ func (s Slot) Grammar() *Grammar {
 		addDateRules(rules)
 		body = "[from] <date> (to | until | through | and) <date>"
 	case KindIdentifier:
-		// Digits are likelier than letters a priori: a letter must sound clearly like one.
-		rules["sym"] = weighted(digitWords, 20) + " | " + weighted(letterWords, 1) + " | double <d1>"
+		// Digits are likelier than letters a priori: a letter must sound clearly like one. A
+		// letter may be said with the spelling alphabet ("papa") or by a word ("P as in Paul").
+		rules["sym"] = weighted(digitWords, 20) + " | " + weighted(letterWords, 1) + " | " + weighted(natoWords, 1) +
+			" | double <d1> | <l1> as in <asin> | dash"
 		rules["d1"] = digitWords
+		rules["l1"] = letterWords
+		rules["asin"] = natoWords + " | " + asInWords
 		body = "<sym>+"
 	case KindNumber:
 		addNumberRules(rules)
@@ -138,6 +160,20 @@ func (s Slot) Grammar() *Grammar {
 	case KindYesNo:
 		rules["yn"] = yesNoWords
 		body = "<yn>+"
+	case KindSpelling:
+		// Letters are what a spelling is made of; the words around them are less likely.
+		rules["letter"] = letterWords + " | o"
+		rules["asin"] = natoWords + " | " + asInWords
+		piece := weighted(letterWords+" | o", 20) + " | " + weighted(natoWords, 4) + " | " + weighted(spellingCarriers, 3) +
+			" | double <letter> | <letter> as in <asin>"
+		if ws := spellingWords(s.Words); ws != "" {
+			piece += " | " + weighted(ws, 2)
+		}
+		rules["piece"] = piece
+		body = "<piece>+"
+	case KindFiller:
+		rules["filler"] = fillerPhrases
+		body = "<filler>+"
 	case KindChoice:
 		alts := make([]string, 0, len(s.Choices))
 		for _, c := range s.Choices {
@@ -154,11 +190,17 @@ func (s Slot) Grammar() *Grammar {
 		rules["d"] = digitWords
 	}
 	pre := "it's | it is | sure | okay | yes | um | uh | that's | that is | that would be"
+	post := "thanks | thank you | please"
+	if s.Kind == KindPhone || s.Kind == KindDigits {
+		// How callers give a number.
+		pre += " | you can reach me at | best number is | my number is | call me at | the number is | my cell is | it's the"
+		post += " | that's my cell | that's my cell phone | that's my mobile"
+	}
 	if subj := strings.TrimSpace(strings.ToLower(s.Subject)); subj != "" {
 		pre += " | my " + subj + " is | the " + subj + " is | " + subj + " is"
 	}
 	rules["pre"] = pre
-	rules["post"] = "thanks | thank you | please"
+	rules["post"] = post
 	var b strings.Builder
 	name := sanitize(string(s.Kind))
 	fmt.Fprintf(&b, "#JSGF V1.0;\ngrammar %s;\npublic <utt> = [<pre>] %s [<post>];\n", name, body)
@@ -173,8 +215,33 @@ func (s Slot) Grammar() *Grammar {
 	return &Grammar{Name: string(s.Kind), JSGF: b.String()}
 }
 
+// spellingWords lists a spelling grammar's extra words as alternatives (letters and carriers are
+// in it already).
+func spellingWords(words []string) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, w := range words {
+		w = strings.ToLower(strings.TrimSpace(w))
+		if w == "" || len(w) == 1 || seen[w] || strings.ContainsAny(w, "|()[]<>/*+;=") {
+			continue
+		}
+		seen[w] = true
+		out = append(out, w)
+	}
+	sort.Strings(out)
+	return strings.Join(out, " | ")
+}
+
 const (
-	digitWords = "zero | oh | one | two | three | four | five | six | seven | eight | nine"
+	// natoWords is the spelling alphabet.
+	natoWords = "alpha | bravo | charlie | delta | echo | foxtrot | golf | hotel | india | juliet | kilo | lima | mike | november | oscar | papa | quebec | romeo | sierra | tango | uniform | victor | whiskey | x-ray | yankee | zulu"
+	// asInWords are the words callers spell by besides the spelling alphabet ("P as in Paul").
+	asInWords = "apple | adam | boy | bob | cat | charles | david | dog | edward | easy | frank | fred | george | henry | ida | john | jack | king | kate | larry | lincoln | mary | michael | nancy | nora | ocean | peter | paul | queen | robert | roger | sam | sugar | tom | thomas | uncle | victoria | william | walter | xylophone | yellow | young | zebra"
+	// spellingCarriers are what callers say around the letters they spell.
+	spellingCarriers = "that's | it's | is | spelled | spell | it | that | as | in | hyphen | dash | space | capital | then | and | with | an | the | first | last | name | my | sorry | uh | um | no | yes | okay | same | one | word | all"
+	// fillerPhrases answer nothing.
+	fillerPhrases = "okay | ok | sure | alright | all right | right | yes | yeah | yep | no | nope | uh | um | hmm | mm | oh | well | so | thanks | thank you | great | fine | cool | good | perfect | got it | take your time | no rush | no problem | of course | go ahead | please | hold on | one moment | one second | just a moment | let me check | let me see | sorry | what | pardon | excuse me | can you repeat that | say that again | i don't know | i'm not sure | i don't have that | not sure | hurry | can we hurry"
+	digitWords    = "zero | oh | one | two | three | four | five | six | seven | eight | nine"
 	// The letter O is left to "oh", which the parser reads as a letter after a letter.
 	letterWords = "a | b | c | d | e | f | g | h | i | j | k | l | m | n | p | q | r | s | t | u | v | w | x | y | z"
 	yesNoWords  = "yes | yeah | yep | sure | correct | right | that's | go | ahead | please | do | it | okay | no | nope | not | don't | do | wait | stop | actually | cancel | withdraw | withdrawing | my | approval | hold | on | that | i | i'm | is | fine | sounds | good"

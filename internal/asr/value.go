@@ -72,7 +72,10 @@ func (s Slot) Parse(text string) (Value, bool) {
 		if len(ds) < 2 {
 			return v, false
 		}
-		v.Dates = ds[:2]
+		// "The week of December seventh? So December seventh through December eleventh": the
+		// range is the last two dates said.
+		ds = ds[len(ds)-2:]
+		v.Dates = ds
 		v.Text = ds[0].String() + " to " + ds[1].String()
 	case KindYesNo:
 		p, ok := Polarity(text)
@@ -80,6 +83,16 @@ func (s Slot) Parse(text string) (Value, bool) {
 			return v, false
 		}
 		v.Text = map[bool]string{true: "yes", false: "no"}[p]
+	case KindSpelling:
+		v.Text = spelledWords(words)
+		if v.Text == "" {
+			return v, false
+		}
+	case KindFiller:
+		v.Text = strings.Join(words, " ")
+		if v.Text == "" {
+			return v, false
+		}
 	case KindChoice:
 		c, ok := matchChoice(words, s.Choices)
 		if !ok {
@@ -130,17 +143,62 @@ func stripCarrier(words []string, subject string) []string {
 // lower-case "0x" prefix.
 func spokenIdentifier(words []string, subject string) string {
 	var keep []string
-	for _, w := range stripCarrier(words, subject) {
+	ws := stripCarrier(words, subject)
+	for i, w := range ws {
 		letter := len(w) == 1 && w[0] >= 'a' && w[0] <= 'z' || len(w) == 2 && w[1] == '.' && w[0] >= 'a' && w[0] <= 'z'
+		if w == "i" && i+1 < len(ws) && pronounFollowers[ws[i+1]] {
+			continue // "I think", not the letter I
+		}
 		if letter || canon.IsNumberWord(w) || isNumeral(w) || w == "double" || w == "triple" {
 			keep = append(keep, strings.TrimSuffix(w, "."))
 		}
 	}
 	s := canon.SpelledCode(strings.Join(keep, " "))
+	// A code said twice in one breath ("B E, twenty-two ninety-one … yeah, B E, twenty-two
+	// ninety-one") is one code.
+	if n := len(s); n >= 4 && n%2 == 0 && s[:n/2] == s[n/2:] {
+		s = s[:n/2]
+	}
 	if strings.HasPrefix(s, "0X") {
 		s = "0x" + s[2:]
 	}
 	return s
+}
+
+// pronounFollowers are words after which "i" is the pronoun.
+var pronounFollowers = map[string]bool{"think": true, "guess": true, "believe": true, "am": true, "was": true, "have": true,
+	"had": true, "need": true, "mean": true, "said": true, "gave": true, "don't": true, "can't": true, "just": true}
+
+// spelledWords normalises a spelling: spelling-alphabet words become their letters, "as in
+// <word>" is dropped, "double l" is two l's, "capital" goes; letters stay single words, so that
+// the listener can find the runs. Other words are kept.
+func spelledWords(words []string) string {
+	var out []string
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == "as" && i+2 < len(words) && words[i+1] == "in":
+			i += 2
+			continue
+		case w == "double" && i+1 < len(words) && len(canon.SpelledCode(words[i+1])) == 1:
+			l := strings.ToLower(canon.SpelledCode(words[i+1]))
+			out = append(out, l, l)
+			i++
+			continue
+		case w == "capital":
+			continue
+		}
+		if l := canon.SpelledCode(w); len(l) == 1 && natoLetter(w) {
+			w = strings.ToLower(l)
+		}
+		out = append(out, strings.TrimSuffix(w, "."))
+	}
+	return strings.Join(out, " ")
+}
+
+// natoLetter reports a spelling-alphabet word.
+func natoLetter(w string) bool {
+	return strings.Contains(" "+natoWords+" ", " "+w+" ")
 }
 
 // Polarity reads an answer to a yes/no question. The last qualifying word decides ("yes, go
@@ -158,6 +216,10 @@ func Polarity(text string) (yes bool, ok bool) {
 			}
 			negated = false
 		case "no", "nope", "wait", "stop", "cancel", "withdraw", "withdrawing", "hold", "decline", "revoke":
+			if w == "no" && i+1 < len(words) && (words[i+1] == "problem" || words[i+1] == "worries" || words[i+1] == "rush" || words[i+1] == "hurry") {
+				yes, ok = true, true // "no problem" agrees
+				continue
+			}
 			yes, ok = false, true
 			negated = false
 		case "don't", "not", "never", "dont":

@@ -10,36 +10,38 @@ import (
 )
 
 // hear recognizes one caller turn (PCM16 24 kHz) against the question asked and understands it.
-// The open-vocabulary transcript (for the trace, corrections and unsolicited news) comes from the
-// turn's stream when it was decoded while the caller spoke (streamed non-nil), else it is decoded
-// now; when the question has a typed answer, the question's grammar decodes the whole turn,
-// concurrently.
+// The open-vocabulary transcript (for the trace, corrections, free text and which grammars are
+// worth decoding) comes from the turn's stream when it was decoded while the caller spoke
+// (streamed non-nil), else it is decoded now. Then the turn is decoded whole with each grammar the
+// question names (the asked field's, every other open field's, yes/no, filler), concurrently on
+// the recognizer's decoders, and the dialogue chooses among the readings by score.
 func hear(ctx context.Context, rec *asr.Recognizer, q dialog.Question, pcm []int16, streamed *asr.Result) dialog.Heard {
-	slot := q.Slot()
 	var lm asr.Result
-	var ans asr.Answer
-	var lmErr, slotErr error
+	if streamed != nil {
+		lm = *streamed
+	} else if r, err := rec.Recognize(ctx, pcm, 24000, nil); err == nil {
+		lm = r
+	}
+	slots := q.Grammars(lm)
+	readings := make([]dialog.Reading, len(slots))
+	ok := make([]bool, len(slots))
 	var wg sync.WaitGroup
-	if slot != nil {
+	for i, s := range slots {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ans, slotErr = rec.RecognizeSlot(ctx, pcm, 24000, *slot)
+			ans, err := rec.RecognizeSlot(ctx, pcm, 24000, s)
+			readings[i], ok[i] = dialog.Reading{Slot: s, Answer: ans}, err == nil
 		}()
 	}
-	if streamed != nil {
-		lm = *streamed
-	} else {
-		lm, lmErr = rec.Recognize(ctx, pcm, 24000, nil)
-	}
 	wg.Wait()
-	if lmErr != nil {
-		lm = asr.Result{}
+	var got []dialog.Reading
+	for i := range readings {
+		if ok[i] {
+			got = append(got, readings[i])
+		}
 	}
-	if slotErr != nil {
-		ans = asr.Answer{}
-	}
-	return q.Understand(ctx, dialog.Utterance{Open: lm, Typed: slot != nil, Answer: ans, Reread: reread(rec, pcm)})
+	return q.Understand(ctx, dialog.Utterance{Open: lm, Readings: got, Spoken: true, Reread: reread(rec, pcm)})
 }
 
 // reread decodes the turn's audio from a word's end on with another grammar, when at least a

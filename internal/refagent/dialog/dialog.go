@@ -10,10 +10,12 @@ package dialog
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/asr"
+	"github.com/voicebench/humanaudit/internal/canon"
 )
 
 // Tool is a function the session offers the agent, as the protocol defines it.
@@ -105,14 +107,30 @@ type Call struct {
 type Utterance struct {
 	// Open is the open-vocabulary transcript with word timings.
 	Open asr.Result
-	// Typed says the turn was also decoded with the question's grammar (Question.Slot), with
-	// Answer as the result.
-	Typed  bool
-	Answer asr.Answer
+	// Readings are the turn decoded with each grammar of Question.Grammars, whole.
+	Readings []Reading
+	// Spoken says the turn was audio (its readings' scores compare; a typed turn's do not).
+	Spoken bool
 	// Reread decodes the turn's speech from the given time on with another grammar (to read a
 	// value after a preamble: "my callback number is actually …"); false when too little speech
 	// follows. Nil for a turn that was not spoken.
 	Reread func(ctx context.Context, from time.Duration, slot asr.Slot) (asr.Answer, bool)
+}
+
+// Reading is a caller turn decoded with one grammar.
+type Reading struct {
+	Slot   asr.Slot
+	Answer asr.Answer
+}
+
+// reading returns the turn's reading with a grammar of kind k, or nil.
+func (u Utterance) reading(k asr.Kind) *Reading {
+	for i := range u.Readings {
+		if u.Readings[i].Slot.Kind == k {
+			return &u.Readings[i]
+		}
+	}
+	return nil
 }
 
 // Question is a snapshot of what the agent asked (see Dialog.Question).
@@ -122,16 +140,109 @@ type Question struct {
 	exp expectation
 }
 
-// Slot is the grammar a spoken answer to the question is decoded with besides the open
-// vocabulary, or nil when the answer is free text.
+// Slot is the grammar of the question's own answer, or nil when the answer is free text.
 func (q Question) Slot() *asr.Slot {
 	switch {
-	case q.exp.kind == expectField && q.exp.field != nil:
+	case (q.exp.kind == expectField || q.exp.kind == expectConfirm) && q.exp.field != nil:
 		return q.exp.field.slot(q.l.known)
 	case q.exp.kind == expectApproval || q.exp.kind == expectAnythingElse:
 		return &asr.Slot{Kind: asr.KindYesNo}
 	}
 	return nil
+}
+
+// Grammars are the grammars a spoken answer to the question is decoded with, whole, besides the
+// open vocabulary: the asked field's (with the spelling grammar for a name), those of the other
+// fields still open and of those filled (an answer given early or late, a correction), yes/no when
+// a read-back or an approval is pending, and the filler grammar. open is the turn's
+// open-vocabulary transcript: a grammar whose type of word it does not hold at all (no number
+// word for a date or a code) is not worth decoding, since its reading would be refused anyway.
+func (q Question) Grammars(open asr.Result) []asr.Slot {
+	words := strings.Fields(strings.ToLower(open.Text))
+	var out []asr.Slot
+	seen := map[string]bool{}
+	add := func(s *asr.Slot, always bool) {
+		if s == nil {
+			return
+		}
+		if !always && !plausible(kindOfSlot(s.Kind), words) {
+			return
+		}
+		if k := s.Grammar().JSGF; !seen[k] {
+			seen[k] = true
+			out = append(out, *s)
+		}
+	}
+	e := q.exp
+	if (e.kind == expectField || e.kind == expectConfirm) && e.field != nil {
+		s := e.field.slot(q.l.known)
+		if s != nil {
+			s.Alternatives = alternativesFor(s.Kind)
+		}
+		// Even the asked field's reading is refused when no word of its type was heard ("No."
+		// to a read-back), unless the caller was asked to spell it.
+		add(s, e.spell)
+		if spellable(e.field) {
+			add(&asr.Slot{Kind: asr.KindSpelling, Words: q.l.knownWords(words)}, true)
+		}
+	}
+	if e.kind == expectConfirm || e.kind == expectApproval || e.kind == expectAnythingElse {
+		add(&asr.Slot{Kind: asr.KindYesNo}, true)
+	}
+	for _, fs := range [][]*field{e.open, e.filled} {
+		for _, f := range fs {
+			if f.Kind == kindYesNo || f.Kind == kindChoice {
+				continue
+			}
+			if s := f.slot(q.l.known); s != nil {
+				s.Subject, s.Single = "", true
+				if unaskedRefused(s, words) {
+					continue
+				}
+				add(s, false)
+			}
+		}
+	}
+	if len(words) <= 4 {
+		add(&asr.Slot{Kind: asr.KindFiller}, true)
+	}
+	return out
+}
+
+// unaskedRefused reports a grammar of a field not asked whose reading the understanding would
+// refuse whatever the decoder returned, from the open transcript alone (see candidates): the
+// grammar would be forced, or the transcript has words outside it. Such a grammar is not worth
+// decoding: on a loaded machine every decode is time the caller waits.
+func unaskedRefused(s *asr.Slot, words []string) bool {
+	if s.Kind != asr.KindIdentifier && s.Kind != asr.KindYesNo && forced(s, words) {
+		return true
+	}
+	o := outsideGrammar(s, words)
+	return o > 1 || (o == 1 && len(words) < 6)
+}
+
+// alternativesFor is how many n-best values are kept for a kind: codes and dates, which a failed
+// verification retries.
+func alternativesFor(k asr.Kind) int {
+	switch k {
+	case asr.KindIdentifier, asr.KindDigits, asr.KindDate:
+		return 3
+	}
+	return 0
+}
+
+// spellable reports a field whose answer callers spell: names and e-mail addresses.
+func spellable(f *field) bool { return f.Kind == kindName || f.Kind == kindEmail }
+
+// knownWords are the words of a transcript a grammar can use.
+func (l *listener) knownWords(words []string) []string {
+	var out []string
+	for _, w := range words {
+		if len(w) > 1 && l.known(w) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // Understand reads a recognized turn against the question.
@@ -140,20 +251,38 @@ func (q Question) Understand(ctx context.Context, u Utterance) Heard {
 }
 
 // UnderstandText reads a typed turn (a user message with text) against the question: its words
-// stand for the open transcript, and a typed question's grammar parses them.
+// stand for the open transcript (a comma or full stop as a pause), and each of the question's
+// grammars parses them.
 func (q Question) UnderstandText(ctx context.Context, text string) Heard {
-	words := strings.Fields(strings.ToLower(strings.NewReplacer(",", " ", ".", " ", "?", " ", "!", " ").Replace(text)))
-	ws := make([]asr.Word, len(words))
-	for i, w := range words {
-		ws[i] = asr.Word{Text: w}
-	}
-	u := Utterance{Open: asr.Result{Text: strings.Join(words, " "), Words: ws}}
-	if q.exp.kind == expectField && q.exp.field != nil {
-		if s := q.exp.field.slot(q.l.known); s != nil {
-			u.Typed = true
-			u.Answer.Value, u.Answer.OK = s.Parse(u.Open.Text)
-			u.Answer.Result = u.Open
+	var ws []asr.Word
+	at := time.Duration(0)
+	for _, tok := range strings.Fields(strings.ToLower(text)) {
+		w := strings.Trim(tok, ",.?!;:\"")
+		// "twenty-one" is said as two words, as a recognizer writes it; "Nakamura-Obi" is one.
+		parts := []string{w}
+		if ps := strings.Split(w, "-"); len(ps) > 1 && !slices.ContainsFunc(ps, func(p string) bool { return !canon.IsNumberWord(p) }) {
+			parts = ps
 		}
+		for _, w := range parts {
+			if w != "" {
+				ws = append(ws, asr.Word{Text: w, Start: at, End: at + 250*time.Millisecond})
+				at += 260 * time.Millisecond
+			}
+		}
+		if strings.ContainsAny(tok[len(tok)-1:], ",.?!;:") {
+			at += 400 * time.Millisecond // punctuation is where a speaker pauses
+		}
+	}
+	u := Utterance{Open: asr.Result{Words: ws}}
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		parts[i] = w.Text
+	}
+	u.Open.Text = strings.Join(parts, " ")
+	for _, s := range q.Grammars(u.Open) {
+		ans := asr.Answer{Result: u.Open}
+		ans.Value, ans.OK = s.Parse(u.Open.Text)
+		u.Readings = append(u.Readings, Reading{Slot: s, Answer: ans})
 	}
 	return q.Understand(ctx, u)
 }
@@ -166,3 +295,15 @@ func (h Heard) Transcript() string { return h.h.transcript }
 
 // Intent names what the turn does (answer, correction, yes, …), for logs.
 func (h Heard) Intent() string { return h.h.intent.String() }
+
+// Why says how the turn was read: the slot its grammars chose and the score, or why none was.
+func (h Heard) Why() string { return h.h.why }
+
+// Fields are the values the turn gave, by field name (for logs and tests).
+func (h Heard) Fields() map[string]any {
+	out := map[string]any{}
+	for _, v := range h.h.values {
+		out[v.field.Name] = v.value
+	}
+	return out
+}

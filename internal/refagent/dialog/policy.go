@@ -2,10 +2,14 @@ package dialog
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/voicebench/humanaudit/internal/canon"
 )
@@ -32,9 +36,18 @@ type action struct {
 
 // fieldState tracks one field through the call.
 type fieldState struct {
-	asks    int  // times asked
-	unknown bool // the caller does not know it
+	asks      int  // times asked
+	unknown   bool // the caller does not know it
+	repairs   int  // times the caller said a read-back of it was wrong
+	confirmed bool // the caller agreed to a read-back of its value
 }
+
+// maxRepairs bounds the read-back and repair loop of one field: asked again, then spelled.
+const maxRepairs = 2
+
+// maxVerifyRetries bounds the other readings of the caller's details tried against the verify
+// tool after it refused the first.
+const maxVerifyRetries = 3
 
 // approvalState follows the approval of the gated action.
 type approvalState int
@@ -43,7 +56,9 @@ const (
 	approvalNone      approvalState = iota
 	approvalRequested               // the approval tool recorded the request
 	approvalAsked                   // the question was put to the caller
-	approvalYes
+	approvalYes                     // the caller said yes: one last turn in case they take it back
+	approvalLast                    // the agent said it is about to act
+	approvalGo                      // no objection: act
 	approvalNo
 )
 
@@ -82,10 +97,21 @@ type policy struct {
 	closing       bool
 	ended         bool
 	repeat        bool
+	kbContext     bool // the search about what the call is about was made
+
+	confirm         *fieldValue // a value to read back before anything else
+	repair          *field      // a field to ask again after a read-back was refused
+	kbAsked         map[string]bool
+	retries         []map[string]any // other readings of the verify arguments still to try
+	retried         int
+	tried           map[string]bool // verify arguments already tried, as JSON
+	fixed           []fieldValue    // values a successful retry corrected
+	lastHeardSpoken bool
 }
 
 func newPolicy(m *model) *policy {
-	return &policy{m: m, values: map[string]fieldValue{}, fields: map[string]*fieldState{}, lookedUp: map[string]bool{}}
+	return &policy{m: m, values: map[string]fieldValue{}, fields: map[string]*fieldState{}, lookedUp: map[string]bool{},
+		kbAsked: map[string]bool{}, tried: map[string]bool{}}
 }
 
 // setModel swaps in a new session configuration (session.update mid-call); what was learned stays.
@@ -111,6 +137,33 @@ func (p *policy) askable(f *field) bool {
 func (p *policy) heard(h heard) {
 	p.opened = true
 	exp := p.exp
+	p.lastHeardSpoken = h.spoken
+	if exp.kind == expectConfirm && exp.field != nil {
+		st := p.state(exp.field.Name)
+		switch h.intent {
+		case intentYes:
+			st.confirmed = true
+			p.ack = "Great."
+			return
+		case intentNo:
+			st.repairs++
+			if st.repairs <= maxRepairs {
+				p.repair = exp.field
+				p.ack = "Sorry about that."
+			} else {
+				st.confirmed = true
+				p.ack = "I'll note it as I have it, and a colleague will check it."
+			}
+			return
+		case intentCorrection, intentAnswer:
+			if len(h.values) == 1 && h.values[0].field == exp.field {
+				st.repairs++
+			}
+		case intentVolunteer, intentAcknowledge, intentOther, intentNone:
+			// The caller went on without objecting: the read-back stands.
+			st.confirmed = true
+		}
+	}
 	switch h.intent {
 	case intentAnswer, intentCorrection, intentVolunteer:
 		p.apply(h.values, h.intent)
@@ -145,12 +198,13 @@ func (p *policy) heard(h heard) {
 		yes := h.intent == intentYes
 		switch exp.kind {
 		case expectApproval:
-			if yes {
+			if yes && exp.last2 {
+				p.approval = approvalGo
+			} else if yes {
 				p.approval = approvalYes
-				p.ack = "Thank you."
 			} else {
 				p.approval = approvalNo
-				p.ack = "Understood, I won't " + p.actionPhrase() + "."
+				p.ack = "Understood, I will not go ahead with it."
 			}
 		case expectAnythingElse:
 			if yes {
@@ -161,6 +215,10 @@ func (p *policy) heard(h heard) {
 			}
 		}
 	default: // nothing recognized, or not understood
+		if exp.kind == expectApproval && exp.last2 && h.intent != intentUnplaced {
+			p.approval = approvalGo // the caller let the action go ahead
+			return
+		}
 		switch exp.kind {
 		case expectField:
 			p.ack = "Sorry, I didn't catch that."
@@ -205,6 +263,32 @@ func (p *policy) apply(vals []fieldValue, in intent) {
 	default:
 		p.ack = "Thanks."
 	}
+	// Codes, numbers, names and anything the recognizers disagreed on are read back for a yes or
+	// no before the call moves on (one value per turn: the last one heard).
+	if len(vals) > 0 {
+		v := vals[len(vals)-1]
+		if st := p.state(v.field.Name); needsReadBack(v, p.lastHeardSpoken) && st.repairs <= maxRepairs {
+			st.confirmed = false
+			c := v
+			p.confirm = &c
+		}
+	}
+}
+
+// needsReadBack reports a value to read back: a spoken code or name, or a value whose readings
+// disagreed.
+func needsReadBack(v fieldValue, spoken bool) bool {
+	if v.unsure {
+		return true
+	}
+	if !spoken {
+		return false
+	}
+	switch v.field.Kind {
+	case kindIdentifier, kindDigits, kindName, kindEmail:
+		return true
+	}
+	return false
 }
 
 // reopen makes a change after the artifact was marked ready go through the closing steps again:
@@ -252,8 +336,55 @@ func (p *policy) toolResult(name, output string) {
 		if v, _ := out["verified"].(bool); v && !failed {
 			p.verified = true
 			p.ack = "Thank you, you're verified."
+			if len(p.fixed) > 0 {
+				// A retry with another reading matched: say so, and record what was misheard.
+				var said []string
+				rec := map[string]json.RawMessage{}
+				for _, fv := range p.fixed {
+					p.values[fv.field.Name] = fv
+					said = append(said, fv.spoken)
+					if p.m.fieldByName[fv.field.Name] != nil {
+						rec[fv.field.Name] = jsonValue(fv.value)
+					}
+				}
+				if len(rec) > 0 {
+					p.queueRecord(rec)
+				}
+				// What was misheard is said without naming the field, so that the next question
+				// stays the only one in the turn.
+				p.ack = "Thank you, you're verified. I checked another reading of what you said, " + strings.Join(said, " and ") + ", and that one matched."
+				p.fixed = nil
+			}
+			p.retries = nil
 			return
 		}
+		// Before asking again, try the other readings the recognizer had of the details, each a
+		// real call of the verify tool.
+		if p.retries == nil && p.retried == 0 {
+			p.retries = p.verifyCandidates(t)
+		}
+		if len(p.retries) > 0 && p.retried < maxVerifyRetries {
+			args := p.retries[0]
+			p.retries = p.retries[1:]
+			p.retried++
+			b, _ := json.Marshal(args)
+			p.tried[string(b)] = true
+			p.fixed = p.fixed[:0]
+			for _, n := range p.verifyArgs(t) {
+				if v, ok := p.values[n]; ok && string(jsonValue(v.value)) != string(jsonValue(args[n])) {
+					for _, a := range append(v.alts, prefixed(v)...) {
+						if string(jsonValue(a.value)) == string(jsonValue(args[n])) {
+							p.fixed = append(p.fixed, a)
+							break
+						}
+					}
+				}
+			}
+			p.verifyPending = true
+			p.queue = append(p.queue, call{name: t.Name, args: b})
+			return
+		}
+		p.retries, p.retried, p.fixed = nil, 0, nil
 		p.verifyTries++
 		if p.verifyTries >= 2 {
 			p.verifyFailed = true
@@ -267,11 +398,12 @@ func (p *policy) toolResult(name, output string) {
 		}
 	case roleLookup:
 		if !failed {
-			if rec, ok := out["record"].(map[string]any); ok {
-				p.lookups = append(p.lookups, rec)
-			} else {
-				p.lookups = append(p.lookups, out)
+			rec, ok := out["record"].(map[string]any)
+			if !ok {
+				rec = out
 			}
+			p.lookups = append(p.lookups, rec)
+			p.fillFromLookup(t, rec)
 		}
 	case roleKB:
 		if res, ok := out["results"].([]any); ok {
@@ -306,6 +438,190 @@ func (p *policy) toolResult(name, output string) {
 			p.ack = "Sorry, I couldn't save that."
 		}
 	}
+}
+
+// verifyCandidates lists other readings of the verify arguments, likeliest first: for each
+// argument, the recognizer's n-best alternatives of its value (the others kept as heard), and the
+// code with the type prefix its field is named by when the caller left it out ("zero zero four
+// eight one seven seven" for an MRN).
+func (p *policy) verifyCandidates(t *toolInfo) []map[string]any {
+	names := p.verifyArgs(t)
+	base := map[string]any{}
+	for _, n := range names {
+		v, ok := p.values[n]
+		if !ok {
+			return nil
+		}
+		base[n] = v.value
+	}
+	var out []map[string]any
+	seen := map[string]bool{}
+	for _, n := range names {
+		v := p.values[n]
+		for _, a := range append(prefixed(v), v.alts...) {
+			args := map[string]any{}
+			for k, x := range base {
+				args[k] = x
+			}
+			args[n] = a.value
+			b, _ := json.Marshal(args)
+			if !seen[string(b)] && !p.tried[string(b)] {
+				seen[string(b)] = true
+				out = append(out, args)
+			}
+		}
+	}
+	return out
+}
+
+// prefixed is a code with the acronym its field is named by in front ("MRN" for mrn), when the
+// caller said digits only.
+func prefixed(v fieldValue) []fieldValue {
+	s, ok := v.value.(string)
+	if !ok || (v.field.Kind != kindIdentifier && v.field.Kind != kindDigits) || strings.IndexFunc(s, unicode.IsLetter) >= 0 {
+		return nil
+	}
+	for _, w := range nameWords(v.field.Name) {
+		if a, ok := acronyms[w]; ok && a != "ID" && a != "PIN" && a != "ZIP" {
+			c := v
+			c.value, c.spoken, c.alts = a+"-"+s, spacedDigits(a+s), nil
+			return []fieldValue{c}
+		}
+	}
+	return nil
+}
+
+// fillFromLookup records what a lookup returned for fields the caller has not filled: a returned
+// column of the field's name ("nightly_rate"), or the last words of it ("slot_id" for
+// new_slot_id, when only one field ends so).
+func (p *policy) fillFromLookup(t *toolInfo, rec map[string]any) {
+	keys := make([]string, 0, len(rec))
+	for k := range rec {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	record := map[string]json.RawMessage{}
+	argWords := map[string]bool{}
+	for _, a := range t.Params {
+		for _, w := range nameWords(a.Name) {
+			argWords[w] = true
+		}
+	}
+	for _, k := range keys {
+		val := rec[k]
+		if val == nil {
+			continue
+		}
+		if _, isMap := val.(map[string]any); isMap {
+			continue
+		}
+		if _, isList := val.([]any); isList {
+			continue
+		}
+		var match []*field
+		for _, f := range p.m.fields {
+			// A column fills a field of its name; "slot_id" also fills new_slot_id, but only from
+			// a lookup that searches for the new thing (its arguments say requested, new, …): the
+			// record on file holds the old address, not the new one.
+			if f.Name == k || (strings.HasSuffix(f.Name, "_"+k) && searchesNew(t)) {
+				match = append(match, f)
+			}
+		}
+		if len(match) > 1 {
+			// "flight" for new_flight and original_flight: the one that shares a word with the
+			// lookup's arguments ("new_travel_date").
+			var shared []*field
+			for _, f := range match {
+				for _, w := range nameWords(f.Name) {
+					if argWords[w] && !genericWords[w] && w != k {
+						shared = append(shared, f)
+						break
+					}
+				}
+			}
+			match = shared
+		}
+		if len(match) != 1 || p.filled(match[0].Name) {
+			continue
+		}
+		f := match[0]
+		fv := fieldValue{field: f, value: val, spoken: fmt.Sprint(val)}
+		if s, ok := val.(string); ok && (slices.Contains(f.JSONTypes, "number") || slices.Contains(f.JSONTypes, "integer")) {
+			if n, ok := canon.Number(s); ok && slices.Contains(f.JSONTypes, "number") {
+				fv.value = n
+			}
+		}
+		p.values[f.Name] = fv
+		record[f.Name] = jsonValue(fv.value)
+	}
+	p.fillTotal(rec, record)
+	if len(record) > 0 {
+		p.queueRecord(record)
+	}
+}
+
+// fillTotal fills an open number field named a total ("extension_total") from a lookup that
+// returned a price per unit and a count of units ("nightly_rate": 219.00, "nights": 2): the
+// caller cannot know a total the agent is told to work out.
+func (p *policy) fillTotal(rec map[string]any, record map[string]json.RawMessage) {
+	var unit, count float64
+	var haveUnit, haveCount bool
+	for k, v := range rec {
+		n, ok := lookupNumber(v)
+		if !ok {
+			continue
+		}
+		for _, w := range nameWords(k) {
+			switch w {
+			case "rate", "price", "fee", "cost":
+				unit, haveUnit = n, true
+			case "nights", "days", "count", "quantity", "months", "weeks", "units":
+				if n == float64(int64(n)) {
+					count, haveCount = n, true
+				}
+			}
+		}
+	}
+	if !haveUnit || !haveCount {
+		return
+	}
+	for _, f := range p.m.fields {
+		if f.Kind != kindNumber || p.filled(f.Name) || !slices.Contains(nameWords(f.Name), "total") {
+			continue
+		}
+		total := math.Round(unit*count*100) / 100
+		var val any = total
+		if !slices.Contains(f.JSONTypes, "number") {
+			val = strconv.FormatFloat(total, 'f', 2, 64)
+		}
+		p.values[f.Name] = fieldValue{field: f, value: val, spoken: spokenNumber(f, total)}
+		record[f.Name] = jsonValue(val)
+	}
+}
+
+// lookupNumber reads a number a tool returned as a JSON number or a numeric string.
+func lookupNumber(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case string:
+		return canon.Number(x)
+	}
+	return 0, false
+}
+
+// searchesNew reports a lookup whose arguments describe something asked for (new_travel_date,
+// requested_date): its results are the new thing, not the record on file.
+func searchesNew(t *toolInfo) bool {
+	for _, a := range t.Params {
+		for _, w := range nameWords(a.Name) {
+			switch w {
+			case "new", "requested", "preferred", "desired", "target":
+				return true
+			}
+		}
+	}
+	return strings.HasPrefix(t.Name, "find_") || strings.HasPrefix(t.Name, "search_")
 }
 
 func (p *policy) toolByName(name string) *toolInfo {
@@ -367,8 +683,24 @@ func (p *policy) next() action {
 	if !p.opened {
 		return p.say(join(p.greeting(), "How can I help you today?"), expectation{kind: expectOpen})
 	}
-	if p.exp.kind == expectOpen && ack == "" && !p.wrapped {
+	if p.exp.kind == expectOpen && !p.wrapped && (ack == "" || strings.HasPrefix(ack, "Thanks")) {
 		ack = join(p.greeting(), "I can help with that.")
+	}
+	// A value just heard is read back for a yes or no; a read-back the caller refused is asked
+	// again, the second time spelled.
+	if c := p.confirm; c != nil {
+		p.confirm = nil
+		if v, ok := p.values[c.field.Name]; ok && string(jsonValue(v.value)) == string(jsonValue(c.value)) {
+			return p.say(join(ack, readBack(*c)), expectation{kind: expectConfirm, field: c.field, value: c})
+		}
+	}
+	if f := p.repair; f != nil {
+		p.repair = nil
+		st := p.state(f.Name)
+		if st.repairs >= maxRepairs {
+			return p.say(join(ack, spellQuestion(f)), expectation{kind: expectField, field: f, spell: true})
+		}
+		return p.say(join(ack, f.Question), expectation{kind: expectField, field: f})
 	}
 
 	// Identity first, when a verify tool exists.
@@ -403,11 +735,21 @@ func (p *policy) next() action {
 			return p.calls(ack, cs...)
 		}
 	}
-	// Policy from the knowledge base when the instructions ask for it.
+	// Policy from the knowledge base when the instructions ask for it: one search for each thing
+	// they name.
 	if t := p.m.tool(roleKB); t != nil && p.m.useKB && !p.kbDone {
 		p.kbDone = true
-		b, _ := json.Marshal(map[string]string{"query": p.m.kbQuery})
-		return p.calls(ack, call{name: t.Name, args: b})
+		var cs []call
+		for _, q := range p.m.kbQueries {
+			if !p.kbAsked[q] {
+				p.kbAsked[q] = true
+				b, _ := json.Marshal(map[string]string{"query": q})
+				cs = append(cs, call{name: t.Name, args: b})
+			}
+		}
+		if len(cs) > 0 {
+			return p.calls(ack, cs...)
+		}
 	}
 	if p.kbDone && !p.derived {
 		p.derived = true
@@ -423,6 +765,27 @@ func (p *policy) next() action {
 	for _, f := range p.m.fields {
 		if p.askable(f) {
 			return p.ask(f, ack)
+		}
+	}
+	// Before marking it ready, search the knowledge base once more with what the call is about
+	// (the caller's issue, what the lookups returned), then derive what it says.
+	if t := p.m.tool(roleKB); t != nil && p.m.useKB && !p.kbContext {
+		p.kbContext = true
+		if q := p.contextQuery(); q != "" && !p.kbAsked[q] {
+			p.kbAsked[q] = true
+			p.derived = false
+			b, _ := json.Marshal(map[string]string{"query": q})
+			return p.calls(ack, call{name: t.Name, args: b})
+		}
+	}
+	if p.kbContext && !p.derived {
+		p.derived = true
+		if rec := p.deriveFromKnowledge(); len(rec) > 0 {
+			p.queueRecord(rec)
+			q := p.queue
+			p.queue = nil
+			p.ack = ack
+			return action{calls: q}
 		}
 	}
 	// Mark the artifact ready.
@@ -456,6 +819,11 @@ func (p *policy) next() action {
 					expectation{kind: expectApproval})
 			}
 		case approvalYes:
+			// Before acting, one turn in which the caller can still take the yes back (a caller
+			// who says "yes, go ahead … actually, wait" is heard before anything is done).
+			p.approval = approvalLast
+			return p.say(join(ack, "Thank you. Give me a moment to process that."), expectation{kind: expectApproval, last2: true})
+		case approvalGo:
 			if !p.commitTried {
 				p.commitTried = true
 				return p.calls(ack, call{name: commit.Name, args: json.RawMessage(`{}`)})
@@ -475,6 +843,15 @@ func (p *policy) next() action {
 
 func (p *policy) say(text string, exp expectation) action {
 	exp.last = p.lastField
+	exp.values = map[string]any{}
+	for _, f := range p.m.allFields() {
+		if p.filled(f.Name) {
+			exp.filled = append(exp.filled, f)
+			exp.values[f.Name] = p.values[f.Name].value
+		} else if !p.state(f.Name).unknown {
+			exp.open = append(exp.open, f)
+		}
+	}
 	p.exp = exp
 	p.last = text
 	return action{say: text}
@@ -498,6 +875,109 @@ func join(parts ...string) string {
 		}
 	}
 	return strings.Join(out, " ")
+}
+
+// readBack reads a value back in a form a yes or no settles: codes character by character
+// ("That's P, A, two, zero, …"), names with what the caller spelled, dates and amounts in words.
+func readBack(v fieldValue) string {
+	var said string
+	switch v.field.Kind {
+	case kindIdentifier, kindDigits:
+		said = spokenCode(fmt.Sprint(v.value))
+	case kindPhone:
+		said = spokenPhone(fmt.Sprint(v.value))
+	case kindName:
+		said = v.spoken
+		for _, sp := range v.spelled {
+			said += ", " + strings.Join(strings.Split(sp, ""), " ")
+		}
+	default:
+		said = v.spoken
+	}
+	return "That's " + said + ". Is that right?"
+}
+
+// digitNames say digits in a read-back.
+var digitNames = [...]string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}
+
+// spokenCode says a code one character at a time: "PA2044718" is "P, A, two, zero, four, …".
+func spokenCode(s string) string {
+	var out []string
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			out = append(out, digitNames[r-'0'])
+		case unicode.IsLetter(r):
+			out = append(out, strings.ToUpper(string(r)))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// spokenPhone says a phone number in its groups: "five oh three, five five five, …".
+func spokenPhone(s string) string {
+	var groups []string
+	for _, g := range strings.FieldsFunc(s, func(r rune) bool { return r == '-' || r == ' ' }) {
+		var ds []string
+		for _, r := range g {
+			if r >= '0' && r <= '9' {
+				d := digitNames[r-'0']
+				if r == '0' {
+					d = "oh"
+				}
+				ds = append(ds, d)
+			}
+		}
+		groups = append(groups, strings.Join(ds, " "))
+	}
+	return strings.Join(groups, ", ")
+}
+
+// spellQuestion asks for a value again, one character at a time.
+func spellQuestion(f *field) string {
+	switch f.Kind {
+	case kindName, kindEmail:
+		return "Could you spell the " + fieldPhrase(f.Name) + " for me, letter by letter?"
+	case kindIdentifier:
+		return "Could you say the " + fieldPhrase(f.Name) + " again, one letter or digit at a time?"
+	}
+	return "Could you say the " + fieldPhrase(f.Name) + " again, slowly, digit by digit?"
+}
+
+// contextQuery is a knowledge search about what the call is about: the enumeration values the
+// caller's answers chose and the short values the lookups returned.
+func (p *policy) contextQuery() string {
+	var words []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		for _, w := range strings.Fields(strings.ToLower(strings.NewReplacer("_", " ", "-", " ").Replace(s))) {
+			if !seen[w] && len(w) > 2 {
+				seen[w] = true
+				words = append(words, w)
+			}
+		}
+	}
+	for _, f := range p.m.fields {
+		if v, ok := p.values[f.Name]; ok && f.Kind == kindChoice {
+			add(fmt.Sprint(v.value))
+		}
+	}
+	for _, rec := range p.lookups {
+		keys := make([]string, 0, len(rec))
+		for k := range rec {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if s, ok := rec[k].(string); ok && len(strings.Fields(s)) <= 3 && strings.IndexFunc(s, unicode.IsDigit) < 0 {
+				add(s)
+			}
+		}
+	}
+	if len(words) == 0 {
+		return ""
+	}
+	return strings.Join(words, " ")
 }
 
 func (p *policy) greeting() string {
@@ -574,10 +1054,97 @@ var (
 	dollars     = regexp.MustCompile(`\$\s?([0-9][0-9,]*(?:\.[0-9]+)?)`)
 )
 
+// recordInstruction reads "record <field words>: <value>" in a knowledge sentence for field f.
+func (p *policy) recordInstruction(f *field, low string) (fieldValue, bool) {
+	key := "record " + strings.Join(nameWords(f.Name), " ") + ":"
+	i := strings.Index(low, key)
+	if i < 0 {
+		return fieldValue{}, false
+	}
+	rest := strings.Fields(low[i+len(key):])
+	if len(rest) == 0 {
+		return fieldValue{}, false
+	}
+	word := strings.Trim(rest[0], ".,;")
+	for _, e := range f.Enum {
+		if strings.EqualFold(e, word) || strings.Join(nameWords(e), " ") == word {
+			return fieldValue{field: f, value: e, spoken: strings.Join(nameWords(e), " ")}, true
+		}
+	}
+	return fieldValue{}, false
+}
+
 // deriveFromKnowledge fills fields the caller cannot know from what the tools returned: an
 // enumeration value named in a knowledge sentence about the field ("Claim type for windshield
 // damage is glass"), or an amount in a knowledge sentence about the field that also names a value
 // a lookup returned ("Preferred tier: … $100 deductible").
+var (
+	codeLead = regexp.MustCompile(`^\s*([0-9]+(?:\.[0-9]+)?)\s+(.+)`)
+	noCharge = regexp.MustCompile(`\b(at no charge|no charge|free of charge|no fee|at no cost)\b`)
+)
+
+// knowledgeValue reads a field the caller cannot know from one knowledge sentence s (low: lower
+// case, padded with spaces; named: it names a value a lookup returned):
+//   - a code listed with the meaning of a value already recorded ("13.2 Cancelled recurring
+//     transaction: …" when the dispute reason is cancelled_recurring);
+//   - a fee of nothing for the case a lookup returned ("Visa Signature cards are replaced … at no
+//     charge");
+//   - a yes/no that a rule ties to another yes/no already recorded ("If the member has not
+//     contacted the merchant, … do not post a provisional credit": a provisional credit is yes
+//     when the merchant was contacted).
+func (p *policy) knowledgeValue(f *field, s, low string, named bool) (fieldValue, bool) {
+	words := nameWords(f.Name)
+	switch f.Kind {
+	case kindIdentifier, kindDigits:
+		if !slices.Contains(words, "code") {
+			return fieldValue{}, false
+		}
+		m := codeLead.FindStringSubmatch(s)
+		if m == nil {
+			return fieldValue{}, false
+		}
+		rest := " " + strings.ToLower(m[2]) + " "
+		for _, g := range p.m.fields {
+			v, ok := p.values[g.Name]
+			if !ok || g.Kind != kindChoice {
+				continue
+			}
+			e, _ := v.value.(string)
+			if e != "" && strings.Contains(rest, " "+strings.Join(nameWords(e), " ")+" ") {
+				return fieldValue{field: f, value: m[1], spoken: m[1]}, true
+			}
+		}
+	case kindNumber:
+		feeLike := slices.Contains(words, "fee") || slices.Contains(words, "charge") || slices.Contains(words, "cost")
+		if named && feeLike && noCharge.MatchString(low) {
+			var val any = "0"
+			if slices.Contains(f.JSONTypes, "number") || slices.Contains(f.JSONTypes, "integer") {
+				val = 0
+			}
+			return fieldValue{field: f, value: val, spoken: spokenNumber(f, 0)}, true
+		}
+	case kindYesNo:
+		toks := strings.FieldsFunc(low, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r == '\'') })
+		if !strings.Contains(" "+strings.Join(toks, " ")+" ", " "+strings.Join(words, " ")+" ") || !slices.Contains(toks, "not") {
+			return fieldValue{}, false
+		}
+		for _, g := range p.m.fields {
+			v, ok := p.values[g.Name]
+			if g == f || !ok || g.Kind != kindYesNo {
+				continue
+			}
+			all := true
+			for _, w := range nameWords(g.Name) {
+				all = all && slices.Contains(toks, w)
+			}
+			if all && (v.value == "yes" || v.value == "no") {
+				return fieldValue{field: f, value: v.value, spoken: fmt.Sprint(v.value)}, true
+			}
+		}
+	}
+	return fieldValue{}, false
+}
+
 func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
 	var sentences []string
 	for _, t := range p.kbTexts {
@@ -601,6 +1168,23 @@ func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
 		if p.filled(f.Name) {
 			continue
 		}
+		// "… ; record <field>: <value>" reads with the whole sentence before it.
+		for _, t := range p.kbTexts {
+			for _, s := range strings.Split(t, ". ") {
+				low := " " + strings.ToLower(s) + " "
+				for _, l := range looked {
+					if strings.Contains(low, l) {
+						if v, ok := p.recordInstruction(f, low); ok && !p.filled(f.Name) {
+							p.values[f.Name] = v
+							out[f.Name] = jsonValue(v.value)
+						}
+					}
+				}
+			}
+		}
+		if p.filled(f.Name) {
+			continue
+		}
 		for _, s := range sentences {
 			low := " " + strings.ToLower(s) + " "
 			words := strings.FieldsFunc(low, func(r rune) bool { return !(r >= 'a' && r <= 'z') })
@@ -610,7 +1194,25 @@ func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
 					about = about || stem(w) == k
 				}
 			}
-			if !about {
+			named := false
+			for _, l := range looked {
+				named = named || strings.Contains(low, l)
+			}
+			// "HMO and POS plans require a referral …; record referral required: yes": the
+			// knowledge says what to record for the case a lookup returned.
+			if named {
+				if v, ok := p.recordInstruction(f, low); ok {
+					p.values[f.Name] = v
+					out[f.Name] = jsonValue(v.value)
+					break
+				}
+			}
+			if v, ok := p.knowledgeValue(f, s, low, named); ok {
+				p.values[f.Name] = v
+				out[f.Name] = jsonValue(v.value)
+				break
+			}
+			if !about && !(named && f.Kind == kindChoice) {
 				continue
 			}
 			var v *fieldValue
@@ -626,10 +1228,6 @@ func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
 					v = &fieldValue{field: f, value: found[0], spoken: strings.Join(nameWords(found[0]), " ")}
 				}
 			case kindNumber:
-				named := false
-				for _, l := range looked {
-					named = named || strings.Contains(low, l)
-				}
 				if m := dollars.FindStringSubmatch(s); named && m != nil {
 					if n, ok := canon.Number(m[1]); ok {
 						var val any = m[1]

@@ -94,31 +94,37 @@ func expectSaid(t *testing.T, got string, want ...string) {
 	}
 }
 
-// TestPolicyApprovalFlow follows the professional rules end to end in text: identity first, lookup
-// after verification, the knowledge base when the instructions ask, each answer recorded at once,
-// values the caller cannot know taken from the knowledge, the artifact marked ready, a summary and
-// an approval question after the approval tool, a correction re-recorded (and approval asked
-// again), the gated action only after a yes, and a goodbye. The other action tool is never called.
+// TestPolicyApprovalFlow follows the professional rules end to end in text: what the opening
+// names recorded, identity first, lookup after verification, the knowledge base when the
+// instructions ask (once for each thing they name, once more about what the call is about before
+// marking it ready), each answer recorded at once, values the caller cannot know taken from the
+// knowledge, the artifact marked ready, a summary and an approval question after the approval
+// tool, a correction re-recorded (and approval asked again), one last turn in which the caller can
+// take the yes back, the gated action only then, and a goodbye. The other action tool is never
+// called.
 func TestPolicyApprovalFlow(t *testing.T) {
 	tc := newTextCall(t)
 	expectSaid(t, tc.say(t, "Hi, I'd like to book a specialist visit."), "Thank you for calling the Lakeside clinic line.", "What is your member ID?")
 	expectSaid(t, tc.say(t, "It's four four one seven."), "What is your date of birth?")
-	expectSaid(t, tc.say(t, "February third, nineteen eighty."), "you're verified", "What is the date of the visit?")
+	expectSaid(t, tc.say(t, "February third, nineteen eighty."), "you're verified", "What is the visit date?")
 	expectSaid(t, tc.say(t, "It's December fifth."), "What is your callback phone number?")
 	got := tc.say(t, "Five oh three, five five five, oh one four seven.")
 	expectSaid(t, got, "Here's what I have:", "callback phone number 5 0 3 5 5 5 0 1 4 7", "Do I have your approval to book the visit?")
 	got = tc.say(t, "Sorry, I need to correct something. My callback number is actually five oh three, five five five, oh one seven four.")
 	expectSaid(t, got, "I've updated that", "5 0 3 5 5 5 0 1 7 4", "Do I have your approval to book the visit?")
-	expectSaid(t, tc.say(t, "Yes, go ahead."), "I've booked the visit", "anything else")
+	expectSaid(t, tc.say(t, "Yes, go ahead."), "Give me a moment")
+	expectSaid(t, tc.say(t, "Okay."), "I've booked the visit", "anything else")
 	expectSaid(t, tc.say(t, "No, that's everything. Thanks, bye."), "Goodbye")
 	want := []string{
+		`update_request {"visit_type":"specialist"}`,
 		`update_request {"member_id":"4417"}`,
 		`verify_member {"date_of_birth":"1980-02-03","member_id":"4417"}`,
 		`lookup_plan {"member_id":"4417"}`,
 		`kb_search {"query":"copay rules"}`,
-		`update_request {"copay":25,"visit_type":"specialist"}`,
+		`update_request {"copay":25}`,
 		`update_request {"visit_date":"2026-12-05"}`,
 		`update_request {"callback_phone":"503-555-0147"}`,
+		`kb_search {"query":"specialist gold"}`,
 		`mark_ready {}`,
 		`request_booking_approval`,
 		`update_request {"callback_phone":"503-555-0174"}`,
@@ -136,17 +142,23 @@ func TestPolicyApprovalFlow(t *testing.T) {
 	}
 }
 
-// TestPolicyNoCommitWithoutYes: a declined approval, and a yes withdrawn in the same breath,
-// both leave the gated action undone.
+// TestPolicyNoCommitWithoutYes: a declined approval, a yes withdrawn in the same breath, and a yes
+// withdrawn in the turn before the agent acts all leave the gated action undone.
 func TestPolicyNoCommitWithoutYes(t *testing.T) {
-	for _, answer := range []string{"No, please don't do that.", "Yes, go ahead. Actually, wait. No, don't go ahead with that. I'm withdrawing my approval."} {
-		t.Run(strings.Fields(answer)[0], func(t *testing.T) {
+	for name, answer := range map[string]string{"declined": "No, please don't do that.",
+		"withdrawn in the same breath": "Yes, go ahead. Actually, wait. No, don't go ahead with that. I'm withdrawing my approval.",
+		"withdrawn in the last turn":   "Yes, go ahead."} {
+		t.Run(name, func(t *testing.T) {
 			tc := newTextCall(t)
 			for _, turn := range []string{"Hi, I'd like to book a visit.", "It's four four one seven.", "February third, nineteen eighty.",
 				"It's December fifth.", "Five oh three, five five five, oh one four seven."} {
 				tc.say(t, turn)
 			}
-			expectSaid(t, tc.say(t, answer), "I won't book the visit", "anything else")
+			got := tc.say(t, answer)
+			if strings.Contains(got, "Give me a moment") {
+				got = tc.say(t, "Actually, wait. No, don't go ahead with that.") // the yes taken back in the last turn
+			}
+			expectSaid(t, got, "I will not go ahead", "anything else")
 			tc.say(t, "No, that's everything. Bye.")
 			for _, c := range tc.calls {
 				if strings.HasPrefix(c, "book_visit") || strings.HasPrefix(c, "cancel_membership") {
@@ -165,7 +177,7 @@ func TestPolicyVerificationFails(t *testing.T) {
 	tc.say(t, "It's nine nine nine nine.")
 	expectSaid(t, tc.say(t, "February third, nineteen eighty."), "don't match our records", "What is your member ID?")
 	tc.say(t, "It's nine nine nine nine.")
-	expectSaid(t, tc.say(t, "February third, nineteen eighty."), "couldn't verify", "What is the date of the visit?")
+	expectSaid(t, tc.say(t, "February third, nineteen eighty."), "couldn't verify", "What is the visit date?")
 	n := 0
 	for _, c := range tc.calls {
 		if strings.HasPrefix(c, "lookup_plan") {
@@ -209,14 +221,14 @@ func TestModelFromToolDefinitions(t *testing.T) {
 		t.Errorf("org %q, kb query %q, artifact %q", m.org, m.kbQuery, m.artifact)
 	}
 	for _, tc := range []struct{ name, kind, question string }{
-		{"loss_date", "date", "What is the date of the loss?"},
+		{"loss_date", "date", "What is the loss date?"},
 		{"date_of_birth", "date", "What is your date of birth?"},
 		{"callback_phone", "phone", "What is your callback phone number?"},
 		{"policy_number", "identifier", "What is your policy number?"},
-		{"installment_count", "number", "How many installments?"},
-		{"steps_tried", "list", "What steps have you already tried?"},
+		{"installment_count", "number", "Next, the installment count. How many installments?"},
+		{"steps_tried", "list", "Next, the steps tried. What steps have you already tried?"},
 		{"water_shut_off", "yes/no", "Was the water shut off?"},
-		{"loss_cause", "choice", "What caused the loss: plumbing leak or storm?"},
+		{"loss_cause", "choice", "Next, the loss cause. What caused the loss: plumbing leak or storm?"},
 		{"email", "email", "What is your email address?"},
 	} {
 		params := map[string]any{"type": "string"}

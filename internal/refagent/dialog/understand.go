@@ -3,8 +3,11 @@ package dialog
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -22,13 +25,21 @@ const (
 	expectField                          // a field's value
 	expectApproval                       // yes or no to an approval question
 	expectAnythingElse                   // "is there anything else?"
+	expectConfirm                        // yes or no to a read-back of a value ("That's P, A, two, …?")
 )
 
 // expectation is what the agent asked last; the caller's next turn is read against it.
 type expectation struct {
 	kind  expectKind
-	field *field
-	last  *field // the field recorded last, which an unplaced correction is taken to be about
+	field *field      // the field asked for, or the one read back (expectConfirm)
+	value *fieldValue // the value read back (expectConfirm)
+	spell bool        // the caller was asked to spell the value
+	last2 bool        // the agent said it is about to act on an approval (a last chance to object)
+	last  *field      // the field recorded last, which an unplaced correction is taken to be about
+	// open and filled are the form's fields when the question was asked: an answer may belong to
+	// any open field (given early or late) or correct a filled one; values are the filled ones'.
+	open, filled []*field
+	values       map[string]any
 }
 
 // intent is what a caller turn does.
@@ -59,6 +70,14 @@ type fieldValue struct {
 	field  *field
 	value  any    // JSON value to record
 	spoken string // how the agent reads it back
+	// alts are other values the recognizer's n-best readings gave (tried when verification
+	// fails), best first.
+	alts []fieldValue
+	// unsure says the recognizer's readings of the turn disagree (the grammar's and the open
+	// vocabulary's): the value is read back for a yes or no.
+	unsure bool
+	// spelled are the parts of a name the caller spelled.
+	spelled []string
 }
 
 // heard is the agent's understanding of one caller turn.
@@ -66,16 +85,22 @@ type heard struct {
 	transcript string // what the recognizer heard (sent as the caller's transcript)
 	intent     intent
 	values     []fieldValue
+	// why says how the turn was read (the slot chosen and its score, or why none was): for logs.
+	why string
+	// spoken says the turn was audio (a typed turn needs no read-back).
+	spoken bool
 }
 
 // Marker phrases, matched on word boundaries in the open-vocabulary transcript.
 var (
 	unknownMarkers    = []string{"don't have", "do not have", "don't know", "do not know", "not sure", "no idea", "can't remember", "don't remember"}
 	correctionMarkers = []string{"correction", "to correct", "correct something", "correct that", "actually", "mistake", "wrong", "misread",
-		"misspoke", "i meant", "oh wait", "wait sorry", "just checked", "double checked", "scratch that", "not what i said"}
-	volunteerMarkers = []string{"came up", "by the way", "also", "oh and", "just got", "texted", "forgot to mention", "one more thing"}
-	closeMarkers     = []string{"bye", "goodbye", "that's everything", "that is everything", "that's all", "nothing else", "that's it"}
-	repeatMarkers    = []string{"slow down", "repeat", "say that again", "pardon", "come again"}
+		"misspoke", "i meant", "oh wait", "wait sorry", "just checked", "double checked", "scratch that", "not what i said", "change",
+		"flipped", "changes too", "changed"}
+	volunteerMarkers = []string{"came up", "by the way", "also", "oh and", "just got", "texted", "forgot to mention", "one more thing", "quick thing",
+		"just sent", "buzzed"}
+	closeMarkers  = []string{"bye", "goodbye", "that's everything", "that is everything", "that's all", "nothing else", "that's it"}
+	repeatMarkers = []string{"slow down", "repeat", "say that again", "pardon", "come again"}
 	// cutMarkers end the preamble of a correction ("… is actually <value>").
 	cutMarkers = map[string]bool{"actually": true, "is": true, "it's": true, "now": true, "was": true, "be": true, "to": true}
 )
@@ -100,22 +125,75 @@ type listener struct {
 func (l *listener) known(w string) bool { return l.vocab == nil || l.vocab(w) }
 
 // understand interprets a recognized turn. Text-only turns (conversation items with input_text)
-// come here too, with the text as the open-vocabulary result and no audio.
+// come here too, with the text as the open-vocabulary result and readings parsed from it.
 func (l *listener) understand(ctx context.Context, m *model, exp expectation, u Utterance) heard {
-	lm, ans, typed := u.Open, u.Answer, u.Typed
+	lm := u.Open
 	text := strings.ToLower(strings.TrimSpace(lm.Text))
-	h := heard{transcript: lm.Text}
-	if text == "" && !(typed && ans.OK) {
+	h := heard{transcript: lm.Text, spoken: u.Spoken}
+	cands, why := l.candidates(m, exp, u)
+	h.why = why
+	if text == "" && len(cands) == 0 {
 		return h
 	}
 	words := strings.Fields(text)
 	correction := containsPhrase(text, correctionMarkers)
 	volunteer := containsPhrase(text, volunteerMarkers)
-	mentions := m.mentioned(words, m.allFields())
 
-	// A correction or unsolicited news about another field than the one asked.
+	if exp.kind == expectConfirm && exp.field != nil {
+		if done, ok := l.confirmation(exp, text, cands, &h); ok {
+			return done
+		}
+	}
+	// An enumeration or yes/no question is answered in the caller's words ("No, I don't need
+	// one, English is fine"): read them first, before a grammar of a few words forces the reply
+	// into one of them.
+	if f := exp.field; exp.kind == expectField && f != nil && (f.Kind == kindChoice || f.Kind == kindYesNo) && !correction {
+		if v, ok := l.freeValue(f, lm.Words, text, u); ok {
+			h.values, h.intent = []fieldValue{v}, intentAnswer
+			return h
+		}
+		var rest []candidate
+		for _, c := range cands {
+			if c.f != f {
+				rest = append(rest, c)
+			}
+		}
+		cands = rest
+	}
+	// A turn that names another field and gives its value ("the referral number is R F …") is
+	// news about that field.
+	if !correction && !volunteer && namesOther(m, exp, text) {
+		volunteer = true
+	}
+
+	// A value of the type of some other field than the one asked, given early or late, or a
+	// correction of one given before: the slot grammars chose it by score.
+	if len(cands) > 0 {
+		c := cands[0]
+		asked := exp.kind == expectField && c.f == exp.field
+		switch {
+		case asked && !correction:
+			h.values, h.intent = []fieldValue{c.v}, intentAnswer
+			return h
+		case asked || containsField(exp.filled, c.f):
+			h.values, h.intent = []fieldValue{c.v}, intentCorrection
+			if asked {
+				h.intent = intentAnswer
+			}
+			return h
+		case exp.kind != expectApproval:
+			h.values, h.intent = []fieldValue{c.v}, intentVolunteer
+			if correction {
+				h.intent = intentCorrection
+			}
+			return h
+		}
+	}
+
+	// A correction or unsolicited news about another field than the one asked, read after its
+	// preamble.
 	if correction || volunteer {
-		targets := l.targets(m, mentions, exp.last, correction, lm)
+		targets := l.targets(m, m.mentioned(words, m.allFields()), exp.last, correction, lm)
 		for _, target := range targets {
 			if exp.kind == expectField && target == exp.field && !correction {
 				continue
@@ -135,67 +213,30 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 		return h
 	}
 	if correction && !(exp.kind == expectField && containsPhraseAny(words, exp.field)) &&
-		(exp.kind == expectField || exp.kind == expectAnythingElse) {
+		(exp.kind == expectField || exp.kind == expectAnythingElse || exp.kind == expectConfirm) {
 		// A correction the agent cannot place is not an answer to the question asked.
 		h.intent = intentUnplaced
 		return h
 	}
 	switch exp.kind {
-	case expectField:
+	case expectField, expectConfirm:
 		f := exp.field
 		if containsPhrase(text, unknownMarkers) {
 			h.intent = intentUnknown
 			return h
 		}
-		if onlyAcknowledges(words) {
+		if onlyAcknowledges(words) || fillerOnly(u) {
 			h.intent = intentAcknowledge
 			return h
 		}
-		if f.Kind == kindChoice || f.Kind == kindYesNo {
-			// Enumerations are read from the open transcript first: a grammar of a few words
-			// forces any reply into one of them.
-			if v, ok := l.freeValue(f, lm.Words, text); ok {
-				h.values = []fieldValue{v}
-				h.intent = intentAnswer
-				return h
-			}
+		if exp.kind == expectConfirm {
+			h.intent = intentOther
+			return h
 		}
-		wasForced := false
-		if slot := f.slot(l.known); typed && slot != nil && f.Kind != kindIdentifier && forced(slot, words) {
-			// The reply had words the grammar does not know ("you can reach me at … that's my
-			// cell"), so the grammar forced it into its nearest sentence: read the value from the
-			// open transcript, and do not believe the grammar when that holds none (not for spelled
-			// codes, which the open model hears poorly).
-			wasForced = true
-			if v, ok := slot.Parse(text); ok {
-				if fv, ok := l.fieldValue(f, v); ok {
-					h.values = []fieldValue{fv}
-					h.intent = intentAnswer
-					return h
-				}
-			}
-		}
-		if typed && !wasForced && ans.OK && plausible(f.Kind, words) && sane(f, ans.Value) {
-			if v, ok := l.fieldValue(f, ans.Value); ok {
-				h.transcript = ans.Text
-				h.values = []fieldValue{v}
-				h.intent = intentAnswer
-				return h
-			}
-		}
-		if slot := f.slot(l.known); typed && slot != nil && f.Kind != kindChoice && f.Kind != kindYesNo && plausible(f.Kind, words) {
-			// The grammar could not take the whole reply ("starting January fourth, that's when
-			// the lease starts"): read the value from the open transcript instead.
-			if v, ok := slot.Parse(text); ok {
-				if fv, ok := l.fieldValue(f, v); ok {
-					h.values = []fieldValue{fv}
-					h.intent = intentAnswer
-					return h
-				}
-			}
-		}
-		if !typed {
-			if v, ok := l.freeValue(f, lm.Words, text); ok {
+		if f.slot(l.known) == nil || f.Kind == kindChoice || f.Kind == kindYesNo {
+			// Free text (and enumerations, which a grammar of a few words would force any reply
+			// into) is read from the open transcript.
+			if v, ok := l.freeValue(f, lm.Words, text, u); ok {
 				h.values = []fieldValue{v}
 				h.intent = intentAnswer
 				return h
@@ -208,8 +249,10 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 			return h
 		}
 		yes, ok := asr.Polarity(text)
-		if !ok && ans.OK {
-			yes, ok = ans.Value.Text == "yes", true
+		if !ok {
+			if r := u.reading(asr.KindYesNo); r != nil && r.Answer.OK {
+				yes, ok = r.Answer.Value.Text == "yes", true
+			}
 		}
 		switch {
 		case ok && yes:
@@ -224,8 +267,395 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 		if containsPhrase(text, closeMarkers) {
 			h.intent = intentClose
 		}
+		h.values = l.openingValues(m, exp, lm.Words, text)
+		if len(h.values) > 0 {
+			h.intent = intentVolunteer
+		}
 	}
 	return h
+}
+
+// confirmation reads the caller's reply to a read-back: yes; no (the agent asks again); no with the
+// right value ("no, it's P A two zero …"), which is a repair; or the value said again, which
+// agrees or repairs. Anything else (news of another field) is not a reply to the read-back.
+func (l *listener) confirmation(exp expectation, text string, cands []candidate, h *heard) (heard, bool) {
+	f := exp.field
+	var mine *candidate
+	for i := range cands {
+		if cands[i].f == f {
+			mine = &cands[i]
+			break
+		}
+	}
+	if containsPhrase(text, closeMarkers) && len(cands) == 0 {
+		// "No, that's everything, bye": the caller is done, and did not object to the read-back.
+		h.intent = intentClose
+		return *h, true
+	}
+	pol, said := asr.Polarity(text)
+	same := func(v fieldValue) bool {
+		return exp.value != nil && string(jsonValue(v.value)) == string(jsonValue(exp.value.value))
+	}
+	switch {
+	case mine != nil && (len(cands) == 1 || cands[0].f == f) && !same(mine.v):
+		h.values, h.intent = []fieldValue{mine.v}, intentCorrection
+		return *h, true
+	case mine != nil && same(mine.v) && (!said || pol):
+		h.intent = intentYes
+		return *h, true
+	case said && len(cands) == 0:
+		h.intent = intentNo
+		if pol {
+			h.intent = intentYes
+		}
+		return *h, true
+	}
+	return *h, false
+}
+
+// candidate is a value of one field that one of the turn's grammar readings means.
+type candidate struct {
+	f     *field
+	v     fieldValue
+	score int
+	r     *Reading
+}
+
+// Priors of the slot choice, in decoder score units (about a tenth of a nat each): the field
+// asked for is likelier than the others, a field already filled is unlikely unless the caller
+// corrects it, and a reading's words that the open transcript does not bear out cost it.
+const (
+	priorAsked   = 2500
+	priorFilled  = -1500
+	costOutside  = 1000
+	fillerMargin = 500
+)
+
+// candidates lists the values the turn's grammar readings mean for the fields the question left
+// open (and the filled ones, for corrections), best first: each reading's decoder score (the
+// readings decode the same audio, so their scores compare) plus the priors. A reading that the
+// open-vocabulary transcript does not bear out (no word of its type was heard, or most of what
+// was heard is outside its grammar), that covers too little of the speech, or that the filler
+// grammar beats, is out of grammar: it yields nothing, so noise is not forced into a slot.
+func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candidate, string) {
+	text := strings.ToLower(u.Open.Text)
+	words := strings.Fields(text)
+	correction := containsPhrase(text, correctionMarkers)
+	var out []candidate
+	var notes []string
+	var forcedOnly []*Reading // readings replaced by the open transcript: for the asked field only
+	best := math.MinInt
+	for i := range u.Readings {
+		r := &u.Readings[i]
+		if r.Slot.Kind == asr.KindFiller || r.Slot.Kind == asr.KindSpelling || !r.Answer.OK {
+			continue
+		}
+		kind := kindOfSlot(r.Slot.Kind)
+		outside := outsideGrammar(&r.Slot, words)
+		// A code the caller was asked to spell is believed as the grammar heard it: the open
+		// vocabulary makes little of "P as in papa".
+		spelledAnswer := exp.spell && exp.field != nil && sameGrammar(exp.field.slot(l.known), &r.Slot)
+		switch {
+		case spelledAnswer:
+		case !plausible(kind, words):
+			notes = append(notes, string(r.Slot.Kind)+": no word of its type heard")
+			continue
+		case r.Slot.Kind != asr.KindIdentifier && r.Slot.Kind != asr.KindYesNo && forced(&r.Slot, words):
+			// The reply had words the grammar does not know ("you can reach me at … that's my
+			// cell"), so the grammar forced it into its nearest sentence: the value is read from
+			// the open transcript instead, for the field asked only.
+			v, ok := r.Slot.Parse(text)
+			if !ok || !(exp.kind == expectField || exp.kind == expectConfirm) || exp.field == nil {
+				notes = append(notes, string(r.Slot.Kind)+": forced")
+				continue
+			}
+			fr := *r
+			fr.Answer.Value, fr.Answer.Alternatives = v, nil
+			fr.Answer.Words = u.Open.Words
+			r = &fr
+			outside = 0
+			forcedOnly = append(forcedOnly, r)
+		case u.Spoken && coverage(r.Answer.Words, u.Open.Words) < 0.5:
+			notes = append(notes, string(r.Slot.Kind)+": covers too little of the speech")
+			continue
+		}
+		for _, f := range m.fieldsFor(r.Slot, exp, l.known) {
+			if !sane(f, r.Answer.Value) {
+				continue
+			}
+			asked := (exp.kind == expectField || exp.kind == expectConfirm) && f == exp.field
+			if !asked && (slices.Contains(forcedOnly, r) || !unaskedPlausible(kind, r.Answer.Value, outside, len(words))) {
+				continue
+			}
+			if !asked && !containsField(exp.filled, f) && repeatsFilled(m, exp, f, r.Answer.Value, l) {
+				continue // the caller said a value given before again
+			}
+			v, ok := l.fieldValue(f, r.Answer.Value)
+			if !ok {
+				continue
+			}
+			for _, a := range r.Answer.Alternatives {
+				if av, ok := l.fieldValue(f, a); ok {
+					v.alts = append(v.alts, av)
+				}
+			}
+			v.unsure = u.Spoken && !agrees(&r.Slot, r.Answer.Value, text)
+			if v.unsure {
+				// The open vocabulary heard another value ("it ends in four four one nine"
+				// where the digits grammar read 8541): the recognizer's other hypothesis, first
+				// among the readings a failed verification retries.
+				if ov, ok := r.Slot.Parse(text); ok {
+					// Only a value of the same shape: an open transcript that lost symbols
+					// ("it's a tear is there for four seven one eight": A4718) is no reading.
+					if av, ok := l.fieldValue(f, ov); ok && fmt.Sprint(av.value) != fmt.Sprint(v.value) && !hasAlt(v.alts, av) &&
+						symbols(fmt.Sprint(av.value)) == symbols(fmt.Sprint(v.value)) {
+						v.alts = append([]fieldValue{av}, v.alts...)
+					}
+				}
+			}
+			score := r.Answer.Score - costOutside*outside
+			switch {
+			case exp.kind == expectField && f == exp.field:
+				score += priorAsked
+			case exp.kind == expectConfirm && f == exp.field && exp.value != nil && resembles(exp.value.value, v.value):
+				// After a read-back, a value like it is the caller's repair; one of another
+				// shape ("five oh three …" after "four one seven") is an answer to something else.
+				score += priorAsked
+			case containsField(exp.filled, f) && !correction:
+				score += priorFilled
+			}
+			out = append(out, candidate{f: f, v: v, score: score, r: r})
+			best = max(best, score)
+		}
+	}
+	if fr := u.reading(asr.KindFiller); fr != nil && fr.Answer.OK && len(out) > 0 && u.Spoken &&
+		fr.Answer.Score-costOutside*outsideGrammar(&fr.Slot, words) > best+fillerMargin {
+		return nil, fmt.Sprintf("filler %q outscores every slot", fr.Answer.Text)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
+	if len(out) > 0 {
+		notes = append([]string{fmt.Sprintf("%s=%v (%s, score %d)", out[0].f.Name, out[0].v.value, out[0].r.Slot.Kind, out[0].score)}, notes...)
+	}
+	return out, strings.Join(notes, "; ")
+}
+
+// repeatsFilled reports a value that equals what a filled field of the same kind holds: the caller
+// repeating an answer (after a read-back that named it, say) is not an answer for another field.
+func repeatsFilled(m *model, exp expectation, f *field, v asr.Value, l *listener) bool {
+	fv, ok := l.fieldValue(f, v)
+	if !ok {
+		return false
+	}
+	for _, g := range exp.filled {
+		if g != f && g.Kind == f.Kind && exp.values != nil {
+			if cur, ok := exp.values[g.Name]; ok && canon.Identifier(fmt.Sprint(cur)) == canon.Identifier(fmt.Sprint(fv.value)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unaskedPlausible holds a reading for a field that was not asked to a stricter standard: nearly
+// every word heard is of the grammar, and a code has digits (letters alone are a spelled name).
+func unaskedPlausible(k valueKind, v asr.Value, outside, words int) bool {
+	if outside > 1 || (outside == 1 && words < 6) {
+		return false
+	}
+	if k == kindIdentifier {
+		return strings.IndexFunc(v.Text, unicode.IsDigit) >= 0
+	}
+	return true
+}
+
+// fieldsFor lists the fields whose grammar is s, in the order the question weighs them: the asked
+// field, the open ones, then the filled ones. Enumerations and yes/no fields only count when
+// asked: a bare "yes" or "morning" belongs to the question.
+func (m *model) fieldsFor(s asr.Slot, exp expectation, known func(string) bool) []*field {
+	key := s.Grammar().JSGF
+	var out []*field
+	add := func(f *field, asked bool) {
+		if f == nil || slices.Contains(out, f) {
+			return
+		}
+		if !asked && (f.Kind == kindYesNo || f.Kind == kindChoice) {
+			return
+		}
+		if fs := f.slot(known); fs != nil {
+			if !asked {
+				fs.Subject, fs.Single = "", true
+			}
+			if fs.Grammar().JSGF == key {
+				out = append(out, f)
+			}
+		}
+	}
+	if exp.kind == expectField || exp.kind == expectConfirm {
+		add(exp.field, true)
+	}
+	for _, f := range exp.open {
+		add(f, false)
+	}
+	for _, f := range exp.filled {
+		add(f, false)
+	}
+	return out
+}
+
+func containsField(fs []*field, f *field) bool { return slices.Contains(fs, f) }
+
+// resembles reports a repair-like value: of about the same length as the one read back, or
+// sharing most of its characters.
+func resembles(a, b any) bool {
+	x, y := fmt.Sprint(a), fmt.Sprint(b)
+	if d := len(x) - len(y); d >= -2 && d <= 2 {
+		return true
+	}
+	return similarity(x, y) >= 0.5
+}
+
+// sameGrammar reports two slots with one grammar.
+func sameGrammar(a, b *asr.Slot) bool {
+	return a != nil && b != nil && a.Grammar().JSGF == b.Grammar().JSGF
+}
+
+// kindOfSlot is the field kind a grammar reads.
+func kindOfSlot(k asr.Kind) valueKind {
+	switch k {
+	case asr.KindDigits:
+		return kindDigits
+	case asr.KindPhone:
+		return kindPhone
+	case asr.KindDate:
+		return kindDate
+	case asr.KindDateRange:
+		return kindDateRange
+	case asr.KindIdentifier:
+		return kindIdentifier
+	case asr.KindNumber:
+		return kindNumber
+	case asr.KindYesNo:
+		return kindYesNo
+	case asr.KindChoice:
+		return kindChoice
+	}
+	return kindText
+}
+
+// outsideGrammar counts the open transcript's words that the grammar has no use for (fillers and
+// the sound-alikes of digits aside).
+func outsideGrammar(s *asr.Slot, words []string) int {
+	vocab := map[string]bool{}
+	for _, w := range s.Grammar().Vocabulary() {
+		vocab[w] = true
+	}
+	out := 0
+	for _, w := range words {
+		if !vocab[w] && !fillerWords[w] && !soundAlikes[w] && !numberWords[w] {
+			out++
+		}
+	}
+	return out
+}
+
+// coverage is the share of the turn's speech (from the open transcript's first word to its last)
+// that the reading's words span: a grammar that explains most of the audio as silence or noise
+// did not hear its sentence.
+func coverage(reading, open []asr.Word) float64 {
+	if len(open) == 0 || len(reading) == 0 {
+		return 1
+	}
+	speech := open[len(open)-1].End - open[0].Start
+	if speech <= 0 {
+		return 1
+	}
+	var got time.Duration
+	for _, w := range reading {
+		got += w.End - w.Start
+	}
+	return min(1, float64(got)/float64(speech))
+}
+
+// agrees reports whether the open transcript, read with the same grammar's parser, holds the
+// grammar's value: two recognizers agreeing is the agent's confidence.
+func agrees(s *asr.Slot, v asr.Value, text string) bool {
+	ov, ok := s.Parse(text)
+	if !ok {
+		return false
+	}
+	if s.Kind == asr.KindIdentifier {
+		return canon.Identifier(ov.Text) == canon.Identifier(v.Text)
+	}
+	return ov.Text == v.Text
+}
+
+// fillerOnly reports a turn the filler grammar explains at least as well as the open vocabulary
+// (a spoken turn only).
+func fillerOnly(u Utterance) bool {
+	r := u.reading(asr.KindFiller)
+	if r == nil || !r.Answer.OK || !u.Spoken {
+		return false
+	}
+	return outsideGrammar(&r.Slot, strings.Fields(strings.ToLower(u.Open.Text))) == 0
+}
+
+// openingValues reads what the caller's opening volunteers: enumeration values named outright
+// ("I need medical leave", "my flight got cancelled") and dates, each for the first open field of
+// its kind.
+func (l *listener) openingValues(m *model, exp expectation, ws []asr.Word, text string) []fieldValue {
+	var out []fieldValue
+	taken := map[valueKind]bool{}
+	for _, f := range m.fields {
+		switch f.Kind {
+		case kindChoice:
+			if v, ok := l.choiceMention(f, text); ok {
+				out = append(out, v)
+			}
+		case kindDate:
+			if taken[kindDate] {
+				continue
+			}
+			if ds := canon.FindDates(text); len(ds) == 1 {
+				d := ds[0].Resolve(l.now())
+				out = append(out, fieldValue{field: f, value: d.String(), spoken: spokenDate(d)})
+				taken[kindDate] = true
+			}
+		}
+	}
+	return out
+}
+
+// choiceMention finds the one enumeration value of f whose words the caller said (stems compared,
+// at least half of a value's words).
+func (l *listener) choiceMention(f *field, text string) (fieldValue, bool) {
+	have := map[string]bool{}
+	for _, w := range strings.Fields(text) {
+		have[stem(w)] = true
+	}
+	bestE, bestScore, tie := "", 0.0, false
+	for _, e := range f.Enum {
+		ew := nameWords(e)
+		n := 0
+		for _, w := range ew {
+			if have[stem(w)] && !genericWords[w] && len(w) > 2 {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		sc := float64(n) / float64(len(ew))
+		switch {
+		case sc > bestScore:
+			bestE, bestScore, tie = e, sc, false
+		case sc == bestScore:
+			tie = true
+		}
+	}
+	if bestE == "" || tie || bestScore < 0.5 {
+		return fieldValue{}, false
+	}
+	return fieldValue{field: f, value: bestE, spoken: strings.Join(nameWords(bestE), " ")}, true
 }
 
 // targets lists the fields a correction or piece of news may be about, likeliest first: the ones
@@ -234,34 +664,51 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 // when a month is named, an amount when dollars are said, a phone number for a long run of
 // digits). The caller's value must then read as that field's type.
 func (l *listener) targets(m *model, mentions []*field, last *field, correction bool, lm asr.Result) []*field {
-	out := append([]*field(nil), mentions...)
-	if correction && last != nil && !slices.Contains(out, last) {
-		out = append(out, last)
-	}
 	text := " " + strings.ToLower(lm.Text) + " "
 	var want valueKind = -1
 	switch {
 	case monthRE.MatchString(text):
 		want = kindDate
-	case strings.Contains(text, " dollar") || strings.Contains(text, " cents "):
+	case streetRE.MatchString(text):
+		want = kindAddress
+	case strings.Contains(text, " dollar") || strings.Contains(text, " cents ") || strings.Contains(text, " degrees "):
 		want = kindNumber
 	case len(canon.Digits(text)) >= 7:
 		want = kindPhone
 	}
-	var found *field
-	for _, f := range m.allFields() {
-		if f.Kind == want {
-			if found != nil {
-				return out // ambiguous
-			}
-			found = f
+	var out []*field
+	add := func(f *field) {
+		if f != nil && !slices.Contains(out, f) {
+			out = append(out, f)
 		}
 	}
-	if found != nil && !slices.Contains(out, found) {
-		out = append(out, found)
+	if want >= 0 {
+		// A value of a type was said: the fields of that type come first, the ones named before
+		// the others, in form order.
+		for _, f := range mentions {
+			if f.Kind == want {
+				add(f)
+			}
+		}
+		if correction && last != nil && last.Kind == want {
+			add(last)
+		}
+		for _, f := range m.allFields() {
+			if f.Kind == want {
+				add(f)
+			}
+		}
+	}
+	for _, f := range mentions {
+		add(f)
+	}
+	if correction {
+		add(last)
 	}
 	return out
 }
+
+var streetRE = regexp.MustCompile(` (street|avenue|road|boulevard|lane|court|drive|place|way|terrace|parkway|highway) `)
 
 var monthRE = regexp.MustCompile(` (january|february|march|april|may|june|july|august|september|october|november|december) `)
 
@@ -302,7 +749,14 @@ func (l *listener) valueAfterPreamble(ctx context.Context, f *field, u Utterance
 			return fieldValue{}, false
 		}
 	}
-	return l.freeValue(f, rest, restText)
+	if f.Kind == kindAddress {
+		// An address finds its own start (the house number) in the whole turn, where "the unit
+		// is nineteen" before it still reads as the unit.
+		if v, ok := l.freeValue(f, lm.Words, lm.Text, Utterance{}); ok {
+			return v, true
+		}
+	}
+	return l.freeValue(f, rest, restText, Utterance{})
 }
 
 func containsKeyword(f *field, w string) bool {
@@ -389,7 +843,13 @@ func contentWords(ws []asr.Word) int {
 }
 
 // freeValue reads a free-text (or choice) answer from recognized words.
-func (l *listener) freeValue(f *field, ws []asr.Word, text string) (fieldValue, bool) {
+func (l *listener) freeValue(f *field, ws []asr.Word, text string, u Utterance) (fieldValue, bool) {
+	switch f.Kind {
+	case kindName:
+		return l.nameValue(f, ws, u)
+	case kindEmail:
+		return l.emailValue(f, ws, u)
+	}
 	subject := map[string]bool{}
 	for _, w := range strings.Fields(strings.ToLower(f.Subject)) {
 		subject[w] = true
@@ -411,7 +871,11 @@ func (l *listener) freeValue(f *field, ws []asr.Word, text string) (fieldValue, 
 		}
 		s := asr.Slot{Kind: asr.KindChoice, Choices: alts}
 		if f.Kind == kindYesNo {
-			s = asr.Slot{Kind: asr.KindYesNo}
+			// "Okay" or "fine" alone is no answer to a yes/no question.
+			if yes, ok := firstPolarity(text); ok {
+				return l.fieldValue(f, asr.Value{Kind: asr.KindYesNo, Text: map[bool]string{true: "yes", false: "no"}[yes]})
+			}
+			return fieldValue{}, false
 		}
 		v, ok := s.Parse(text)
 		if !ok {
@@ -419,7 +883,7 @@ func (l *listener) freeValue(f *field, ws []asr.Word, text string) (fieldValue, 
 		}
 		return l.fieldValue(f, v)
 	case kindList:
-		items := splitItems(ws)
+		items := restated(splitItems(ws))
 		if len(items) == 0 {
 			return fieldValue{}, false
 		}
@@ -435,19 +899,68 @@ func (l *listener) freeValue(f *field, ws []asr.Word, text string) (fieldValue, 
 			return fieldValue{}, false
 		}
 		return fieldValue{field: f, value: dates, spoken: strings.Join(dates, ", ")}, true
-	case kindEmail:
-		e := canon.Email(joinWords(ws))
-		at := strings.Index(e, "@")
-		if at <= 0 || !strings.Contains(e[at:], ".") {
-			return fieldValue{}, false // not an address: no "at … dot …" was heard
+	case kindAddress:
+		s := addressText(ws)
+		if s == "" && !strings.Contains(f.Name, "address") {
+			// A location without a house number ("the Lifetime Fitness on Lake Street"): the
+			// short phrase that names it.
+			s = shortText(ws, subject)
 		}
-		return fieldValue{field: f, value: e, spoken: joinWords(ws)}, true
+		return fieldValue{field: f, value: s, spoken: s}, s != ""
+	case kindText:
+		if shortField(f) {
+			s := shortText(ws, subject)
+			return fieldValue{field: f, value: s, spoken: s}, s != ""
+		}
 	}
 	s := phrase(ws)
-	if f.Kind == kindName || f.Kind == kindAddress {
-		s = titleCase(s)
-	}
 	return fieldValue{field: f, value: s, spoken: s}, s != ""
+}
+
+// shortField reports a free-text field whose value is a short phrase (a location, a medication,
+// a pharmacy), not a description.
+func shortField(f *field) bool {
+	n := " " + strings.Join(nameWords(f.Name), " ") + " "
+	for _, w := range []string{" description ", " summary ", " reason ", " justification ", " issue ", " details ", " notes "} {
+		if strings.Contains(n, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// namesOther reports a turn that says "<another field> is …" ("the referral number is R F …").
+func namesOther(m *model, exp expectation, text string) bool {
+	t := " " + text + " "
+	for _, f := range m.allFields() {
+		if f == exp.field {
+			continue
+		}
+		phrase := strings.ToLower(strings.Join(nameWords(f.Name), " "))
+		if len(strings.Fields(phrase)) < 2 {
+			continue
+		}
+		if strings.Contains(t, " "+phrase+" is ") || strings.Contains(t, " "+phrase+" was ") ||
+			strings.Contains(t, " "+strings.ToLower(f.Subject)+" is ") {
+			return true
+		}
+	}
+	return false
+}
+
+// firstPolarity reads an answer to a yes/no question from its first word that says yes or no:
+// "Yes, I emailed them twice and they never answered" is yes, "No, English is fine" is no (an
+// approval, where the caller may take a yes back, is read by its last word instead).
+func firstPolarity(text string) (yes, ok bool) {
+	for _, w := range strings.Fields(text) {
+		switch w {
+		case "yes", "yeah", "yep", "yup", "sure", "correct", "definitely", "absolutely":
+			return true, true
+		case "no", "nope", "not", "don't", "didn't", "haven't", "never", "nothing":
+			return false, true
+		}
+	}
+	return false, false
 }
 
 // splitItems splits a spoken list at its separators ("and", "then") and at pauses of 150 ms or
@@ -484,6 +997,66 @@ func splitItems(ws []asr.Word) []string {
 	return items
 }
 
+// symbols counts the letters and digits of a value.
+func symbols(s string) int {
+	n := 0
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			n++
+		}
+	}
+	return n
+}
+
+func hasAlt(alts []fieldValue, v fieldValue) bool {
+	for _, a := range alts {
+		if fmt.Sprint(a.value) == fmt.Sprint(v.value) {
+			return true
+		}
+	}
+	return false
+}
+
+// listHedges are words that open a list item without being part of it ("mostly Go").
+var listHedges = map[string]bool{"mostly": true, "mainly": true, "primarily": true, "but": true, "also": true, "plus": true}
+
+// restated cleans a list the caller may have said twice ("mostly Go and Python and SQL, I did
+// some Java way back, but mostly Go and Python and SQL"): hedges dropped, and when two or more
+// items were said again, the list is the items said again (what the caller stressed), each once.
+func restated(items []string) []string {
+	var clean []string
+	count := map[string]int{}
+	for _, it := range items {
+		ws := strings.Fields(it)
+		for len(ws) > 0 && listHedges[strings.ToLower(ws[0])] {
+			ws = ws[1:]
+		}
+		if len(ws) == 0 {
+			continue
+		}
+		s := strings.Join(ws, " ")
+		clean = append(clean, s)
+		count[strings.ToLower(s)]++
+	}
+	repeated := 0
+	for _, n := range count {
+		if n > 1 {
+			repeated++
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range clean {
+		k := strings.ToLower(s)
+		if seen[k] || (repeated >= 2 && count[k] < 2) {
+			continue
+		}
+		seen[k] = true
+		out = append(out, s)
+	}
+	return out
+}
+
 // phrase joins words, writing runs of spelled letters as one upper-case acronym ("v p n" → VPN).
 func phrase(ws []asr.Word) string {
 	var out []string
@@ -505,16 +1078,6 @@ func phrase(ws []asr.Word) string {
 	}
 	flush()
 	return strings.Join(out, " ")
-}
-
-func titleCase(s string) string {
-	words := strings.Fields(s)
-	for i, w := range words {
-		r := []rune(w)
-		r[0] = unicode.ToUpper(r[0])
-		words[i] = string(r)
-	}
-	return strings.Join(words, " ")
 }
 
 var monthNames = []string{"", "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"}
@@ -602,10 +1165,11 @@ var (
 // something of that type in it (a number word, a month, a spelled letter, a choice-sized reply).
 func plausible(k valueKind, words []string) bool {
 	if k == kindIdentifier {
-		// A spelled code: at least half of what was heard is digits and letters.
+		// A spelled code: at least half of what was heard is digits and letters (the spelling
+		// alphabet's "papa", "P as in Paul" included).
 		n := 0
-		for _, w := range words {
-			if numberWords[w] || len(w) == 1 {
+		for i, w := range words {
+			if numberWords[w] || len(w) == 1 || spellingWords[w] || (w == "in" && i > 0 && words[i-1] == "as") {
 				n++
 			}
 		}
@@ -638,6 +1202,12 @@ func plausible(k valueKind, words []string) bool {
 	}
 	return false
 }
+
+// spellingWords are the spelling alphabet and the words of "P as in Paul".
+var spellingWords = map[string]bool{"alpha": true, "bravo": true, "charlie": true, "delta": true, "echo": true, "foxtrot": true,
+	"golf": true, "hotel": true, "india": true, "juliet": true, "kilo": true, "lima": true, "mike": true, "november": true,
+	"oscar": true, "papa": true, "quebec": true, "romeo": true, "sierra": true, "tango": true, "uniform": true, "victor": true,
+	"whiskey": true, "x-ray": true, "yankee": true, "zulu": true, "as": true, "dash": true}
 
 func isOrdinalWord(w string) bool {
 	return strings.HasSuffix(w, "th") || strings.HasSuffix(w, "first") || strings.HasSuffix(w, "second") || strings.HasSuffix(w, "third")

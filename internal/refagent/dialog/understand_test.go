@@ -62,7 +62,7 @@ func TestFreeValues(t *testing.T) {
 		{yes, "yes i shut off the main valve right away", "yes", true},
 		{yes, "no i didn't", "no", true},
 	} {
-		v, ok := l.freeValue(c.f, words(c.text), c.text)
+		v, ok := l.freeValue(c.f, words(c.text), c.text, Utterance{})
 		if ok != c.ok || (ok && v.value != c.want) {
 			t.Errorf("%s from %q = %v, %v; want %v, %v", c.f.Name, c.text, v.value, ok, c.want, c.ok)
 		}
@@ -70,7 +70,8 @@ func TestFreeValues(t *testing.T) {
 }
 
 // A reply with words the grammar does not know is read from the open transcript; a grammar
-// reading of a spelled code is believed only when the open transcript is mostly symbols.
+// reading of a spelled code is believed only when the open transcript is mostly symbols; news of
+// another field's type lands in that field.
 func TestForcedGrammarReadings(t *testing.T) {
 	tools := make([]toolInfo, len(clinicTools))
 	for i, tl := range clinicTools {
@@ -83,32 +84,33 @@ func TestForcedGrammarReadings(t *testing.T) {
 		f       *field
 		heard   string // open transcript
 		grammar string // what the slot grammar returned
-		want    any    // nil: no value
+		field   string // where the value lands ("" none)
+		want    any
 	}{
-		{visit, "sure i was hoping for march fourteenth if that works", "sure wednesday march ninth nineteen nineteen thank you", "2027-03-14"},
-		{visit, "march fourteenth", "march fourteenth", "2027-03-14"},
-		{member, "it's four four one seven", "it's four four one seven", "4417"},
-		{visit, "it's december fifth", "it's december fifth", "2026-12-05"},
-		{phone, "you can reach me at five oh three five five five oh one four seven that's my cell",
-			"yes three two eight five oh three five five five one please", "503-555-0147"},
-		{phone, "you can reach me at five oh three five five five one four seven that's my cell", // a digit lost: ask again
-			"yes three two eight five oh three five five five one please", nil},
-		{phone, "it's five of three five five five the line for seven", "it's five oh three five five five oh one four seven", "503-555-0147"},
-		{phone, "share it's kind of three five five five the line for seven", "it's five oh three five five five oh one four seven", "503-555-0147"},
-		{m.fieldByName["copay"], "their estimate was six hundred twelve dollars and forty cents", "yes ten and six cents thank you", 612.4},
-		{member, "quick thing the shop sent me a quote it's six hundred twelve dollars", "five n k two a i s h r p j", nil},
+		{visit, "sure i was hoping for march fourteenth if that works", "sure wednesday march ninth nineteen nineteen thank you", "visit_date", "2027-03-14"},
+		{visit, "march fourteenth", "march fourteenth", "visit_date", "2027-03-14"},
+		{member, "it's four four one seven", "it's four four one seven", "member_id", "4417"},
+		{visit, "it's december fifth", "it's december fifth", "visit_date", "2026-12-05"},
+		{phone, "so the number i gave you before is five oh three five five five oh one four seven i think", "yes three two eight five oh three five five five one please", "callback_phone", "503-555-0147"},
+		{phone, "it's five of three five five five the line for seven", "it's five oh three five five five oh one four seven", "callback_phone", "503-555-0147"},
+		{phone, "share it's kind of three five five five the line for seven", "it's five oh three five five five oh one four seven", "callback_phone", "503-555-0147"},
+		{m.fieldByName["copay"], "their estimate was six hundred twelve dollars and forty cents", "yes ten and six cents thank you", "copay", 612.4},
+		// Asked for the member ID, the caller gives an amount: it is the copay, not a code.
+		{member, "quick thing the shop sent me a quote it's six hundred twelve dollars", "five n k two a i s h r p j", "copay", 612.0},
 	} {
 		slot := c.f.slot(func(string) bool { return true })
 		ans := asr.Answer{Result: asr.Result{Text: c.grammar}}
 		ans.Value, ans.OK = slot.Parse(c.grammar)
 		lm := asr.Result{Text: c.heard, Words: words(c.heard)}
-		h := l.understand(t.Context(), m, expectation{kind: expectField, field: c.f}, Utterance{Open: lm, Answer: ans, Typed: true})
+		exp := expectation{kind: expectField, field: c.f, open: m.allFields()}
+		h := l.understand(t.Context(), m, exp, Utterance{Open: lm, Readings: []Reading{{Slot: *slot, Answer: ans}}, Spoken: true})
+		var field string
 		var got any
 		if len(h.values) == 1 {
-			got = h.values[0].value
+			field, got = h.values[0].field.Name, h.values[0].value
 		}
-		if got != c.want {
-			t.Errorf("%s heard %q, grammar %q: value %v, want %v", c.f.Name, c.heard, c.grammar, got, c.want)
+		if field != c.field || got != c.want {
+			t.Errorf("%s heard %q, grammar %q: %s = %v, want %s = %v (%s)", c.f.Name, c.heard, c.grammar, field, got, c.field, c.want, h.why)
 		}
 	}
 }
@@ -142,7 +144,7 @@ func TestUnderstandText(t *testing.T) {
 		slot := visit.slot(func(string) bool { return true })
 		ans := asr.Answer{Result: lm}
 		ans.Value, ans.OK = slot.Parse(c.text)
-		h := l.understand(t.Context(), m, expectation{kind: expectField, field: visit}, Utterance{Open: lm, Answer: ans, Typed: true})
+		h := l.understand(t.Context(), m, expectation{kind: expectField, field: visit}, Utterance{Open: lm, Readings: []Reading{{Slot: *slot, Answer: ans}}})
 		if h.intent != c.intent {
 			t.Errorf("%q: intent %d, want %d", c.text, h.intent, c.intent)
 			continue
@@ -150,5 +152,36 @@ func TestUnderstandText(t *testing.T) {
 		if c.field != "" && (len(h.values) != 1 || h.values[0].field.Name != c.field || h.values[0].value != c.value) {
 			t.Errorf("%q: values %+v, want %s=%v", c.text, h.values, c.field, c.value)
 		}
+	}
+}
+
+// TestOpenTranscriptIsAnAlternative: when the grammar read one code and the open vocabulary heard
+// another ("it ends in four four one seven" against the grammar's 8417), the open transcript's
+// value is the first reading a failed verification retries.
+func TestOpenTranscriptIsAnAlternative(t *testing.T) {
+	tools := make([]toolInfo, len(clinicTools))
+	for i, tl := range clinicTools {
+		tools[i] = parseTool(tl.Name, tl.Description, tl.Parameters)
+	}
+	m := newModel(clinicInstructions, tools)
+	l := &listener{now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
+	member := m.fieldByName["member_id"]
+	slot := member.slot(func(string) bool { return true })
+	const heard, grammar = "it ends in four four one seven", "it's eight four one seven"
+	ans := asr.Answer{Result: asr.Result{Text: grammar}}
+	ans.Value, ans.OK = slot.Parse(grammar)
+	lm := asr.Result{Text: heard, Words: words(heard)}
+	h := l.understand(t.Context(), m, expectation{kind: expectField, field: member, open: m.allFields()},
+		Utterance{Open: lm, Readings: []Reading{{Slot: *slot, Answer: ans}}, Spoken: true})
+	if len(h.values) != 1 || h.values[0].field != member {
+		t.Fatalf("values %+v (%s)", h.values, h.why)
+	}
+	v := h.values[0]
+	if v.value != "8417" || len(v.alts) == 0 || v.alts[0].value != "4417" {
+		var alts []any
+		for _, a := range v.alts {
+			alts = append(alts, a.value)
+		}
+		t.Errorf("member_id %v with alternatives %v, want 8417 with 4417 first", v.value, alts)
 	}
 }

@@ -1,0 +1,543 @@
+package dialog
+
+import (
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/voicebench/humanaudit/internal/asr"
+	"github.com/voicebench/humanaudit/internal/canon"
+)
+
+// Names (of people and businesses), e-mail addresses and other short free-text values are read
+// from the caller's words as a telephone agent would write them down: the carrier phrase ("my
+// manager is", "I'd like to use") and what follows the name ("same as mine", "they fixed the
+// line the same day") are left out, and what the caller spells letter by letter ("that's C I L L
+// I A N") is preferred over what the open vocabulary made of the spoken word, which for a name it
+// does not know is a guess.
+
+// piece is a word of the answer or a run of spelled letters.
+type piece struct {
+	text  string // a word, or the letters of a run (upper case)
+	run   bool
+	pause bool // a pause (a comma or full stop in text) comes before it
+}
+
+// pieces groups a turn's words into words and spelled runs (two or more single letters in a row;
+// "double l" was expanded by the spelling grammar's parser).
+func pieces(ws []asr.Word) []piece {
+	var out []piece
+	for i := 0; i < len(ws); i++ {
+		w := strings.TrimSuffix(ws[i].Text, ".")
+		pause := i > 0 && ws[i].Start-ws[i-1].End >= 300*time.Millisecond
+		if isLetter(w) {
+			j := i
+			var b strings.Builder
+			for j < len(ws) && isLetter(strings.TrimSuffix(ws[j].Text, ".")) && (j == i || ws[j].Start-ws[j-1].End < 300*time.Millisecond) {
+				b.WriteString(strings.ToUpper(strings.TrimSuffix(ws[j].Text, ".")))
+				j++
+			}
+			if j-i >= 2 {
+				out = append(out, piece{text: b.String(), run: true, pause: pause})
+				i = j - 1
+				continue
+			}
+		}
+		out = append(out, piece{text: w, pause: pause})
+	}
+	return out
+}
+
+func isLetter(w string) bool { return len(w) == 1 && w[0] >= 'a' && w[0] <= 'z' }
+
+// nameLeadIns are words a caller says before a name ("it's", "my name is", "this is", "I report
+// to", "I'd like to use"); they are dropped from the start of the answer.
+var nameLeadIns = map[string]bool{"it's": true, "it": true, "is": true, "my": true, "name": true, "names": true, "name's": true,
+	"this": true, "i'm": true, "i": true, "am": true, "that's": true, "his": true, "her": true, "their": true, "our": true,
+	"under": true, "sure": true, "um": true, "uh": true, "yeah": true, "yes": true, "so": true, "well": true, "oh": true,
+	"okay": true, "report": true, "to": true, "i'd": true, "like": true, "use": true, "we": true, "at": true, "was": true,
+	"called": true, "the": true, "full": true, "hi": true, "hello": true, "speaking": true, "mm": true, "hmm": true,
+	"company": true, "business": true, "with": true, "from": true, "please": true, "go": true, "prefer": true, "want": true}
+
+// nameStops end a name: pronouns, verbs and the other words no name is made of.
+var nameStops = map[string]bool{"that's": true, "is": true, "was": true, "it's": true, "i": true, "i'm": true, "i've": true,
+	"i'd": true, "they": true, "they're": true, "she": true, "he": true, "he's": true, "she's": true, "we": true, "you": true,
+	"me": true, "my": true, "mine": true, "same": true, "as": true, "came": true, "come": true, "out": true, "fixed": true,
+	"did": true, "been": true, "there": true, "before": true, "right": true, "now": true, "people": true, "always": true,
+	"usually": true, "get": true, "got": true, "wrong": true, "spell": true, "spelled": true, "calls": true, "but": true,
+	"because": true, "so": true, "it": true, "nice": true, "guy": true, "actually": true, "where": true, "which": true,
+	"who": true, "through": true, "a": true, "an": true, "place": true, "on": true, "in": true, "for": true, "at": true,
+	"please": true, "thanks": true, "thank": true, "all": true, "one": true, "word": true, "hyphenated": true, "like": true,
+	"just": true, "initials": true, "great": true, "were": true, "are": true, "be": true, "have": true, "has": true,
+	"had": true, "everybody": true, "lease": true, "years": true, "few": true, "data": true, "startup": true, "still": true,
+	"kind": true, "yoga": true, "with": true, "no": true, "not": true, "if": true, "when": true, "need": true, "then": true}
+
+// nameJoiners may sit inside a name ("Harbor and Pine", "Blue Shield of Illinois").
+var nameJoiners = map[string]bool{"and": true, "of": true, "the": true, "de": true, "van": true, "von": true, "del": true, "la": true}
+
+// selfCorrections restart the name ("Marisol Quintanilla, sorry, Quintanilla-Berg").
+var selfCorrections = map[string]bool{"sorry": true, "mean": true, "meant": true, "actually": true}
+
+// nameFillers are dropped wherever they are.
+var nameFillers = map[string]bool{"um": true, "uh": true, "hmm": true, "mm": true, "er": true, "oh": true}
+
+// part is one word of the name being written down.
+type part struct {
+	text    string
+	spelled bool
+}
+
+// nameValue reads a person's or a business's name from a turn: the open transcript, or the
+// spelling grammar's reading of it when the caller spelled (its letters are surer than the open
+// vocabulary's words for them).
+func (l *listener) nameValue(f *field, ws []asr.Word, u Utterance) (fieldValue, bool) {
+	if r := u.reading(asr.KindSpelling); r != nil && r.Answer.OK && u.Spoken && len(pieces(r.Answer.Words)) > 0 {
+		if hasRun(pieces(r.Answer.Words)) {
+			ws = r.Answer.Words
+		}
+	}
+	subject := map[string]bool{}
+	for _, w := range strings.Fields(strings.ToLower(f.Subject + " " + strings.Join(nameWords(f.Name), " "))) {
+		subject[w] = true
+	}
+	ps := pieces(ws)
+	var parts []part
+	var spelled []string
+	group := -1 // index in parts where the words said since the last pause or run begin
+	stopped := false
+	joinNext := false
+	joiner := "" // "and", "of": kept when a name word follows
+	for i := 0; i < len(ps); i++ {
+		p := ps[i]
+		w := strings.ToLower(p.text)
+		if !p.run && nameFillers[w] {
+			continue
+		}
+		if p.run {
+			spelled = append(spelled, p.text)
+			// Runs said in pieces ("A C H T E R, B E R G") are one word when together they match
+			// better.
+			if i+1 < len(ps) && ps[i+1].run {
+				merged := p.text + ps[i+1].text
+				if bestSim(merged, parts) > max(bestSim(p.text, parts), bestSim(ps[i+1].text, parts)) {
+					p.text = merged
+					i++
+				}
+			}
+			// "Lumenwise, L U M E N wise": the run and the word after it spell a word said.
+			if i+1 < len(ps) && !ps[i+1].run && containsPart(parts, p.text+ps[i+1].text) {
+				i++
+				continue
+			}
+			parts = applyRun(parts, p.text, group, explains(ps, i))
+			group = len(parts)
+			continue
+		}
+		if stopped {
+			continue // only spelled explanations still count
+		}
+		if len(parts) == 0 && (nameLeadIns[w] || subject[w]) {
+			continue
+		}
+		if w == "hyphen" || w == "dash" {
+			joinNext = len(parts) > 0
+			continue
+		}
+		if w == "doctor" || w == "dr" {
+			if len(parts) == 0 {
+				parts = append(parts, part{text: "Dr."})
+				group = len(parts)
+			}
+			continue
+		}
+		if selfCorrections[w] {
+			group = len(parts)
+			continue
+		}
+		if w == "first" && i+1 < len(ps) && strings.ToLower(ps[i+1].text) == "name" {
+			// "First name Oluwaseun": the name said next goes first.
+			i++
+			if i+1 < len(ps) && !ps[i+1].run {
+				i++
+				fn := part{text: ps[i].text}
+				if !containsPart(parts, fn.text) {
+					at := 0
+					if len(parts) > 0 && parts[0].text == "Dr." {
+						at = 1
+					}
+					parts = append(parts[:at], append([]part{fn}, parts[at:]...)...)
+				}
+			}
+			continue
+		}
+		if w == "and" && i+1 < len(ps) && strings.ToLower(ps[i+1].text) == "then" {
+			i++
+			group = len(parts)
+			continue
+		}
+		if (w == "is" || w == "that's" || w == "spelled") && i+1 < len(ps) && ps[i+1].run {
+			continue // "Cillian is C I L L I A N": the spelling follows
+		}
+		if p.pause && len(parts) > 0 && (w == "the" || w == "a" || w == "an") {
+			stopped = true // "ZenFit Studio, the yoga place"
+			continue
+		}
+		if nameStops[w] {
+			if len(parts) > 0 {
+				stopped = true
+			}
+			continue
+		}
+		if nameJoiners[w] {
+			if len(parts) > 0 && i+1 < len(ps) && !ps[i+1].run && !nameStops[strings.ToLower(ps[i+1].text)] {
+				joiner = w
+			}
+			continue
+		}
+		if p.pause || group < 0 {
+			group = len(parts)
+		}
+		if joinNext && len(parts) > 0 {
+			last := &parts[len(parts)-1]
+			if !strings.HasSuffix(strings.ToLower(last.text), "-"+w) {
+				last.text += "-" + titleWord(w)
+			}
+			joinNext = false
+			continue
+		}
+		if len(parts) > 0 && strings.EqualFold(parts[len(parts)-1].text, w) || spelledPart(parts, w) || (p.pause && containsPart(parts, w)) {
+			joiner = ""
+			continue // said again ("Gwendolyn, uh, Gwendolyn Pryce-Adeyemi"), or spelled already
+		}
+		if joiner != "" {
+			parts = append(parts, part{text: joiner})
+			joiner = ""
+		}
+		// A later word that extends an earlier one replaces it ("Quintanilla, sorry,
+		// Quintanilla-Berg").
+		replaced := false
+		for k := range parts {
+			if strings.HasPrefix(w, strings.ToLower(parts[k].text)+"-") {
+				parts[k].text, replaced = titleWord(w), true
+			}
+		}
+		if !replaced {
+			parts = append(parts, part{text: titleWord(w)})
+		}
+	}
+	var out []string
+	for _, p := range parts {
+		out = append(out, p.text)
+	}
+	s := strings.Join(out, " ")
+	if s == "" || s == "Dr." {
+		return fieldValue{}, false
+	}
+	return fieldValue{field: f, value: s, spoken: s, spelled: spelled, unsure: u.Spoken && len(spelled) == 0}, true
+}
+
+func hasRun(ps []piece) bool {
+	for _, p := range ps {
+		if p.run {
+			return true
+		}
+	}
+	return false
+}
+
+// explains reports a run that the caller introduced as a spelling ("that's", "is", "spelled").
+func explains(ps []piece, i int) bool {
+	for j := i - 1; j >= 0 && j >= i-2; j-- {
+		switch strings.ToLower(ps[j].text) {
+		case "that's", "is", "spelled", "it's":
+			return true
+		}
+	}
+	return false
+}
+
+// applyRun writes a spelled word into the name: it replaces the word it spells (the most similar
+// one, or, when none is, the words said just before it, which the open vocabulary misheard), or
+// is added.
+func applyRun(parts []part, run string, group int, explained bool) []part {
+	word := titleWord(strings.ToLower(run))
+	// A run that starts a later, longer run was a false start ("A N D, sorry, A N D E R S").
+	for k := range parts {
+		if parts[k].spelled && strings.HasPrefix(strings.ToUpper(run), strings.ToUpper(parts[k].text)) {
+			parts[k].text = word
+			return parts
+		}
+	}
+	best, at := 0.0, -1
+	for k := range parts {
+		for _, comp := range strings.Split(parts[k].text, "-") {
+			if s := similarity(run, comp); s > best {
+				best, at = s, k
+			}
+		}
+	}
+	if at >= 0 && best >= 0.5 {
+		p := &parts[at]
+		comps := strings.Split(p.text, "-")
+		if len(comps) > 1 {
+			for c := range comps {
+				if similarity(run, comps[c]) == best {
+					comps[c] = word
+				}
+			}
+			p.text = strings.Join(comps, "-")
+		} else {
+			p.text = word
+		}
+		p.spelled = true
+		return parts
+	}
+	if group >= 0 && group < len(parts) && !explained {
+		// "Priya, P R I Y A" heard as "premium pr": the words before the run are its guess.
+		return append(parts[:group], part{text: word, spelled: true})
+	}
+	return append(parts, part{text: word, spelled: true})
+}
+
+func bestSim(s string, parts []part) float64 {
+	best := 0.0
+	for _, p := range parts {
+		for _, comp := range strings.Split(p.text, "-") {
+			best = max(best, similarity(s, comp))
+		}
+	}
+	return best
+}
+
+// spelledPart reports a word the caller spelled already.
+func spelledPart(parts []part, w string) bool {
+	for _, p := range parts {
+		if p.spelled && strings.EqualFold(p.text, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsPart(parts []part, w string) bool {
+	for _, p := range parts {
+		for _, comp := range strings.Split(strings.ToLower(p.text), "-") {
+			if comp == strings.ToLower(w) {
+				return true
+			}
+		}
+		if strings.EqualFold(p.text, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// similarity is 1 minus the letter edit distance over the longer length, case ignored.
+func similarity(a, b string) float64 {
+	a, b = strings.ToLower(a), strings.ToLower(b)
+	if a == "" || b == "" {
+		return 0
+	}
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			sub := prev[j-1]
+			if ra[i-1] != rb[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return 1 - float64(prev[len(rb)])/float64(max(len(ra), len(rb)))
+}
+
+// titleWord capitalises a word and each part of a hyphenated one.
+func titleWord(w string) string {
+	comps := strings.Split(w, "-")
+	for i, c := range comps {
+		r := []rune(c)
+		if len(r) > 0 {
+			r[0] = unicode.ToUpper(r[0])
+		}
+		comps[i] = string(r)
+	}
+	return strings.Join(comps, "-")
+}
+
+// emailValue reads an e-mail address: spelled letters join into one word, a spelling that repeats
+// the word before it is dropped, and the address is read with canon.FindEmails, so that what the
+// caller adds after it ("Fjord like the fjords in Norway") stays out.
+func (l *listener) emailValue(f *field, ws []asr.Word, u Utterance) (fieldValue, bool) {
+	if r := u.reading(asr.KindSpelling); r != nil && r.Answer.OK && u.Spoken && hasRun(pieces(r.Answer.Words)) {
+		ws = r.Answer.Words
+	}
+	var out []string
+	for _, p := range pieces(ws) {
+		w := strings.ToLower(p.text)
+		if p.run && len(out) > 0 && out[len(out)-1] == w {
+			continue
+		}
+		out = append(out, w)
+	}
+	found := canon.FindEmails(strings.Join(out, " "))
+	if len(found) == 0 {
+		return fieldValue{}, false
+	}
+	e := found[len(found)-1]
+	return fieldValue{field: f, value: e, spoken: spokenEmail(e), unsure: u.Spoken}, true
+}
+
+// spokenEmail reads an address aloud: "priya dot v at northwind dot example".
+func spokenEmail(e string) string {
+	return strings.NewReplacer(".", " dot ", "@", " at ", "_", " underscore ", "-", " dash ").Replace(e)
+}
+
+// shortText reads a short free-text value (a shop, an employer, a location): the answer's first
+// phrase after the carrier, up to the first pause.
+func shortText(ws []asr.Word, subject map[string]bool) string {
+	var out []asr.Word
+	for i, w := range ws {
+		if len(out) == 0 && (nameLeadIns[w.Text] || subject[w.Text] || leadFillers[w.Text]) {
+			continue
+		}
+		if len(out) > 0 && i > 0 && w.Start-ws[i-1].End >= 300*time.Millisecond {
+			break
+		}
+		out = append(out, w)
+	}
+	return phrase(out)
+}
+
+// addressStops begin what a caller adds after an address ("it's a big building").
+var addressStops = map[string]bool{"it's": true, "there's": true, "that's": true, "i": true, "i'm": true, "we": true, "they": true,
+	"but": true, "so": true, "thanks": true, "please": true, "which": true, "where": true}
+
+// addressText writes down a postal address: from its first number (the house number) to its
+// end, the words "in" and "the" around the city dropped, in canonical form (canon.Address), with
+// the state that a five-digit ZIP code at the end belongs to when the caller did not say it (as
+// address capture does).
+func addressText(ws []asr.Word) string {
+	start := -1
+	for i, w := range ws {
+		if !canon.IsNumberWord(w.Text) && !isNumeral(w.Text) {
+			continue
+		}
+		// "The unit is nineteen. Fifteen oh two Magnolia …": a unit number said before the
+		// address is not its house number.
+		// Without pauses, "unit is nineteen fifteen oh two" reads as the unit's one number word
+		// and then the house number.
+		if afterUnitWord(ws, i) {
+			continue
+		}
+		// "Oh, wait" is no house number.
+		if w.Text == "oh" && (i+1 >= len(ws) || !canon.IsNumberWord(ws[i+1].Text)) {
+			continue
+		}
+		start = i
+		break
+	}
+	if start < 0 {
+		return ""
+	}
+	var kept []string
+	for i := start; i < len(ws); i++ {
+		w := ws[i].Text
+		// "Kenmore, that's K E N M O R E": the spelling is not part of the address; nor is "as
+		// in west".
+		if w == "that's" && i+2 < len(ws) && isLetter(ws[i+1].Text) && isLetter(ws[i+2].Text) {
+			for i+1 < len(ws) && isLetter(ws[i+1].Text) {
+				i++
+			}
+			continue
+		}
+		if w == "as" && i+2 < len(ws) && ws[i+1].Text == "in" {
+			i += 2
+			continue
+		}
+		if addressStops[w] && i > start {
+			break
+		}
+		if (w == "in" || w == "the" || w == "and") && i > start {
+			continue
+		}
+		kept = append(kept, w)
+	}
+	a := strings.Fields(canon.Address(strings.Join(kept, " ")))
+	if n := len(a); n >= 2 && len(a[n-1]) == 5 && isNumeral(a[n-1]) {
+		if st := zipState(a[n-1]); st != "" && a[n-2] != st {
+			a = append(a[:n-1], st, a[n-1])
+		}
+	}
+	for i, w := range a {
+		switch {
+		case len(w) <= 2 && !isNumeral(w) && w != "st" && w != "rd" && w != "dr" && w != "ln" && w != "ct" && w != "pl":
+			a[i] = strings.ToUpper(w) // directionals, state codes
+		default:
+			a[i] = titleWord(w)
+		}
+	}
+	return strings.Join(a, " ")
+}
+
+// afterUnitWord reports a number that follows "unit", "apartment", "apt" or "suite" (with "is" or
+// "number" between).
+func afterUnitWord(ws []asr.Word, i int) bool {
+	for j := i - 1; j >= 0 && j >= i-3; j-- {
+		switch ws[j].Text {
+		case "unit", "apartment", "apt", "suite":
+			return true
+		case "is", "number", "now", "actually":
+			continue
+		}
+		return false
+	}
+	return false
+}
+
+func isNumeral(w string) bool {
+	if w == "" {
+		return false
+	}
+	for _, r := range w {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// zipRanges map the first three digits of a US ZIP code to the state (USPS): each entry is the
+// last prefix of a range and its state, in order.
+var zipRanges = []struct {
+	upTo  int
+	state string
+}{{4, ""}, {9, "pr"}, {27, "ma"}, {29, "ri"}, {38, "nh"}, {49, "me"}, {59, "vt"}, {69, "ct"}, {89, "nj"}, {99, ""},
+	{149, "ny"}, {196, "pa"}, {199, "de"}, {205, "dc"}, {219, "md"}, {246, "va"}, {268, "wv"}, {289, "nc"}, {299, "sc"},
+	{319, "ga"}, {349, "fl"}, {369, "al"}, {385, "tn"}, {397, "ms"}, {399, "ga"}, {427, "ky"}, {429, ""}, {459, "oh"},
+	{479, "in"}, {499, "mi"}, {528, "ia"}, {529, ""}, {549, "wi"}, {567, "mn"}, {569, ""}, {577, "sd"}, {579, ""},
+	{588, "nd"}, {589, ""}, {599, "mt"}, {629, "il"}, {658, "mo"}, {659, ""}, {679, "ks"}, {693, "ne"}, {699, ""},
+	{714, "la"}, {715, ""}, {729, "ar"}, {749, "ok"}, {799, "tx"}, {816, "co"}, {819, ""}, {831, "wy"}, {838, "id"},
+	{839, ""}, {847, "ut"}, {849, ""}, {865, "az"}, {869, ""}, {884, "nm"}, {888, ""}, {898, "nv"}, {899, ""},
+	{961, "ca"}, {966, ""}, {968, "hi"}, {969, ""}, {979, "or"}, {994, "wa"}, {999, "ak"}}
+
+// zipState returns the state code of a five-digit ZIP code, or "".
+func zipState(zip string) string {
+	n := 0
+	for _, r := range zip[:3] {
+		n = n*10 + int(r-'0')
+	}
+	for _, z := range zipRanges {
+		if n <= z.upTo {
+			return z.state
+		}
+	}
+	return ""
+}

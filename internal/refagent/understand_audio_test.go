@@ -1,0 +1,244 @@
+package refagent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voicebench/humanaudit/internal/asr"
+	"github.com/voicebench/humanaudit/internal/refagent/dialog"
+)
+
+// claimTools is a claims line: the caller is verified by policy number and date of birth, and the
+// claim has a callback number, an estimate and a shop.
+var claimTools = []dialog.Tool{
+	{Name: "verify_caller", Description: "Check the caller's identity against the policy record.", Parameters: json.RawMessage(
+		`{"type":"object","properties":{"policy_number":{"type":"string"},"date_of_birth":{"type":"string","description":"Date of birth, YYYY-MM-DD"}},"required":["policy_number","date_of_birth"]}`)},
+	{Name: "update_claim", Description: "Record one or more fields of the claim.", Parameters: json.RawMessage(
+		`{"type":"object","properties":{"policy_number":{"type":"string"},"callback_phone":{"type":"string"},` +
+			`"estimate_amount":{"type":["number","string"],"description":"Shop estimate in dollars"},"preferred_shop":{"type":"string"}}}`)},
+	{Name: "mark_ready", Description: "Mark the claim complete and ready for review.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+}
+
+const claimInstructions = "You are the claims line of Cascadia Mutual. Verify the caller with their policy number and date of birth. Record every detail with update_claim and mark the claim ready."
+
+// audioCall is a dialogue driven turn by turn with recorded caller audio: each turn is Flite
+// speech passed through Opus, recognized and understood as the responder does.
+type audioCall struct {
+	t     *testing.T
+	d     *dialog.Dialog
+	rec   *asr.Recognizer
+	env   func(name string, args map[string]any) string
+	calls []string
+	said  []string
+}
+
+func newAudioCall(t *testing.T, env func(string, map[string]any) string) *audioCall {
+	needTools(t)
+	rec := sharedRecognizer(t)
+	d := dialog.New(dialog.Config{Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }, Known: rec.Known})
+	d.Configure(claimInstructions, claimTools)
+	c := &audioCall{t: t, d: d, rec: rec, env: env}
+	c.respond()
+	return c
+}
+
+// respond lets the agent act until it speaks, answering its tool calls with env.
+func (c *audioCall) respond() string {
+	for range 12 {
+		act := c.d.Next()
+		if len(act.Calls) == 0 {
+			c.said = append(c.said, act.Say)
+			return act.Say
+		}
+		for _, cl := range act.Calls {
+			var args map[string]any
+			json.Unmarshal(cl.Args, &args)
+			c.calls = append(c.calls, cl.Name+" "+string(cl.Args))
+			out := `{"ok":true}`
+			if c.env != nil {
+				out = c.env(cl.Name, args)
+			}
+			c.d.ToolResult(cl.Name, out)
+		}
+	}
+	c.t.Fatal("the agent kept calling tools")
+	return ""
+}
+
+// typed is a caller turn given as text (to move the dialogue to the state a test needs).
+func (c *audioCall) typed(text string) string {
+	c.d.Heard(c.d.Question().UnderstandText(context.Background(), text))
+	return c.respond()
+}
+
+// spoken is a caller turn said in voice and heard through Opus; it returns what the agent
+// understood and what it says next.
+func (c *audioCall) spoken(voice, text string) (dialog.Heard, string) {
+	c.t.Helper()
+	start := time.Now()
+	h := hear(context.Background(), c.rec, c.d.Question(), spoken(c.t, voice, text), nil)
+	c.t.Logf("%s %q heard %q: %s %v (%s) in %v", voice, text, h.Transcript(), h.Intent(), h.Fields(), h.Why(), time.Since(start).Round(time.Millisecond))
+	c.d.Heard(h)
+	return h, c.respond()
+}
+
+func expectIn(t *testing.T, got string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("agent said %q, want it to contain %q", got, w)
+		}
+	}
+}
+
+// TestSlotChoiceOnRecordedAudio: each spoken turn is decoded with the grammar of every field still
+// open, and the value lands in the field whose grammar fits it best, whatever was asked; a turn
+// that holds no value is not forced into one.
+func TestSlotChoiceOnRecordedAudio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("decodes recorded speech")
+	}
+	c := newAudioCall(t, func(name string, args map[string]any) string {
+		if name == "verify_caller" {
+			return `{"ok":true,"verified":true}`
+		}
+		return `{"ok":true}`
+	})
+	expectIn(t, c.typed("Hi, I'd like to report a cracked windshield."), "What is your policy number?")
+
+	// Asked for the policy number, the caller gives the date of birth: it is the date of birth.
+	h, next := c.spoken("slt", "March fourteenth, nineteen seventy-nine.")
+	if got := h.Fields()["date_of_birth"]; got != "1979-03-14" {
+		t.Errorf("a date said when the policy number was asked: fields %v, want date_of_birth 1979-03-14", h.Fields())
+	}
+	if _, ok := h.Fields()["policy_number"]; ok {
+		t.Errorf("the date landed in the policy number: %v", h.Fields())
+	}
+	expectIn(t, next, "policy number")
+
+	// A bare acknowledgement holds no value for the question.
+	h, _ = c.spoken("rms", "Okay, sure.")
+	if len(h.Fields()) != 0 {
+		t.Errorf("an acknowledgement was forced into a slot: %v", h.Fields())
+	}
+
+	// Asked for the policy number again, the caller gives the phone number: it is the callback
+	// phone (ten digits, a phone's grammar), not a policy number.
+	h, _ = c.spoken("slt", "You can reach me at five oh three, five five five, oh one four seven.")
+	if got := h.Fields()["callback_phone"]; got != "503-555-0147" {
+		t.Errorf("a phone number said when the policy number was asked: fields %v, want callback_phone 503-555-0147", h.Fields())
+	}
+
+	// Talk about the shop holds no date, number or code.
+	h, _ = c.spoken("awb", "I'd like to use Clearview Auto Glass, I've been there before.")
+	for _, f := range []string{"policy_number", "estimate_amount", "callback_phone", "date_of_birth"} {
+		if v, ok := h.Fields()[f]; ok {
+			t.Errorf("talk of a shop was forced into %s = %v", f, v)
+		}
+	}
+}
+
+// TestReadBackAndRepairOnRecordedAudio: a spoken code is read back character by character for a
+// yes or no; on "no" the agent asks for that item alone, on a second "no" it asks for it spelled,
+// and a "yes" moves the call on.
+func TestReadBackAndRepairOnRecordedAudio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("decodes recorded speech")
+	}
+	c := newAudioCall(t, nil)
+	c.typed("Hi, I'd like to report a cracked windshield.")
+	_, next := c.spoken("slt", "Sure, it's P A, two zero, four four seven one eight.")
+	expectIn(t, next, "That's ", ", ", "Is that right?")
+	_, next = c.spoken("slt", "No.")
+	expectIn(t, next, "Sorry about that.", "What is your policy number?")
+	_, next = c.spoken("slt", "P A, two zero, four four seven one eight.")
+	expectIn(t, next, "That's ", "Is that right?")
+	_, next = c.spoken("slt", "No, that's not right.")
+	expectIn(t, next, "policy number", "one letter or digit at a time")
+	h, next := c.spoken("slt", "P as in papa, A as in alpha, two, zero, four, four, seven, one, eight.")
+	if got := h.Fields()["policy_number"]; got == nil {
+		t.Errorf("the spelled code gave no policy number: %v", h.Fields())
+	} else {
+		t.Logf("spelled with the spelling alphabet: %v", got)
+	}
+	expectIn(t, next, "That's ", "Is that right?")
+	h, next = c.spoken("rms", "Yes, that's right.")
+	if h.Intent() != "yes" {
+		t.Errorf("yes heard as %s", h.Intent())
+	}
+	expectIn(t, next, "What is your date of birth?")
+	// Every reading was recorded as heard (the tool calls are real), and no call verified a
+	// caller without a date of birth.
+	n := 0
+	for _, cl := range c.calls {
+		if strings.HasPrefix(cl, "update_claim") && strings.Contains(cl, "policy_number") {
+			n++
+		}
+		if strings.HasPrefix(cl, "verify_caller") {
+			t.Errorf("verified before the date of birth: %s", cl)
+		}
+	}
+	if n == 0 {
+		t.Errorf("the policy number was never recorded: %v", c.calls)
+	}
+}
+
+// TestNBestVerificationOnRecordedAudio: when the verify tool refuses what was heard, the agent
+// tries the recognizer's other readings of the code against it (each a real verify call) before
+// asking again, and says so.
+func TestNBestVerificationOnRecordedAudio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("decodes recorded speech")
+	}
+	rec := sharedRecognizer(t)
+	needTools(t)
+	const said = "It's P A, two zero, four four seven one eight."
+	pcm := spoken(t, "slt", said)
+	ans, err := rec.RecognizeSlot(context.Background(), pcm, 24000, asr.Slot{Kind: asr.KindIdentifier, Subject: "policy number", Alternatives: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var alts []string
+	for _, a := range ans.Alternatives {
+		alts = append(alts, a.Text)
+	}
+	t.Logf("best reading %q (%s), alternatives %v", ans.Value.Text, ans.Text, alts)
+	if len(alts) == 0 {
+		t.Fatalf("the recognizer gave no alternative reading of %q", said)
+	}
+	// The record on file holds one of the other readings: the best one does not verify.
+	onFile := alts[len(alts)-1]
+	var verifyArgs []string
+	c := newAudioCall(t, func(name string, args map[string]any) string {
+		if name == "verify_caller" {
+			verifyArgs = append(verifyArgs, fmt.Sprint(args["policy_number"]))
+			if args["policy_number"] == onFile && args["date_of_birth"] == "1979-03-14" {
+				return `{"ok":true,"verified":true}`
+			}
+			return `{"ok":true,"verified":false,"message":"the details do not match our records"}`
+		}
+		return `{"ok":true}`
+	})
+	c.typed("Hi, I'd like to report a cracked windshield.")
+	_, next := c.spoken("slt", said)
+	expectIn(t, next, "Is that right?")
+	_, next = c.spoken("rms", "Yes, that's right.")
+	expectIn(t, next, "date of birth")
+	_, next = c.spoken("slt", "March fourteenth, nineteen seventy-nine.")
+	if len(verifyArgs) < 2 || verifyArgs[0] != ans.Value.Text || verifyArgs[len(verifyArgs)-1] != onFile {
+		t.Fatalf("verify calls with %v, want the best reading %s first and the alternative %s last", verifyArgs, ans.Value.Text, onFile)
+	}
+	expectIn(t, next, "you're verified", "another reading")
+	recorded := false
+	for _, cl := range c.calls {
+		recorded = recorded || (strings.HasPrefix(cl, "update_claim") && strings.Contains(cl, `"policy_number":"`+onFile+`"`))
+	}
+	if !recorded {
+		t.Errorf("the reading that verified was not recorded: %v", c.calls)
+	}
+	t.Logf("tool calls: %v", c.calls)
+}
