@@ -4,7 +4,7 @@ export PATH := /usr/local/go/bin:$(HOME)/go/bin:$(PATH)
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: demo test check bench deps build fmt vet staticcheck rolecards-check tidy-check fuzz
+.PHONY: demo test check bench bench-suite deps build fmt vet staticcheck rolecards-check tidy-check fuzz
 
 deps:
 	@scripts/deps.sh
@@ -54,3 +54,8 @@ tidy-check:
 
 bench: deps
 	@scripts/bench.sh
+
+# The reference agent against the frozen bank caller on every task of the suite, in real time
+# and in two voices (about two hours on an idle 2-core machine): per-task AFA, WS and latency.
+bench-suite: deps
+	REFAGENT_SUITE_OUT=audit_data/suite $(GO) test -run '^$$' -bench '^BenchmarkSuiteReference$$' -benchtime 1x -timeout 4h ./internal/refagent

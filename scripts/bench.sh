@@ -26,5 +26,6 @@ bench 1x ./internal/power
 echo "# event log durability, speech recognition, reference agent latency, full report"
 bench 10x ./internal/store
 bench 3x ./internal/asr
-bench 1x ./internal/refagent ./internal/report
+bench 1x -skip '^BenchmarkSuiteReference$' ./internal/refagent ./internal/report
+echo "# the reference agent on the whole suite in real time (hours): make bench-suite"
 exit $status
