@@ -52,6 +52,9 @@ type Result struct {
 	Grammar string
 	// Elapsed is the decoding time (for latency reports).
 	Elapsed time.Duration
+	// Posterior is the lattice posterior probability of the hypothesis in [0, 1]; computed only
+	// where a decision reports a confidence (RecognizeAuthorization), 0 otherwise.
+	Posterior float64
 }
 
 // Word is one recognized word with its time in the utterance.
@@ -184,6 +187,10 @@ func (r *Recognizer) Check(g *Grammar) error {
 // always a sentence of the grammar, so callers judge plausibility themselves (compare Score with
 // the open-vocabulary result of the same audio).
 func (r *Recognizer) Recognize(ctx context.Context, pcm []int16, rate int, g *Grammar) (Result, error) {
+	return r.recognize(ctx, pcm, rate, g, false)
+}
+
+func (r *Recognizer) recognize(ctx context.Context, pcm []int16, rate int, g *Grammar, posterior bool) (Result, error) {
 	in, err := To16k(pcm, rate)
 	if err != nil {
 		return Result{}, err
@@ -197,7 +204,9 @@ func (r *Recognizer) Recognize(ctx context.Context, pcm []int16, rate int, g *Gr
 		return Result{}, err
 	}
 	start := time.Now()
+	d.posterior = posterior
 	res, err := d.decode(in)
+	d.posterior = false
 	if err != nil {
 		return Result{}, err
 	}
