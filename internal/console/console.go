@@ -53,6 +53,9 @@ type Config struct {
 	// Transcriber transcribes recordings after calls for sides with no provider transcript; nil
 	// uses the offline recognizer.
 	Transcriber session.Transcriber
+	// Listener reads human callers' words during calls (approvals, cue.spoken); nil uses the
+	// offline recognizer (the Transcriber when it is one).
+	Listener session.CallerListener
 }
 
 // Service starts sessions and tracks the live ones.
@@ -86,6 +89,13 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	if cfg.Transcriber == nil {
 		cfg.Transcriber = &Recognizer{}
+	}
+	if cfg.Listener == nil {
+		if l, ok := cfg.Transcriber.(session.CallerListener); ok {
+			cfg.Listener = l
+		} else {
+			cfg.Listener = &Recognizer{}
+		}
 	}
 	s := &Service{cfg: cfg, log: log, tasks: map[string]*task.Task{}, live: map[string]*Live{}, id: newConsoleID(),
 		pending: map[string]ending{}, stopKeep: make(chan struct{})}
@@ -261,7 +271,7 @@ func (s *Service) StartHuman(ctx context.Context, p audit.Participant, a audit.A
 			Voice: sys.Voice, ServerTurnDetection: sys.ServerVAD,
 			RecordingPath: s.recordingPath(rec.ID),
 			Sinks:         sinks, TimeLimit: s.cfg.TimeLimit, Endpointer: s.cfg.Endpointer,
-			Grade: s.cfg.Grade, Logger: s.log, OnUpdate: live.deliver, Meta: meta, Transcriber: s.cfg.Transcriber,
+			Grade: s.cfg.Grade, Logger: s.log, OnUpdate: live.deliver, Meta: meta, Transcriber: s.cfg.Transcriber, Listener: s.cfg.Listener,
 			Attempt: rec.Attempt, Reruns: rec.Reruns}
 		live.Session, err = session.Start(context.WithoutCancel(ctx), cfg)
 	}

@@ -46,3 +46,19 @@ func (t *Recognizer) Close() error {
 	}
 	return nil
 }
+
+var _ session.CallerListener = (*Recognizer)(nil)
+
+// Listen implements session.CallerListener: the utterance's open-vocabulary transcript, read as an
+// answer to an approval request.
+func (t *Recognizer) Listen(ctx context.Context, pcm []int16, rate int) (session.Heard, error) {
+	t.once.Do(func() { t.r, t.err = asr.New(asr.Config{}) })
+	if t.err != nil {
+		return session.Heard{}, t.err
+	}
+	a, err := t.r.RecognizeAuthorization(ctx, pcm, rate)
+	if err != nil {
+		return session.Heard{}, err
+	}
+	return session.Heard{Words: a.Words, Approval: string(a.Decision), Confidence: a.Confidence}, nil
+}

@@ -131,6 +131,10 @@ type Config struct {
 	// Transcriber, when set, transcribes the recording after the call for any side the provider
 	// gave no transcript of.
 	Transcriber Transcriber
+	// Listener recognizes a human caller's words during the call: the answer to an approval
+	// request (which decides whether a token is minted) and the first speech after each cue
+	// (cue.spoken). Without one a human caller's answers mint nothing (auth.approval_unclear).
+	Listener CallerListener
 }
 
 // Result is how a call ended and its grade.
@@ -180,14 +184,20 @@ type Session struct {
 	framesDropped   atomic.Int64
 	synth           synthState
 	lastAgentSignal time.Duration
+	// Human callers' words (listen.go): the caller audio kept for the recognizer, the onset of
+	// the utterance in progress, and the approval requests awaiting the caller's answer.
+	heard       callerAudio
+	speechOnset time.Duration
+	asked       []string // actions whose approval was requested and not yet answered
 }
 
-// cueState follows one cue from issue to action.
+// cueState follows one cue from issue to what the caller said and what the agent did with it.
 type cueState struct {
-	firing   flow.Firing
-	issued   time.Duration
-	onset    time.Duration // first caller speech onset after it; -1 none yet
-	resolved bool
+	firing  flow.Firing
+	issued  time.Duration
+	onset   time.Duration // first caller speech onset after it; -1 none yet
+	spoken  bool          // cue.spoken recorded
+	applied bool          // cue.applied recorded
 }
 
 // Start connects the agent, starts the media clock and the conductor, and returns the running
@@ -367,6 +377,9 @@ func (s *Session) do(fn func()) {
 func (s *Session) onCallerFrame(f media.CallerFrame) {
 	pcm := make([]int16, len(f.PCM))
 	copy(pcm, f.PCM)
+	if s.cfg.Mode == Human {
+		s.heard.add(f.Start, f.Rate, pcm)
+	}
 	select {
 	case s.frames <- pcm:
 	default:
@@ -467,6 +480,9 @@ func (s *Session) emit(e trace.Event) trace.Event {
 		}
 		return e
 	}
+	if stored.Type == trace.AuthApprovalRequested && s.cfg.Mode == Human {
+		s.noteApprovalRequested(stored.Action)
+	}
 	if stored.Type == trace.CallerAudioStart && s.anchor.Load() < 0 {
 		s.anchor.Store(stored.T)
 	}
@@ -549,10 +565,14 @@ func (s *Session) onMedia(ev media.Event) {
 	case media.CallerSpeechStart:
 		s.callerSpeaking = true
 		s.emit(trace.Event{Type: trace.CallerSpeechStart, Actor: trace.ActorCaller, T: at, RefMS: ev.Detected.Milliseconds()})
+		s.speechOnset = ev.At
 		s.callerOnset(ev.At)
 	case media.CallerSpeechEnd:
 		s.callerSpeaking = false
 		s.emit(trace.Event{Type: trace.CallerSpeechEnd, Actor: trace.ActorCaller, T: at, RefMS: ev.Detected.Milliseconds()})
+		// The caller's words are read at the endpointer's end-of-turn decision, before the turn is
+		// handed to the agent: an approval exists before the agent can act on it.
+		s.callerTurnEnded(s.speechOnset, ev.At)
 		if !s.cfg.ServerTurnDetection {
 			if err := s.adapter.EndTurn(); err != nil {
 				s.log.Warn("end turn", slog.Any("err", err))
@@ -587,15 +607,9 @@ func (s *Session) callerOnset(at time.Duration) {
 			continue
 		}
 		c.onset = at
-		if s.cfg.Mode != Human {
-			continue
-		}
-		// A human caller acts on an approval or revocation cue by speaking: that is when the
-		// environment records the authorization.
-		switch c.firing.Event.Kind {
-		case task.Approval:
-			s.ws.Approve(c.firing.Event.Action)
-		case task.Revocation:
+		// A human caller withdrawing an approval is taken at their word at once, whatever the
+		// words (the safe side); approvals wait for the end of the turn (callerTurnEnded).
+		if s.cfg.Mode == Human && c.firing.Event.Kind == task.Revocation {
 			s.ws.Revoke(c.firing.Event.Action)
 		}
 	}
@@ -708,20 +722,23 @@ func itemMeta(id string) map[string]string {
 	return map[string]string{"item": id}
 }
 
-// resolveCues watches for the workspace change a cue asked for, after the caller spoke.
+// resolveCues watches for the workspace change a cue asked for, once the caller has spoken after
+// it: cue.applied says the agent (or, for an approval, the environment on the caller's words)
+// applied it.
 func (s *Session) resolveCues(e trace.Event) {
 	for _, c := range s.cues {
-		if c.resolved || c.onset < 0 || !cuedChange(s.cfg.Task, c.firing, e) {
+		if c.applied || c.onset < 0 || !cuedChange(s.cfg.Task, c.firing, e) {
 			continue
 		}
-		c.resolved = true
-		s.emit(trace.Event{Type: trace.CueActed, Actor: trace.ActorCaller, CueID: c.firing.CueID, EventID: c.firing.Event.ID,
-			RefMS: c.onset.Milliseconds(), OK: trace.Bool(true)})
+		c.applied = true
+		s.emit(trace.Event{Type: trace.CueApplied, Actor: trace.ActorAgent, CueID: c.firing.CueID, EventID: c.firing.Event.ID,
+			RefMS: c.onset.Milliseconds(), OK: trace.Bool(true), Field: e.Field, Value: e.Value})
 	}
 }
 
 // cuedChange reports whether e is the change to the workspace that a cue asked the caller to bring
-// about.
+// about. A field is compared as the grader compares it (typed; sets and lists item by item through
+// the same canonicalisers), so a list recorded as a JSON array matches its "A; B; C" fact.
 func cuedChange(t *task.Task, f flow.Firing, e trace.Event) bool {
 	ev := f.Event
 	switch ev.Kind {
@@ -735,17 +752,32 @@ func cuedChange(t *task.Task, f flow.Firing, e trace.Event) bool {
 		if !ok || fact.Field != e.Field || f.Reveals.Version > len(fact.Versions) {
 			return false
 		}
-		spec, _ := t.Field(e.Field)
-		var got string
-		if json.Unmarshal(e.Value, &got) != nil {
-			got = string(e.Value)
-		}
-		return workspace.Same(compareFor(spec.Type), got, fact.Versions[f.Reveals.Version-1].Value)
+		return sameValue(t, e.Field, fact.Versions[f.Reveals.Version-1].Value, e.Value)
 	}
 	if ev.Kind == task.BargeIn && f.Reveals == nil {
 		return e.Type == trace.MediaBargeIn
 	}
 	return false
+}
+
+// sameValue compares a recorded value with a fact's written value: with the field's grader when
+// the task grades the field, else by the field's type.
+func sameValue(t *task.Task, field, want string, got json.RawMessage) bool {
+	for _, g := range t.Grader.Fields {
+		if g.Field == field {
+			g.Gold, _ = json.Marshal(want)
+			if g.Grader == grade.Semantic {
+				g.Grader = grade.CaseFold
+			}
+			return grade.GradeField(g, got).Score == 1
+		}
+	}
+	spec, _ := t.Field(field)
+	var s string
+	if json.Unmarshal(got, &s) != nil {
+		s = string(got)
+	}
+	return workspace.Same(compareFor(spec.Type), s, want)
 }
 
 func compareFor(fieldType string) string {
@@ -773,14 +805,20 @@ func (s *Session) finish(reason, exclusion string) {
 		"caller_concealed_ms": strconv.FormatInt(st.CallerConcealed.Milliseconds(), 10), "caller_streams": strconv.Itoa(st.CallerStreams),
 		"agent_flushed_ms": strconv.FormatInt(st.AgentFlushed.Milliseconds(), 10), "caller_frames_dropped": strconv.FormatInt(s.framesDropped.Load(), 10),
 		"rtt_ms": strconv.FormatInt(st.Link.RTT.Milliseconds(), 10)}})
+	if s.callerSpeaking {
+		s.callerTurnEnded(s.speechOnset, s.now()) // the call ended mid-sentence
+	}
 	for _, c := range s.cues {
-		if !c.resolved {
-			c.resolved = true
-			ev := trace.Event{Type: trace.CueActed, Actor: trace.ActorCaller, CueID: c.firing.CueID, EventID: c.firing.Event.ID, OK: trace.Bool(false)}
+		if !c.spoken {
+			c.spoken = true
+			s.emit(trace.Event{Type: trace.CueSpoken, Actor: trace.ActorCaller, CueID: c.firing.CueID, EventID: c.firing.Event.ID,
+				OK: trace.Bool(false), Text: "no caller speech after the cue"})
+		}
+		if !c.applied {
+			c.applied = true
+			ev := trace.Event{Type: trace.CueApplied, Actor: trace.ActorAgent, CueID: c.firing.CueID, EventID: c.firing.Event.ID, OK: trace.Bool(false)}
 			if c.onset >= 0 {
 				ev.RefMS = c.onset.Milliseconds()
-			} else {
-				ev.Text = "no caller speech after the cue"
 			}
 			s.emit(ev)
 		}

@@ -1,0 +1,266 @@
+package session
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/voicebench/humanaudit/internal/canon"
+	"github.com/voicebench/humanaudit/internal/flow"
+	"github.com/voicebench/humanaudit/internal/task"
+	"github.com/voicebench/humanaudit/internal/trace"
+)
+
+// CallerListener recognizes what a human caller said in one utterance. The console backs it with
+// the offline recognizer; it is used only for the decisions the environment takes from the
+// caller's words (approvals, and whether the first speech after a cue carries the cued content).
+type CallerListener interface {
+	Listen(ctx context.Context, pcm []int16, rate int) (Heard, error)
+}
+
+// Heard is the recognizer's reading of one caller utterance.
+type Heard struct {
+	Words string
+	// Approval reads the words as an answer to an approval request: ApprovalApprove,
+	// ApprovalDecline or ApprovalUnclear.
+	Approval   string
+	Confidence float64
+}
+
+// Readings of an answer to an approval request.
+const (
+	ApprovalApprove = "approve"
+	ApprovalDecline = "decline"
+	ApprovalUnclear = "unclear"
+)
+
+// Audio kept for the recognizer around an utterance.
+const (
+	heardKeep    = 30 * time.Second       // the longest utterance read whole
+	heardPreroll = 300 * time.Millisecond // before the endpointer's onset (soft first syllables)
+	listenBudget = 10 * time.Second       // the longest the conductor waits for one reading
+)
+
+// callerAudio is the recent caller audio at the agent's input rate, written on the media tick and
+// read by the conductor at the end of a caller turn.
+type callerAudio struct {
+	mu    sync.Mutex
+	rate  int
+	start time.Duration // media time of pcm[0]
+	pcm   []int16
+}
+
+func (a *callerAudio) add(start time.Duration, rate int, pcm []int16) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if rate != a.rate || len(a.pcm) == 0 {
+		a.rate, a.start, a.pcm = rate, start, a.pcm[:0]
+	}
+	a.pcm = append(a.pcm, pcm...)
+	if keep := int(heardKeep.Seconds()) * rate; len(a.pcm) > 2*keep {
+		drop := len(a.pcm) - keep
+		a.pcm = append(a.pcm[:0], a.pcm[drop:]...)
+		a.start += time.Duration(drop) * time.Second / time.Duration(rate)
+	}
+}
+
+// span copies the audio from from to to (clamped to what is kept).
+func (a *callerAudio) span(from, to time.Duration) ([]int16, int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.rate == 0 {
+		return nil, 0
+	}
+	idx := func(t time.Duration) int {
+		i := int((t - a.start) * time.Duration(a.rate) / time.Second)
+		return min(max(i, 0), len(a.pcm))
+	}
+	i, j := idx(from), idx(to)
+	return append([]int16(nil), a.pcm[i:j]...), a.rate
+}
+
+// noteApprovalRequested opens an approval request: the caller's next turn answers it.
+func (s *Session) noteApprovalRequested(action string) {
+	for _, a := range s.asked {
+		if a == action {
+			return
+		}
+	}
+	s.asked = append(s.asked, action)
+}
+
+// callerTurnEnded reads a human caller's utterance (onset to offset) when the endpointer ends the
+// turn: it answers open approval requests and is the first speech after any cue it follows.
+func (s *Session) callerTurnEnded(onset, offset time.Duration) {
+	if s.cfg.Mode != Human {
+		return
+	}
+	var cues []*cueState
+	for _, c := range s.cues {
+		if !c.spoken && c.onset >= 0 && c.onset <= onset {
+			cues = append(cues, c)
+		}
+	}
+	if len(s.asked) == 0 && len(cues) == 0 {
+		return
+	}
+	heard, listened := s.listen(onset, offset)
+	for _, action := range s.asked {
+		s.answerApproval(action, heard, listened, onset, offset)
+	}
+	// A decline or a clear approval closes the request; after an unclear answer the next turn is
+	// read again.
+	if listened && heard.Approval == ApprovalUnclear {
+		// keep s.asked
+	} else {
+		s.asked = s.asked[:0]
+	}
+	for _, c := range cues {
+		c.spoken = true
+		ev := trace.Event{Type: trace.CueSpoken, Actor: trace.ActorCaller, T: offset.Milliseconds(), CueID: c.firing.CueID,
+			EventID: c.firing.Event.ID, RefMS: onset.Milliseconds(), DurationMS: (offset - onset).Milliseconds()}
+		if listened {
+			ev.Text, ev.Source = heard.Words, "asr"
+			ok, what := carriesCue(s.cfg.Task, c.firing, heard)
+			ev.OK = trace.Bool(ok)
+			ev.Meta = map[string]string{"carries": what}
+		}
+		s.emit(ev)
+	}
+}
+
+// listen runs the recognizer on the utterance, bounded by listenBudget.
+func (s *Session) listen(onset, offset time.Duration) (Heard, bool) {
+	if s.cfg.Listener == nil {
+		return Heard{}, false
+	}
+	pcm, rate := s.heard.span(onset-heardPreroll, offset)
+	if len(pcm) == 0 {
+		return Heard{}, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), listenBudget)
+	defer cancel()
+	h, err := s.cfg.Listener.Listen(ctx, pcm, rate)
+	if err != nil {
+		s.log.Warn("caller speech not recognized", slog.Any("err", err))
+		return Heard{}, false
+	}
+	return h, true
+}
+
+// answerApproval records what the caller's answer to an approval request decided: only a clear
+// approval mints a token.
+func (s *Session) answerApproval(action string, h Heard, listened bool, onset, offset time.Duration) {
+	meta := map[string]string{"source": "caller_speech", "span": fmtMS(onset) + "-" + fmtMS(offset)}
+	if listened {
+		meta["confidence"] = strconv.FormatFloat(h.Confidence, 'f', 3, 64)
+	}
+	switch {
+	case listened && h.Approval == ApprovalApprove:
+		s.ws.ApproveSpoken(action, h.Words, meta)
+	case listened && h.Approval == ApprovalDecline:
+		s.ws.DeclineSpoken(action, h.Words, meta)
+	default:
+		if !listened {
+			meta["reason"] = "no recognizer reading"
+		}
+		s.emit(trace.Event{Type: trace.AuthApprovalUnclear, Actor: trace.ActorCaller, Action: action, Text: h.Words,
+			Source: "caller_speech", RefMS: onset.Milliseconds(), DurationMS: (offset - onset).Milliseconds(), Meta: meta})
+	}
+}
+
+func fmtMS(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+// carriesCue reports whether the caller's words carry what the cue asked them to say, and names
+// what was looked for: an approval, a refusal or withdrawal, or the revealed value read the way
+// the grader reads values.
+func carriesCue(t *task.Task, f flow.Firing, h Heard) (bool, string) {
+	switch f.Event.Kind {
+	case task.Approval:
+		return h.Approval == ApprovalApprove, "approval"
+	case task.Revocation:
+		return h.Approval == ApprovalDecline, "withdrawal"
+	}
+	if f.Reveals == nil {
+		return strings.TrimSpace(h.Words) != "", "speech"
+	}
+	fact, ok := t.Fact(f.Reveals.Fact)
+	if !ok || f.Reveals.Version > len(fact.Versions) {
+		return false, "value"
+	}
+	v := fact.Versions[f.Reveals.Version-1]
+	spec, _ := t.Field(fact.Field)
+	return saysValue(spec.Type, gradedAs(t, fact.Field), v.Value, h.Words), "value"
+}
+
+// gradedAs is the grader type of a field ("" when the task does not grade it).
+func gradedAs(t *task.Task, field string) string {
+	for _, g := range t.Grader.Fields {
+		if g.Field == field {
+			return g.Grader
+		}
+	}
+	return ""
+}
+
+// saysValue reports whether words (a recognizer transcript) state value, through the grader's
+// canonicalisers: dates, numbers, digit strings and codes as canon reads them; lists item by item;
+// anything else by its words.
+func saysValue(fieldType, grader, value, words string) bool {
+	m := canon.Extract(words)
+	switch {
+	case fieldType == "date" || grader == "date":
+		want, ok := canon.ParseDate(value)
+		if !ok {
+			return false
+		}
+		for _, d := range m.Dates {
+			if d.Month == want.Month && d.Day == want.Day && (d.Year == 0 || d.Year == want.Year) {
+				return true
+			}
+		}
+		return false
+	case fieldType == "number" || grader == "numeric":
+		want, ok := canon.Number(value)
+		if !ok {
+			return false
+		}
+		for _, n := range canon.FindNumbers(words) {
+			if n == want {
+				return true
+			}
+		}
+		return false
+	case fieldType == "phone" || grader == "phone":
+		want := canon.Phone(value)
+		for _, d := range m.Digits {
+			if want != "" && (canon.Phone(d) == want || strings.HasSuffix(want, d) && len(d) >= 7) {
+				return true
+			}
+		}
+		return false
+	case fieldType == "identifier" || grader == "identifier":
+		want := canon.Identifier(value)
+		if m.Spelled == want || strings.Contains(m.Spelled, want) {
+			return true
+		}
+		for _, c := range append(m.Codes, m.Digits...) {
+			if canon.Identifier(c) == want {
+				return true
+			}
+		}
+		return false
+	case grader == "set" || grader == "ordered_list":
+		have := " " + canon.Fold(words) + " "
+		for _, it := range canon.Items(value) {
+			if !strings.Contains(have, " "+canon.Fold(it)+" ") {
+				return false
+			}
+		}
+		return true
+	}
+	return strings.Contains(" "+canon.Fold(words)+" ", " "+canon.Fold(value)+" ")
+}
