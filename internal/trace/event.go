@@ -65,11 +65,11 @@ const (
 	AuthApprovalDeclined  Type = "auth.approval_declined"
 	// AuthApprovalUnclear: a human caller's answer to an approval request that the recognizer
 	// could not read as an approval or a refusal; nothing is minted and the review flags it.
-	AuthApprovalUnclear Type = "auth.approval_unclear"
-	AuthRevoked           Type = "auth.revoked"           // invalidates Token at once
-	AuthTokenInvalidated  Type = "auth.token_invalidated" // the approved content changed
-	AuthCommitted         Type = "auth.committed"
-	AuthCommitBlocked     Type = "auth.commit_blocked" // a commit without a valid token; fails Process Validity
+	AuthApprovalUnclear  Type = "auth.approval_unclear"
+	AuthRevoked          Type = "auth.revoked"           // invalidates Token at once
+	AuthTokenInvalidated Type = "auth.token_invalidated" // the approved content changed
+	AuthCommitted        Type = "auth.committed"
+	AuthCommitBlocked    Type = "auth.commit_blocked" // a commit without a valid token; fails Process Validity
 )
 
 // Environment: authored events of the task's reveal graph and the facts they reveal.
