@@ -67,7 +67,7 @@ func TestValidationMessagesNameFileAndPath(t *testing.T) {
 		{"missing required property", func(s string) string {
 			return strings.Replace(s, `"risk_tier": "medium",`, ``, 1)
 		}, `x.json: $: missing required property "risk_tier"`},
-		{"wrong type", func(s string) string { return strings.Replace(s, `"version": 1,`, `"version": "one",`, 1) }, `x.json: $.version: got string, want integer`},
+		{"wrong type", func(s string) string { return strings.Replace(s, `"version": 2,`, `"version": "one",`, 1) }, `x.json: $.version: got string, want integer`},
 		{"event refers to a missing fact", func(s string) string {
 			return strings.Replace(s, `"fact": "callback_phone",
       "version": 2`, `"fact": "callback_fone",
