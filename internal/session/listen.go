@@ -193,7 +193,38 @@ func carriesCue(t *task.Task, f flow.Firing, h Heard) (bool, string) {
 	}
 	v := fact.Versions[f.Reveals.Version-1]
 	spec, _ := t.Field(fact.Field)
-	return saysValue(spec.Type, gradedAs(t, fact.Field), v.Value, h.Words), "value"
+	grader := gradedAs(t, fact.Field)
+	if (grader == "set" || grader == "ordered_list") && f.Reveals.Version > 1 {
+		// A list correction carries the items it adds ("and Teams too"), not the whole list.
+		return saysItems(addedItems(fact.Versions[f.Reveals.Version-2].Value, v.Value), h.Words), "value"
+	}
+	return saysValue(spec.Type, grader, v.Value, h.Words), "value"
+}
+
+// addedItems are the items of list to that list from lacks, compared case-folded.
+func addedItems(from, to string) []string {
+	had := map[string]bool{}
+	for _, it := range canon.Items(from) {
+		had[canon.Fold(it)] = true
+	}
+	var out []string
+	for _, it := range canon.Items(to) {
+		if !had[canon.Fold(it)] {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// saysItems reports whether words name every item (case-folded, as whole words).
+func saysItems(items []string, words string) bool {
+	have := " " + canon.Fold(words) + " "
+	for _, it := range items {
+		if !strings.Contains(have, " "+canon.Fold(it)+" ") {
+			return false
+		}
+	}
+	return len(items) > 0
 }
 
 // gradedAs is the grader type of a field ("" when the task does not grade it).
@@ -254,13 +285,7 @@ func saysValue(fieldType, grader, value, words string) bool {
 		}
 		return false
 	case grader == "set" || grader == "ordered_list":
-		have := " " + canon.Fold(words) + " "
-		for _, it := range canon.Items(value) {
-			if !strings.Contains(have, " "+canon.Fold(it)+" ") {
-				return false
-			}
-		}
-		return true
+		return saysItems(canon.Items(value), words)
 	}
 	return strings.Contains(" "+canon.Fold(words)+" ", " "+canon.Fold(value)+" ")
 }
