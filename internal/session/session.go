@@ -480,8 +480,15 @@ func (s *Session) emit(e trace.Event) trace.Event {
 		}
 		return e
 	}
-	if stored.Type == trace.AuthApprovalRequested && s.cfg.Mode == Human {
-		s.noteApprovalRequested(stored.Action)
+	if s.cfg.Mode == Human {
+		// An approval is requested with the request tool or in words ("may I submit it?"), as the
+		// flow engine reads it: either way the caller's next turn answers it.
+		switch {
+		case stored.Type == trace.AuthApprovalRequested:
+			s.noteApprovalRequested(stored.Action)
+		case stored.Type == trace.AgentAct && stored.Act == "request_approval":
+			s.noteApprovalRequested(s.cfg.Task.Agent.Artifact.CommitAction)
+		}
 	}
 	if stored.Type == trace.CallerAudioStart && s.anchor.Load() < 0 {
 		s.anchor.Store(stored.T)
