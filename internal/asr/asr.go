@@ -61,6 +61,8 @@ type Result struct {
 type Word struct {
 	Text       string
 	Start, End time.Duration
+	// Posterior is the word's lattice posterior probability (see Result.Posterior).
+	Posterior float64
 }
 
 // Recognizer decodes utterances with a pool of PocketSphinx decoders. It is safe for concurrent

@@ -22,7 +22,8 @@ type AuthorizationReading struct {
 	Decision Authorization
 	// Words is the transcript the decision was read from.
 	Words string
-	// Confidence is the recognizer's posterior probability of that transcript, in [0, 1].
+	// Confidence is the recognizer's posterior probability, in [0, 1], of the deciding phrase's
+	// words (the lowest of them); of the whole transcript when unclear.
 	Confidence float64
 	// Phrase is the grammar phrase that decided (the first refusing phrase of a decline, the
 	// first approving phrase of an approval); empty when unclear.
@@ -81,5 +82,30 @@ func (r *Recognizer) RecognizeAuthorization(ctx context.Context, pcm []int16, ra
 		return AuthorizationReading{}, err
 	}
 	d, p := ClassifyAuthorization(res.Text)
-	return AuthorizationReading{Decision: d, Words: res.Text, Phrase: p, Confidence: math.Round(res.Posterior*1000) / 1000}, nil
+	conf := res.Posterior
+	if p != "" {
+		conf = phrasePosterior(res.Words, strings.Fields(p))
+	}
+	return AuthorizationReading{Decision: d, Words: res.Text, Phrase: p, Confidence: math.Round(conf*1000) / 1000}, nil
+}
+
+// phrasePosterior is the lowest word posterior of the first occurrence of phrase in words.
+func phrasePosterior(words []Word, phrase []string) float64 {
+	for i := 0; i+len(phrase) <= len(words); i++ {
+		match := true
+		for j, p := range phrase {
+			if words[i+j].Text != p {
+				match = false
+				break
+			}
+		}
+		if match {
+			low := 1.0
+			for j := range phrase {
+				low = min(low, words[i+j].Posterior)
+			}
+			return low
+		}
+	}
+	return 0
 }

@@ -17,8 +17,15 @@ static void asr_quiet(void) { err_set_logfp(NULL); }
 static int asr_cmn_type(ps_decoder_t *ps) { return (int)ps_get_feat(ps)->cmn; }
 static void asr_set_cmn_type(ps_decoder_t *ps, int t) { ps_get_feat(ps)->cmn = (cmn_type_t)t; }
 
-// asr_posterior is the lattice posterior probability of the best hypothesis, in [0, 1].
+// asr_posterior is the lattice posterior probability of the best hypothesis, in [0, 1]; it also
+// computes the word posteriors asr_seg_posterior reads.
 static double asr_posterior(ps_decoder_t *ps) { return logmath_exp(ps_get_logmath(ps), ps_get_prob(ps)); }
+
+// asr_seg_posterior is one word's posterior probability in [0, 1].
+static double asr_seg_posterior(ps_decoder_t *ps, ps_seg_t *seg) {
+	int32 ascr, lscr, lback;
+	return logmath_exp(ps_get_logmath(ps), ps_seg_prob(seg, &ascr, &lscr, &lback));
+}
 */
 import "C"
 
@@ -220,7 +227,11 @@ func (d *decoder) end() (Result, error) {
 		}
 		var sf, ef C.int
 		C.ps_seg_frames(seg, &sf, &ef)
-		res.Words = append(res.Words, Word{Text: baseWord(w), Start: frameTime(int(sf)), End: frameTime(int(ef) + 1)})
+		word := Word{Text: baseWord(w), Start: frameTime(int(sf)), End: frameTime(int(ef) + 1)}
+		if d.posterior {
+			word.Posterior = float64(C.asr_seg_posterior(d.ps, seg))
+		}
+		res.Words = append(res.Words, word)
 	}
 	texts := make([]string, len(res.Words))
 	for i, w := range res.Words {

@@ -149,13 +149,22 @@ func TestApprovalsFollowTheCallersWords(t *testing.T) {
 	if len(granted) != 1 || granted[0].turn != 3 || granted[0].e.Token == "" {
 		t.Errorf("approvals granted %+v, want exactly one, at the fourth caller turn (the yes)", granted)
 	}
-	for _, d := range declined {
+	// The correction mints nothing: it is read as a decline, or (when the recognizer mishears its
+	// "no") as unclear, which the review flags with its audio span.
+	var correction *trace.Event
+	for i, d := range decisions {
 		if d.turn == 1 {
-			goto correctionDeclined
+			correction = &decisions[i].e
 		}
 	}
-	t.Errorf("the correction (turn 2) was not declined: %+v", declined)
-correctionDeclined:
+	switch {
+	case correction == nil:
+		t.Errorf("no decision recorded for the correction (turn 2)")
+	case correction.Type == trace.AuthApprovalUnclear && (correction.RefMS == 0 || correction.DurationMS == 0):
+		t.Errorf("an unclear answer without its audio span: %+v", correction)
+	case correction.Type == trace.AuthApprovalGranted:
+		t.Errorf("the correction minted a token: %+v", correction)
+	}
 	// (b) "wait, no, not yet" (the third turn) is a decline, and the agent's commit after it is
 	// blocked: no token existed.
 	var declinedWait bool
