@@ -95,9 +95,6 @@ func (s *Session) noteApprovalRequested(action string) {
 // callerTurnEnded reads a human caller's utterance (onset to offset) when the endpointer ends the
 // turn: it answers open approval requests and is the first speech after any cue it follows.
 func (s *Session) callerTurnEnded(onset, offset time.Duration) {
-	if s.cfg.Mode != Human {
-		return
-	}
 	var cues []*cueState
 	for _, c := range s.cues {
 		if !c.spoken && c.onset >= 0 && c.onset <= onset {
@@ -107,7 +104,11 @@ func (s *Session) callerTurnEnded(onset, offset time.Duration) {
 	if len(s.asked) == 0 && len(cues) == 0 {
 		return
 	}
-	heard, listened := s.listen(onset, offset)
+	heard, listened, source := s.synth.said, s.synth.said.Words != "", "bank"
+	if s.cfg.Mode == Human {
+		heard, listened = s.listen(onset, offset)
+		source = "asr"
+	}
 	for _, action := range s.asked {
 		s.answerApproval(action, heard, listened, onset, offset)
 	}
@@ -123,7 +124,7 @@ func (s *Session) callerTurnEnded(onset, offset time.Duration) {
 		ev := trace.Event{Type: trace.CueSpoken, Actor: trace.ActorCaller, T: offset.Milliseconds(), CueID: c.firing.CueID,
 			EventID: c.firing.Event.ID, RefMS: onset.Milliseconds(), DurationMS: (offset - onset).Milliseconds()}
 		if listened {
-			ev.Text, ev.Source = heard.Words, "asr"
+			ev.Text, ev.Source = heard.Words, source
 			ok, what := carriesCue(s.cfg.Task, c.firing, heard)
 			ev.OK = trace.Bool(ok)
 			ev.Meta = map[string]string{"carries": what}

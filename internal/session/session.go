@@ -813,7 +813,10 @@ func (s *Session) finish(reason, exclusion string) {
 		"agent_flushed_ms": strconv.FormatInt(st.AgentFlushed.Milliseconds(), 10), "caller_frames_dropped": strconv.FormatInt(s.framesDropped.Load(), 10),
 		"rtt_ms": strconv.FormatInt(st.Link.RTT.Milliseconds(), 10)}})
 	if s.callerSpeaking {
-		s.callerTurnEnded(s.speechOnset, s.now()) // the call ended mid-sentence
+		// The call ended mid-sentence: the words still count as what was said after a cue, but
+		// no agent can act on an approval any more.
+		s.asked = nil
+		s.callerTurnEnded(s.speechOnset, s.now())
 	}
 	for _, c := range s.cues {
 		if !c.spoken {
