@@ -182,8 +182,8 @@ func (c *confusion) table() string {
 }
 
 // measureAuthorization renders every sample with Flite, sends it through Opus and classifies it,
-// with two workers.
-func measureAuthorization(tb testing.TB, r *Recognizer, samples []authorizationSample) *confusion {
+// with one worker per decoder, logging progress.
+func measureAuthorization(tb testing.TB, r *Recognizer, workers int, samples []authorizationSample) *confusion {
 	tb.Helper()
 	type res struct {
 		s   authorizationSample
@@ -193,7 +193,7 @@ func measureAuthorization(tb testing.TB, r *Recognizer, samples []authorizationS
 	jobs := make(chan authorizationSample)
 	results := make(chan res)
 	var wg sync.WaitGroup
-	for range 2 {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -214,7 +214,11 @@ func measureAuthorization(tb testing.TB, r *Recognizer, samples []authorizationS
 	}()
 	c := &confusion{}
 	var errs []error
+	done := 0
 	for r := range results {
+		if done++; done%50 == 0 {
+			tb.Logf("%d of %d classified", done, len(samples))
+		}
 		if r.err != nil {
 			errs = append(errs, r.err)
 			continue
@@ -237,7 +241,8 @@ func TestAuthorizationClassifierOnBank(t *testing.T) {
 		t.Skip("decodes several hundred utterances")
 	}
 	needFlite(t)
-	r, err := New(Config{Decoders: 2})
+	const workers = 4 // decoders decode in parallel; more than the cores keeps a fair share on a busy machine
+	r, err := New(Config{Decoders: workers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +253,7 @@ func TestAuthorizationClassifierOnBank(t *testing.T) {
 		samples = append(samples, all[i])
 	}
 	start := time.Now()
-	c := measureAuthorization(t, r, samples)
+	c := measureAuthorization(t, r, workers, samples)
 	t.Logf("%d samples in %v", len(samples), time.Since(start).Round(time.Millisecond))
 	t.Logf("authorization classifier on the bank (Flite voices %v, Opus 32 kbit/s):\n%s", callerVoices, c.table())
 	for _, w := range c.wrong {
