@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,35 +93,61 @@ func (s *Session) noteApprovalRequested(action string) {
 	s.asked = append(s.asked, action)
 }
 
-// callerTurnEnded reads a human caller's utterance (onset to offset) when the endpointer ends the
-// turn: it answers open approval requests and is the first speech after any cue it follows.
-func (s *Session) callerTurnEnded(onset, offset time.Duration) {
+// callerTurnEnded reads a caller's utterance (onset to offset) when the endpointer ends the turn:
+// it answers open approval requests and is the first speech after any cue it follows. handOver
+// gives the turn to the agent; for a human caller it runs once the recognizer has read the words
+// (off the conductor, which keeps serving media and the agent meanwhile), so an approval exists
+// before the agent can act on it.
+func (s *Session) callerTurnEnded(onset, offset time.Duration, handOver func()) {
 	var cues []*cueState
 	for _, c := range s.cues {
 		if !c.spoken && c.onset >= 0 && c.onset <= onset {
+			c.spoken = true // read once, by this turn
 			cues = append(cues, c)
 		}
 	}
-	if len(s.asked) == 0 && len(cues) == 0 {
+	asked := append([]string(nil), s.asked...)
+	if len(asked) == 0 && len(cues) == 0 {
+		handOver()
 		return
 	}
-	heard, listened, source := s.synth.said, s.synth.said.Words != "", "bank"
-	if s.cfg.Mode == Human {
-		heard, listened = s.listen(onset, offset)
-		source = "asr"
+	if s.cfg.Mode != Human {
+		s.heardTurn(asked, cues, onset, offset, s.synth.said, s.synth.said.Words != "", "bank")
+		handOver()
+		return
 	}
-	for _, action := range s.asked {
+	if s.cfg.Listener == nil {
+		s.heardTurn(asked, cues, onset, offset, Heard{}, false, "asr")
+		handOver()
+		return
+	}
+	pcm, rate := s.heard.span(onset-heardPreroll, offset)
+	s.listening.Add(1)
+	s.listenq <- func() {
+		defer s.listening.Done()
+		h, ok := s.listen(pcm, rate)
+		s.do(func() {
+			s.heardTurn(asked, cues, onset, offset, h, ok, "asr")
+			handOver()
+		})
+	}
+}
+
+// heardTurn records what one caller turn decided: the answers to the approval requests open when
+// it ended, and cue.spoken for the cues it is the first speech after.
+func (s *Session) heardTurn(asked []string, cues []*cueState, onset, offset time.Duration, heard Heard, listened bool, source string) {
+	if s.ending {
+		asked = nil // the call is over: no agent can act on an approval any more
+	}
+	for _, action := range asked {
 		s.answerApproval(action, heard, listened, onset, offset)
 	}
-	// A decline or a clear approval closes the request; after an unclear answer the next turn is
-	// read again.
-	if listened && heard.Approval == ApprovalUnclear {
-		// keep s.asked
-	} else {
-		s.asked = s.asked[:0]
+	// A decline or a clear approval closes the requests it answered; after an unclear answer the
+	// next turn is read again.
+	if len(asked) > 0 && !(listened && heard.Approval == ApprovalUnclear) {
+		s.asked = slices.DeleteFunc(s.asked, func(a string) bool { return slices.Contains(asked, a) })
 	}
 	for _, c := range cues {
-		c.spoken = true
 		ev := trace.Event{Type: trace.CueSpoken, Actor: trace.ActorCaller, T: offset.Milliseconds(), CueID: c.firing.CueID,
 			EventID: c.firing.Event.ID, RefMS: onset.Milliseconds(), DurationMS: (offset - onset).Milliseconds()}
 		if listened {
@@ -133,12 +160,20 @@ func (s *Session) callerTurnEnded(onset, offset time.Duration) {
 	}
 }
 
-// listen runs the recognizer on the utterance, bounded by listenBudget.
-func (s *Session) listen(onset, offset time.Duration) (Heard, bool) {
-	if s.cfg.Listener == nil {
-		return Heard{}, false
+// listenLoop reads caller turns in order, one at a time, off the conductor.
+func (s *Session) listenLoop() {
+	for {
+		select {
+		case job := <-s.listenq:
+			job()
+		case <-s.stop:
+			return
+		}
 	}
-	pcm, rate := s.heard.span(onset-heardPreroll, offset)
+}
+
+// listen runs the recognizer on an utterance, bounded by listenBudget.
+func (s *Session) listen(pcm []int16, rate int) (Heard, bool) {
 	if len(pcm) == 0 {
 		return Heard{}, false
 	}

@@ -188,7 +188,10 @@ type Session struct {
 	// the utterance in progress, and the approval requests awaiting the caller's answer.
 	heard       callerAudio
 	speechOnset time.Duration
+	turnGen     int      // counts caller speech onsets: a turn handed over late checks it
 	asked       []string // actions whose approval was requested and not yet answered
+	listenq     chan func()
+	listening   sync.WaitGroup
 }
 
 // cueState follows one cue from issue to what the caller said and what the agent did with it.
@@ -296,6 +299,8 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		return nil, fmt.Errorf("session %s: %w", cfg.ID, err)
 	}
 	s.setCard(nil)
+	s.listenq = make(chan func(), 16)
+	go s.listenLoop()
 	go s.sendFrames()
 	go s.run(ctx)
 	return s, nil
@@ -573,18 +578,23 @@ func (s *Session) onMedia(ev media.Event) {
 		s.callerSpeaking = true
 		s.emit(trace.Event{Type: trace.CallerSpeechStart, Actor: trace.ActorCaller, T: at, RefMS: ev.Detected.Milliseconds()})
 		s.speechOnset = ev.At
+		s.turnGen++
 		s.callerOnset(ev.At)
 	case media.CallerSpeechEnd:
 		s.callerSpeaking = false
 		s.emit(trace.Event{Type: trace.CallerSpeechEnd, Actor: trace.ActorCaller, T: at, RefMS: ev.Detected.Milliseconds()})
 		// The caller's words are read at the endpointer's end-of-turn decision, before the turn is
-		// handed to the agent: an approval exists before the agent can act on it.
-		s.callerTurnEnded(s.speechOnset, ev.At)
-		if !s.cfg.ServerTurnDetection {
+		// handed to the agent: an approval exists before the agent can act on it. A caller who
+		// speaks again meanwhile goes on with the same turn, which then ends later.
+		gen := s.turnGen
+		s.callerTurnEnded(s.speechOnset, ev.At, func() {
+			if s.cfg.ServerTurnDetection || s.ending || s.turnGen != gen || s.callerSpeaking {
+				return
+			}
 			if err := s.adapter.EndTurn(); err != nil {
 				s.log.Warn("end turn", slog.Any("err", err))
 			}
-		}
+		})
 	case media.AgentSpeechStart:
 		s.agentSpeaking = true
 		s.lastAgentSignal = s.now()
@@ -802,6 +812,17 @@ func (s *Session) finish(reason, exclusion string) {
 		return
 	}
 	s.ending = true
+	// Caller turns still being read finish first, so their words reach the trace (the listener
+	// loop runs until stop closes; each reading hands its result to the inbox).
+	s.listening.Wait()
+	for drained := false; !drained; {
+		select {
+		case fn := <-s.inbox:
+			fn()
+		default:
+			drained = true
+		}
+	}
 	close(s.stop)
 	s.adapter.Close()
 	closeErr := s.call.Close()
@@ -813,10 +834,25 @@ func (s *Session) finish(reason, exclusion string) {
 		"agent_flushed_ms": strconv.FormatInt(st.AgentFlushed.Milliseconds(), 10), "caller_frames_dropped": strconv.FormatInt(s.framesDropped.Load(), 10),
 		"rtt_ms": strconv.FormatInt(st.Link.RTT.Milliseconds(), 10)}})
 	if s.callerSpeaking {
-		// The call ended mid-sentence: the words still count as what was said after a cue, but
-		// no agent can act on an approval any more.
+		// The call ended mid-sentence: the words still count as what was said after a cue (read
+		// synchronously now: the conductor is ending), but no agent can act on an approval.
 		s.asked = nil
-		s.callerTurnEnded(s.speechOnset, s.now())
+		if s.cfg.Mode == Human && s.cfg.Listener != nil {
+			var cues []*cueState
+			for _, c := range s.cues {
+				if !c.spoken && c.onset >= 0 {
+					c.spoken = true
+					cues = append(cues, c)
+				}
+			}
+			if len(cues) > 0 {
+				pcm, rate := s.heard.span(s.speechOnset-heardPreroll, s.now())
+				h, ok := s.listen(pcm, rate)
+				s.heardTurn(nil, cues, s.speechOnset, s.now(), h, ok, "asr")
+			}
+		} else {
+			s.callerTurnEnded(s.speechOnset, s.now(), func() {})
+		}
 	}
 	for _, c := range s.cues {
 		if !c.spoken {
