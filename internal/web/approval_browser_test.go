@@ -73,7 +73,7 @@ func TestApprovalsFollowTheCallersWords(t *testing.T) {
 
 	ctx := context.Background()
 	var events []trace.Event
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(180 * time.Second) // after the call: post-call transcription, grading
 	for {
 		sessions, err := k.db.ListSessions(ctx, audit.SessionFilter{StudyID: "approvals"})
 		if err != nil {

@@ -173,7 +173,9 @@ func TestParticipantCallInBrowser(t *testing.T) {
 	b.Do(60*time.Second, chromedp.WaitVisible(`.cue[data-cue="teams_down"]`))
 	b.Shot(shots, "4-call-with-cue")
 	time.Sleep(12 * time.Second) // the caller acts on the cue; the agent records Teams
-	b.Do(30*time.Second, chromedp.Click("#call-hangup"), chromedp.WaitVisible("#step-done"))
+	// The debrief shows once the call is closed: after its last turn is read and the recording
+	// transcribed, which on a loaded machine takes a while.
+	b.Do(120*time.Second, chromedp.Click("#call-hangup"), chromedp.WaitVisible("#step-done"))
 	b.Shot(shots, "5-debrief")
 	if code := b.Text("#done-code"); code != "DONE-123" {
 		t.Errorf("completion code %q", code)
