@@ -74,7 +74,7 @@ func TestValidationMessagesNameFileAndPath(t *testing.T) {
       "version": 2`, 1)
 		}, `x.json: $.events[0].fact: correction event needs an existing fact, got "callback_fone"`},
 		{"media_time cue before the agent can have spoken", func(s string) string {
-			return strings.Replace(s, `{"on": "field_recorded", "field": "preferred_shop", "delay_ms": 1500}`, `{"on": "media_time", "at_ms": 20000}`, 1)
+			return strings.Replace(s, `{"on": "field_recorded", "field": "damage_description"}`, `{"on": "media_time", "at_ms": 20000}`, 1)
 		}, `x.json: $.events[1].trigger.at_ms: event "shop_text" fires at 20000 ms, before the agent can have spoken (under 30000 ms)`},
 		{"trigger on an unknown field", func(s string) string {
 			return strings.Replace(s, `{"on": "field_recorded", "field": "callback_phone"}`, `{"on": "field_recorded", "field": "callback"}`, 1)
@@ -186,7 +186,7 @@ func TestDeliberateEarlyMediaTriggerIsAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	early := strings.Replace(string(data), `{"on": "field_recorded", "field": "preferred_shop", "delay_ms": 1500}`, `{"on": "media_time", "at_ms": 20000, "deliberate": true}`, 1)
+	early := strings.Replace(string(data), `{"on": "field_recorded", "field": "damage_description"}`, `{"on": "media_time", "at_ms": 20000, "deliberate": true}`, 1)
 	if early == string(data) {
 		t.Fatal("the fnol-auto-glass trigger to rewrite is gone")
 	}
