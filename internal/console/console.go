@@ -267,6 +267,9 @@ func (s *Service) StartHuman(ctx context.Context, p audit.Participant, a audit.A
 		} else {
 			s.log.Warn("no trace journal for the session", slog.String("session", rec.ID), slog.Any("err", jerr))
 		}
+		if r, ok := s.cfg.Listener.(*Recognizer); ok {
+			r.Warm() // the caller's first answer is read during the call
+		}
 		cfg := session.Config{ID: rec.ID, Task: t, Mode: session.Human, Seed: a.ID, System: a.System, Adapter: adapter,
 			Voice: sys.Voice, ServerTurnDetection: sys.ServerVAD,
 			RecordingPath: s.recordingPath(rec.ID),

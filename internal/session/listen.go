@@ -142,9 +142,9 @@ func (s *Session) heardTurn(asked []string, cues []*cueState, onset, offset time
 	for _, action := range asked {
 		s.answerApproval(action, heard, listened, onset, offset)
 	}
-	// A decline or a clear approval closes the requests it answered; after an unclear answer the
-	// next turn is read again.
-	if len(asked) > 0 && !(listened && heard.Approval == ApprovalUnclear) {
+	// A decline or a clear approval closes the requests it answered; after an unclear answer (or
+	// none read) the next turn is read again.
+	if len(asked) > 0 && listened && heard.Approval != ApprovalUnclear {
 		s.asked = slices.DeleteFunc(s.asked, func(a string) bool { return slices.Contains(asked, a) })
 	}
 	for _, c := range cues {
