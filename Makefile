@@ -16,10 +16,8 @@ build:
 demo: deps build
 	bin/audit demo $(DEMO_ARGS)
 
-# The asr package measures the approval classifier on the whole caller bank (several minutes on two
-# cores), hence the longer timeout.
 test: deps
-	$(GO) test -count=1 -timeout 30m $(PKGS)
+	$(GO) test -count=1 -timeout 45m $(PKGS)
 	$(MAKE) --no-print-directory fuzz
 
 # Brief fuzzing of the parsers that take outside input (task files, traces).
@@ -33,7 +31,7 @@ fuzz:
 # under the race detector: browsertest.Race), and the brief fuzzing of the parsers.
 REALTIME_TESTS = ^TestDemoEndToEnd$$
 check: deps fmt vet staticcheck tidy-check rolecards-check
-	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+	$(GO) test -race -count=1 -timeout 45m $(PKGS)
 	$(GO) test -count=1 -run '$(REALTIME_TESTS)' ./cmd/audit
 	$(MAKE) --no-print-directory fuzz
 
@@ -60,4 +58,4 @@ bench: deps
 # The approval classifier's confusion table on every approve/decline/revoke variant of the bank in
 # the four Flite voices through Opus (issue 14's acceptance figure).
 approval-confusion: deps
-	$(GO) test -count=1 -timeout 30m -run '^TestAuthorizationClassifierOnBank$$' -v ./internal/asr
+	$(GO) test -count=1 -timeout 90m -run '^TestAuthorizationClassifierOnBank$$' -v ./internal/asr

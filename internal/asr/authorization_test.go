@@ -18,7 +18,7 @@ import (
 	"github.com/pion/mediadevices/pkg/wave"
 	"github.com/pion/opus"
 
-	"github.com/voicebench/humanaudit/internal/media"
+	pcmaudio "github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/task"
 )
 
@@ -50,7 +50,7 @@ func TestClassifyAuthorization(t *testing.T) {
 // at 32 kbit/s in 20 ms packets, decoded by the console's pure-Go decoder at 24 kHz.
 func opusPath(tb testing.TB, pcm24 []int16) []int16 {
 	tb.Helper()
-	in, err := media.ResampleClip(pcm24, 24000, 48000)
+	in, err := pcmaudio.ResampleClip(pcm24, 24000, 48000)
 	if err != nil {
 		tb.Fatal(err)
 	}
