@@ -121,7 +121,17 @@ func (s *Session) callerTurnEnded(onset, offset time.Duration, handOver func()) 
 		handOver()
 		return
 	}
-	pcm, rate := s.heard.span(onset-heardPreroll, offset)
+	// An answer to an approval request is read over all the caller's speech since the request was
+	// first answered and left unclear: an endpointer that splits "wait, no, not yet" into
+	// fragments must not let a lone "yet" (heard as "yeah") approve.
+	from := onset
+	if len(asked) > 0 {
+		if s.answerFrom < 0 {
+			s.answerFrom = onset
+		}
+		from = s.answerFrom
+	}
+	pcm, rate := s.heard.span(from-heardPreroll, offset)
 	s.listening.Add(1)
 	s.listenq <- func() {
 		defer s.listening.Done()
@@ -146,6 +156,7 @@ func (s *Session) heardTurn(asked []string, cues []*cueState, onset, offset time
 	// none read) the next turn is read again.
 	if len(asked) > 0 && listened && heard.Approval != ApprovalUnclear {
 		s.asked = slices.DeleteFunc(s.asked, func(a string) bool { return slices.Contains(asked, a) })
+		s.answerFrom = -1
 	}
 	for _, c := range cues {
 		ev := trace.Event{Type: trace.CueSpoken, Actor: trace.ActorCaller, T: offset.Milliseconds(), CueID: c.firing.CueID,

@@ -198,8 +198,9 @@ type Session struct {
 	// the utterance in progress, and the approval requests awaiting the caller's answer.
 	heard       callerAudio
 	speechOnset time.Duration
-	turnGen     int      // counts caller speech onsets: a turn handed over late checks it
-	asked       []string // actions whose approval was requested and not yet answered
+	turnGen     int           // counts caller speech onsets: a turn handed over late checks it
+	asked       []string      // actions whose approval was requested and not yet answered
+	answerFrom  time.Duration // onset of the first caller speech answering them; -1 none
 	listenq     chan func()
 	listening   sync.WaitGroup
 }
@@ -247,6 +248,7 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		stop:    make(chan struct{}),
 	}
 	s.synth.nextTurn = -1
+	s.answerFrom = -1
 	s.interrupted = map[string]bool{}
 	s.anchor.Store(-1)
 	s.shown = map[string]bool{}

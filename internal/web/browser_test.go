@@ -174,7 +174,7 @@ func TestParticipantCallInBrowser(t *testing.T) {
 	// The correction cue fires 30 s after the first caller audio.
 	b.Do(60*time.Second, chromedp.WaitVisible(`.cue[data-cue="teams_down"]`))
 	b.Shot(shots, "4-call-with-cue")
-	time.Sleep(12 * time.Second) // the caller acts on the cue; the agent records Teams
+	time.Sleep(20 * time.Second) // the caller acts on the cue; their words are read; the agent records Teams
 	// The debrief shows once the call is closed: after its last turn is read and the recording
 	// transcribed, which on a loaded machine takes a while.
 	b.Do(120*time.Second, chromedp.Click("#call-hangup"), chromedp.WaitVisible("#step-done"))
