@@ -132,6 +132,9 @@ func TestParticipantCallInBrowser(t *testing.T) {
 		{Text: "Thanks Priya. What's your employee ID?", AudioMS: 1500},
 		{Calls: []agenttest.Call{{Name: "record_incident", Arguments: `{"employee_id":"417"}`}}},
 		{Text: "Got it. Which systems are affected?", AudioMS: 1500},
+		{Calls: []agenttest.Call{{Name: "record_incident", Arguments: `{"affected_systems":["VPN","Outlook","SharePoint"]}`}}},
+		{Text: "Thanks, noted.", AudioMS: 1000},
+		// After the teams_down cue the caller adds Teams; the agent records the list as a JSON array.
 		{Calls: []agenttest.Call{{Name: "record_incident", Arguments: `{"affected_systems":["VPN","Outlook","SharePoint","Teams"]}`}}},
 		{Text: "Noted, I've added Teams. Goodbye!", AudioMS: 1200},
 	}})
