@@ -4,7 +4,7 @@ export PATH := /usr/local/go/bin:$(HOME)/go/bin:$(PATH)
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: demo test check bench bench-suite deps build fmt vet staticcheck rolecards-check tidy-check fuzz
+.PHONY: demo test check bench bench-suite approval-confusion deps build fmt vet staticcheck rolecards-check tidy-check fuzz
 
 deps:
 	@scripts/deps.sh
@@ -59,3 +59,8 @@ bench: deps
 # and in two voices (about two hours on an idle 2-core machine): per-task AFA, WS and latency.
 bench-suite: deps
 	REFAGENT_SUITE_OUT=audit_data/suite $(GO) test -run '^$$' -bench '^BenchmarkSuiteReference$$' -benchtime 1x -timeout 4h ./internal/refagent
+
+# The approval classifier's confusion table on every approve/decline/revoke variant of the bank in
+# the four Flite voices through Opus (issue 14's acceptance figure).
+approval-confusion: deps
+	$(GO) test -count=1 -timeout 90m -run '^TestAuthorizationClassifierOnBank$$' -v ./internal/asr

@@ -109,7 +109,15 @@ function detail(e) {
   if (e.ref_ms) parts.push(`ref ${fmt(e.ref_ms)}`);
   if (e.dropped_ms) parts.push(`dropped ${e.dropped_ms} ms`);
   if (e.duration_ms) parts.push(`${e.duration_ms} ms`);
-  if (e.type === "cue.acted") parts.push(e.ok ? "workspace changed as cued" : "not acted on");
+  if (e.type === "cue.spoken") {
+    if (!e.ref_ms) { /* the text says there was no speech */ } else if (e.ok === undefined) parts.push(`caller spoke at ${fmt(e.ref_ms)} (words not recognised)`);
+    else parts.push(e.ok ? `caller said it at ${fmt(e.ref_ms)}` : `caller spoke at ${fmt(e.ref_ms)} without the cued ${(e.meta && e.meta.carries) || "content"}`);
+  }
+  if (e.type === "cue.applied") parts.push(e.ok ? "agent applied it" : "agent did not apply it");
+  // Traces recorded before cue.spoken and cue.applied carry one outcome.
+  if (e.type === "cue.acted") parts.push(e.ok ? "workspace changed as cued" : "workspace did not change as cued");
+  if (e.type === "auth.approval_unclear") parts.push(`unclear answer, no token: listen to ${fmt(e.ref_ms || e.t_ms)}–${fmt((e.ref_ms || e.t_ms) + (e.duration_ms || 0))}`);
+  if (e.source === "caller_speech" && e.meta && e.meta.confidence) parts.push(`read from the caller's words (confidence ${e.meta.confidence})`);
   if (e.meta && (e.type === "session.start" || e.type === "media.stats" || e.type === "agent.usage")) parts.push(JSON.stringify(e.meta));
   return parts.join(" · ");
 }
@@ -124,7 +132,7 @@ function category(t) {
   if (t.startsWith("agent.")) return "provider";
   return "other";
 }
-const rowClass = (t) => t.startsWith("cue.") ? "cue" : t === "auth.commit_blocked" || t === "agent.error" ? "bad" : t.startsWith("auth.") ? "auth" : "";
+const rowClass = (t) => t.startsWith("cue.") ? "cue" : t === "auth.commit_blocked" || t === "auth.approval_unclear" || t === "agent.error" ? "bad" : t.startsWith("auth.") ? "auth" : "";
 function shownCategories() {
   return new Set([...document.querySelectorAll(".filters input:checked")].map((i) => i.value));
 }

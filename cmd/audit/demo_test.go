@@ -136,14 +136,14 @@ func TestDemoEndToEnd(t *testing.T) {
 	}
 	t.Logf("trace: %d events; %v", len(events), count)
 	for _, typ := range []trace.Type{trace.CallerAudioStart, trace.CallerSpeechStart, trace.CallerSpeechEnd, trace.AgentSpeechStart,
-		trace.AgentSpeechEnd, trace.AgentTranscript, trace.ToolCall, trace.CueIssued, trace.CueShown, trace.CueActed, trace.SessionEnd} {
+		trace.AgentSpeechEnd, trace.AgentTranscript, trace.ToolCall, trace.CueIssued, trace.CueShown, trace.CueSpoken, trace.CueApplied, trace.SessionEnd} {
 		if count[typ] == 0 {
 			t.Errorf("trace has no %s", typ)
 		}
 	}
-	acted := cue[trace.CueActed]
-	if !(cue[trace.CueIssued].T <= cue[trace.CueShown].T && cue[trace.CueShown].T <= acted.RefMS && acted.RefMS > 0) {
-		t.Errorf("cue issued %d, shown %d, acted onset %d: want that order", cue[trace.CueIssued].T, cue[trace.CueShown].T, acted.RefMS)
+	spoken := cue[trace.CueSpoken]
+	if !(cue[trace.CueIssued].T <= cue[trace.CueShown].T && cue[trace.CueShown].T <= spoken.RefMS && spoken.RefMS > 0) {
+		t.Errorf("cue issued %d, shown %d, spoken onset %d: want that order", cue[trace.CueIssued].T, cue[trace.CueShown].T, spoken.RefMS)
 	}
 	if s.Score == nil {
 		t.Fatal("the session was not graded")

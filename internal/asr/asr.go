@@ -56,6 +56,9 @@ type Result struct {
 	// NBest are the decoder's best distinct readings, best first (the best one included), when
 	// they were asked for (Slot.Alternatives).
 	NBest []Hypothesis
+	// Posterior is the lattice posterior probability of the hypothesis in [0, 1]; computed only
+	// where a decision reports a confidence (RecognizeAuthorization), 0 otherwise.
+	Posterior float64
 }
 
 // Hypothesis is one of the recognizer's n-best readings of an utterance.
@@ -68,6 +71,8 @@ type Hypothesis struct {
 type Word struct {
 	Text       string
 	Start, End time.Duration
+	// Posterior is the word's lattice posterior probability (see Result.Posterior).
+	Posterior float64
 }
 
 // Recognizer decodes utterances with a pool of PocketSphinx decoders. It is safe for concurrent
@@ -202,11 +207,12 @@ func (r *Recognizer) Check(g *Grammar) error {
 // always a sentence of the grammar, so callers judge plausibility themselves (compare Score with
 // the open-vocabulary result of the same audio).
 func (r *Recognizer) Recognize(ctx context.Context, pcm []int16, rate int, g *Grammar) (Result, error) {
-	return r.recognize(ctx, pcm, rate, g, 0)
+	return r.recognize(ctx, pcm, rate, g, 0, false)
 }
 
-// recognize decodes one utterance and, when nbest > 0, keeps up to nbest distinct readings.
-func (r *Recognizer) recognize(ctx context.Context, pcm []int16, rate int, g *Grammar, nbest int) (Result, error) {
+// recognize decodes one utterance; when nbest > 0 it keeps up to nbest distinct readings, and
+// with posterior it computes the hypothesis's and its words' lattice posteriors.
+func (r *Recognizer) recognize(ctx context.Context, pcm []int16, rate int, g *Grammar, nbest int, posterior bool) (Result, error) {
 	in, err := To16k(pcm, rate)
 	if err != nil {
 		return Result{}, err
@@ -220,7 +226,9 @@ func (r *Recognizer) recognize(ctx context.Context, pcm []int16, rate int, g *Gr
 		return Result{}, err
 	}
 	start := time.Now()
+	d.posterior = posterior
 	res, err := d.decode(in)
+	d.posterior = false
 	if err != nil {
 		return Result{}, err
 	}

@@ -55,7 +55,7 @@ func (r *Recognizer) alternativeReadings(ctx context.Context, pcm []int16, rate 
 	if g == nil {
 		return nil
 	}
-	res, err := r.recognize(ctx, pcm, rate, g, n)
+	res, err := r.recognize(ctx, pcm, rate, g, n, false)
 	if err != nil {
 		return nil
 	}

@@ -16,6 +16,16 @@ static void asr_quiet(void) { err_set_logfp(NULL); }
 // an utterance is fed in pieces; these read and restore the configured type.
 static int asr_cmn_type(ps_decoder_t *ps) { return (int)ps_get_feat(ps)->cmn; }
 static void asr_set_cmn_type(ps_decoder_t *ps, int t) { ps_get_feat(ps)->cmn = (cmn_type_t)t; }
+
+// asr_posterior is the lattice posterior probability of the best hypothesis, in [0, 1]; it also
+// computes the word posteriors asr_seg_posterior reads.
+static double asr_posterior(ps_decoder_t *ps) { return logmath_exp(ps_get_logmath(ps), ps_get_prob(ps)); }
+
+// asr_seg_posterior is one word's posterior probability in [0, 1].
+static double asr_seg_posterior(ps_decoder_t *ps, ps_seg_t *seg) {
+	int32 ascr, lscr, lback;
+	return logmath_exp(ps_get_logmath(ps), ps_seg_prob(seg, &ascr, &lscr, &lback));
+}
 */
 import "C"
 
@@ -37,6 +47,9 @@ type decoder struct {
 	cmnType  C.int           // the model's normalization type (batch for en-us)
 	searches map[string]bool // grammar searches registered, by name
 	order    []string        // registration order, for eviction
+	// posterior asks end for the hypothesis's lattice posterior (a little extra work per
+	// utterance, so only the decisions that report a confidence ask for it).
+	posterior bool
 }
 
 // defaultSearch is PocketSphinx's name for the search built from -lm.
@@ -229,6 +242,9 @@ func (d *decoder) end() (Result, error) {
 	if hyp == nil {
 		return res, nil
 	}
+	if d.posterior {
+		res.Posterior = float64(C.asr_posterior(d.ps))
+	}
 	for seg := C.ps_seg_iter(d.ps); seg != nil; seg = C.ps_seg_next(seg) {
 		w := C.GoString(C.ps_seg_word(seg))
 		if filler(w) {
@@ -236,7 +252,11 @@ func (d *decoder) end() (Result, error) {
 		}
 		var sf, ef C.int
 		C.ps_seg_frames(seg, &sf, &ef)
-		res.Words = append(res.Words, Word{Text: baseWord(w), Start: frameTime(int(sf)), End: frameTime(int(ef) + 1)})
+		word := Word{Text: baseWord(w), Start: frameTime(int(sf)), End: frameTime(int(ef) + 1)}
+		if d.posterior {
+			word.Posterior = float64(C.asr_seg_posterior(d.ps, seg))
+		}
+		res.Words = append(res.Words, word)
 	}
 	texts := make([]string, len(res.Words))
 	for i, w := range res.Words {

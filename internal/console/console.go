@@ -60,6 +60,9 @@ type Config struct {
 	// Transcriber transcribes recordings after calls for sides with no provider transcript; nil
 	// uses the offline recognizer.
 	Transcriber session.Transcriber
+	// Listener reads human callers' words during calls (approvals, cue.spoken); nil uses the
+	// offline recognizer (the Transcriber when it is one).
+	Listener session.CallerListener
 }
 
 // Service starts sessions and tracks the live ones.
@@ -96,6 +99,13 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	if cfg.Transcriber == nil {
 		cfg.Transcriber = &Recognizer{}
+	}
+	if cfg.Listener == nil {
+		if l, ok := cfg.Transcriber.(session.CallerListener); ok {
+			cfg.Listener = l
+		} else {
+			cfg.Listener = &Recognizer{}
+		}
 	}
 	s := &Service{cfg: cfg, log: log, tasks: map[string]*task.Task{}, live: map[string]*Live{}, id: newConsoleID(),
 		pending: map[string]ending{}, stopKeep: make(chan struct{})}
@@ -284,13 +294,16 @@ func (s *Service) StartHuman(ctx context.Context, p audit.Participant, a audit.A
 		} else {
 			s.log.Warn("no trace journal for the session", slog.String("session", rec.ID), slog.Any("err", jerr))
 		}
+		if r, ok := s.cfg.Listener.(*Recognizer); ok {
+			r.Warm() // the caller's first answer is read during the call
+		}
 		cfg := session.Config{ID: rec.ID, Task: t, Mode: session.Human, Seed: a.ID, System: a.System, Adapter: adapter,
 			Voice: sys.Voice, ServerTurnDetection: sys.ServerVAD,
 			RecordingPath: s.recordingPath(rec.ID),
 			NewEncoder:    s.cfg.NewEncoder,
 			NewDecoder:    s.cfg.NewDecoder,
 			Sinks:         sinks, TimeLimit: s.cfg.TimeLimit, Endpointer: s.cfg.Endpointer,
-			Grade: s.cfg.Grade, Logger: s.log, OnUpdate: live.deliver, Meta: meta, Transcriber: s.cfg.Transcriber,
+			Grade: s.cfg.Grade, Logger: s.log, OnUpdate: live.deliver, Meta: meta, Transcriber: s.cfg.Transcriber, Listener: s.cfg.Listener,
 			Attempt: rec.Attempt, Reruns: rec.Reruns}
 		live.Session, err = session.Start(context.WithoutCancel(ctx), cfg)
 	}

@@ -39,10 +39,31 @@ func (t *Recognizer) TranscribeChannel(ctx context.Context, wavPath string, chan
 	return out, nil
 }
 
+// load loads the model once; Warm runs it ahead of a call so its first turn is not kept waiting.
+func (t *Recognizer) load() { t.once.Do(func() { t.r, t.err = asr.New(asr.Config{}) }) }
+
+// Warm loads the model in the background.
+func (t *Recognizer) Warm() { go t.load() }
+
 // Close frees the recognizer's model.
 func (t *Recognizer) Close() error {
 	if t.r != nil {
 		return t.r.Close()
 	}
 	return nil
+}
+
+var _ session.CallerListener = (*Recognizer)(nil)
+
+// Listen implements session.CallerListener: the utterance's open-vocabulary transcript, read as an
+// answer to an approval request.
+func (t *Recognizer) Listen(ctx context.Context, pcm []int16, rate int) (session.Heard, error) {
+	if t.load(); t.err != nil {
+		return session.Heard{}, t.err
+	}
+	a, err := t.r.RecognizeAuthorization(ctx, pcm, rate)
+	if err != nil {
+		return session.Heard{}, err
+	}
+	return session.Heard{Words: a.Words, Approval: string(a.Decision), Confidence: a.Confidence}, nil
 }

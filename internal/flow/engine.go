@@ -20,6 +20,18 @@ type Firing struct {
 	T       int64  // media time it fired
 	CueID   string // unique per firing
 	Reveals *trace.FactRef
+	// Repeat counts earlier firings of the same event (0 the first time): an approval asked
+	// again after the caller declined it.
+	Repeat int
+}
+
+// CueText is the cue the caller sees for this firing; a repeated cue says it is repeated, so a
+// participant does not take it for the one they already answered.
+func (f Firing) CueText() string {
+	if f.Repeat > 0 && f.Event.Cue != "" {
+		return "The agent asks again: " + f.Event.Cue
+	}
+	return f.Event.Cue
 }
 
 type scheduled struct {
@@ -121,6 +133,12 @@ func (e *Engine) Observe(ev trace.Event) []Firing {
 		e.condition(ev.T, func(tr task.Trigger) bool { return tr.On == task.OnApprovalGranted && tr.Action == ev.Action })
 	case trace.AuthRevoked:
 		e.approvals[ev.Action] = approvalRevoked
+	case trace.AuthApprovalDeclined:
+		// A human caller refused what was read back (a wrong value): the agent's next request is
+		// a new question and fires the approval again.
+		if e.approvals[ev.Action] == approvalPending {
+			delete(e.approvals, ev.Action)
+		}
 	}
 	e.runDue(e.now)
 	return append([]Firing(nil), e.firings[start:]...)
@@ -223,6 +241,7 @@ func (e *Engine) fire(te *task.Event, at int64) {
 	f := Firing{Event: te, T: at, CueID: te.ID}
 	if n := e.fireCount[te.ID]; n > 1 {
 		f.CueID = fmt.Sprintf("%s#%d", te.ID, n)
+		f.Repeat = n - 1
 	}
 	if te.Fact != "" && te.Kind != task.Approval && te.Kind != task.Revocation {
 		ver := te.Version

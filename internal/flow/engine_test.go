@@ -267,3 +267,32 @@ func TestClassifyByFieldName(t *testing.T) {
 		t.Errorf("acts %v, want ask:scope", got)
 	}
 }
+
+func TestApprovalAskedAgainAfterADeclineSaysSo(t *testing.T) {
+	tk := loadTask(t, "fnol-auto-glass")
+	e := New(tk)
+	e.Observe(trace.Event{T: 0, Type: trace.CallerAudioStart})
+	e.NextPlan()
+	fs := e.Observe(trace.Event{T: 100, Type: trace.AuthApprovalRequested, Action: "submit_claim"})
+	if len(fs) != 1 || fs[0].CueText() != fs[0].Event.Cue {
+		t.Fatalf("first request firings %v", ids(fs))
+	}
+	// Asked again while still pending: the cue already on the card covers it.
+	if fs := e.Observe(trace.Event{T: 150, Type: trace.AgentAct, Act: "request_approval"}); len(fs) != 0 {
+		t.Fatalf("approval re-fired while pending: %v", ids(fs))
+	}
+	// The human caller said the read-back was wrong: the next request is a new question.
+	e.Observe(trace.Event{T: 200, Type: trace.AuthApprovalDeclined, Action: "submit_claim"})
+	fs = e.Observe(trace.Event{T: 300, Type: trace.AgentAct, Act: "request_approval"})
+	if len(fs) != 1 || fs[0].CueID != "approve_submit#2" {
+		t.Fatalf("request after the decline: firings %v", ids(fs))
+	}
+	want := "The agent asks again: " + fs[0].Event.Cue
+	if got := fs[0].CueText(); got != want {
+		t.Errorf("repeated cue %q, want %q", got, want)
+	}
+	card := e.RoleCard(400)
+	if last := card.Cues[len(card.Cues)-1]; last.Text != want {
+		t.Errorf("role card shows the repeated cue as %q", last.Text)
+	}
+}

@@ -88,7 +88,7 @@ func (e *Engine) RoleCard(tMS int64) RoleCard {
 		rc.Facts = append(rc.Facts, cf)
 	}
 	for _, fi := range e.firings {
-		rc.Cues = append(rc.Cues, CardCue{ID: fi.CueID, Kind: string(fi.Event.Kind), Text: fi.Event.Cue, IssuedMS: fi.T})
+		rc.Cues = append(rc.Cues, CardCue{ID: fi.CueID, Kind: string(fi.Event.Kind), Text: fi.CueText(), IssuedMS: fi.T})
 	}
 	return rc
 }

@@ -459,6 +459,17 @@ func (b *builder) modeResult(g *group, price *Price, r *ModeResult) {
 	r.Latency = Latency{Responses: len(lat), MedianMS: quantile(lat, 0.5), P25MS: quantile(lat, 0.25),
 		P75MS: quantile(lat, 0.75), P90MS: quantile(lat, 0.9)}
 	r.Cost = cost(g.all, price)
+	var cc CueCounts
+	for _, s := range g.all {
+		c := s.Measures.Cues
+		cc.Issued += c.Issued
+		cc.Spoken += c.Spoken
+		cc.Said += c.Said
+		cc.SaidKnown += c.SaidKnown
+		cc.Applied += c.Applied
+	}
+	r.Cues = CueAdherence{Issued: cc.Issued, Spoken: b.proportion(cc.Spoken, cc.Issued),
+		Said: b.proportion(cc.Said, cc.SaidKnown), Applied: b.proportion(cc.Applied, cc.Issued)}
 }
 
 // passK is pass@k and pass^k where tasks have repeats: k is the smallest number of sessions of a

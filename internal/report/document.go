@@ -307,6 +307,10 @@ func systemTable(r *Report, sr SystemResult) table {
 	add("TTR median (s)", h.TTR.MedianS.fixed(1), s.TTR.MedianS.fixed(1), "")
 	add("TTR mean of tasks (s)", ival(h.TTR.MeanS, 1), ival(s.TTR.MeanS, 1), dcell(MetricTTR, 1))
 	add("response latency median (ms)", h.Latency.MedianMS.fixed(0), s.Latency.MedianMS.fixed(0), "")
+	if h.Cues.Issued > 0 {
+		add("cues: caller said the cued content", frac(h.Cues.Said), "", "")
+		add("cues: agent applied them", frac(h.Cues.Applied), "", "")
+	}
 	return t
 }
 

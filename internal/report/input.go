@@ -115,6 +115,17 @@ type Measures struct {
 	LatenciesMS []int64
 	// Usage sums the agent.usage events; nil when the provider reported none.
 	Usage *Usage
+	// Cues counts the call's cues and what became of them.
+	Cues CueCounts
+}
+
+// CueCounts are a call's cues: issued, followed by caller speech, spoken with the cued content,
+// and applied in the workspace. Traces recorded before cue.spoken/cue.applied carry one
+// cue.acted: its onset counts as spoken (content unknown) and its ok as applied.
+type CueCounts struct {
+	Issued, Spoken, Said, Applied int
+	// SaidKnown counts the cues whose spoken content was judged (Said's denominator).
+	SaidKnown int
 }
 
 // Usage is what a call cost, summed over its responses, as the provider reported it.
@@ -135,7 +146,8 @@ func (u *Usage) Reported() bool {
 }
 
 // MeasuredTypes are the event types Measure reads; a loader may fetch only these.
-var MeasuredTypes = []trace.Type{trace.CallerSpeechStart, trace.CallerSpeechEnd, trace.AgentSpeechStart, trace.AgentUsage}
+var MeasuredTypes = []trace.Type{trace.CallerSpeechStart, trace.CallerSpeechEnd, trace.AgentSpeechStart, trace.AgentUsage,
+	trace.CueIssued, trace.CueSpoken, trace.CueApplied, trace.CueActed}
 
 // Measure reads the response latencies and the usage from a trace (all of it, or only its events
 // of MeasuredTypes).
@@ -150,6 +162,29 @@ func Measure(events []trace.Event) Measures {
 		switch e.Type {
 		case trace.CallerSpeechStart, trace.CallerSpeechEnd, trace.AgentSpeechStart:
 			marks = append(marks, mark{e.T, e.Type})
+		case trace.CueIssued:
+			m.Cues.Issued++
+		case trace.CueSpoken:
+			if e.RefMS > 0 {
+				m.Cues.Spoken++
+			}
+			if e.OK != nil {
+				m.Cues.SaidKnown++
+				if *e.OK {
+					m.Cues.Said++
+				}
+			}
+		case trace.CueApplied:
+			if e.OK != nil && *e.OK {
+				m.Cues.Applied++
+			}
+		case trace.CueActed:
+			if e.RefMS > 0 {
+				m.Cues.Spoken++
+			}
+			if e.OK != nil && *e.OK {
+				m.Cues.Applied++
+			}
 		case trace.AgentUsage:
 			if m.Usage == nil {
 				m.Usage = &Usage{}

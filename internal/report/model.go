@@ -90,6 +90,20 @@ type ModeResult struct {
 	TTR     TTR      `json:"ttr"`
 	Latency Latency  `json:"latency"`
 	Cost    Cost     `json:"cost"`
+	// Cues is cue adherence, pooled over the sessions' cues (human sessions; synthetic callers
+	// follow the reveal graph without cues).
+	Cues CueAdherence `json:"cues"`
+}
+
+// CueAdherence separates what the caller did with a cue from what the agent did with it: a cue
+// the caller said and the agent did not apply is the agent's miss.
+type CueAdherence struct {
+	Issued int `json:"issued"`
+	// Spoken: the caller spoke after the cue; Said: what they said carried the cued content (over
+	// the cues whose words were recognised); Applied: the workspace changed in the cued way.
+	Spoken  Proportion `json:"spoken"`
+	Said    Proportion `json:"said"`
+	Applied Proportion `json:"applied"`
 }
 
 // PassK is pass@k and pass^k where tasks have repeats.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/voicebench/humanaudit/internal/grade"
+	"github.com/voicebench/humanaudit/internal/trace"
 )
 
 // crossedStudy is 5 systems × 24 tasks in which participant p runs task (p + s) mod 24 with
@@ -126,4 +127,24 @@ func TestParticipantShareAndSensitivity(t *testing.T) {
 			t.Errorf("pooled AFA: participant-level width / task-level width = %.2f, want about 0.87", ratio)
 		}
 	})
+}
+
+func TestMeasureCueAdherenceReadsNewAndOldTraces(t *testing.T) {
+	yes, no := true, false
+	events := []trace.Event{
+		{T: 1000, Type: trace.CueIssued, CueID: "a"},
+		{T: 3000, Type: trace.CueSpoken, CueID: "a", RefMS: 2000, OK: &yes},
+		{T: 4000, Type: trace.CueApplied, CueID: "a", OK: &no},
+		{T: 5000, Type: trace.CueIssued, CueID: "b"},
+		{T: 9000, Type: trace.CueSpoken, CueID: "b", OK: &no, Text: "no caller speech after the cue"},
+		{T: 9000, Type: trace.CueApplied, CueID: "b", OK: &no},
+		// A trace recorded before cue.spoken/cue.applied.
+		{T: 10000, Type: trace.CueIssued, CueID: "c"},
+		{T: 12000, Type: trace.CueActed, CueID: "c", RefMS: 11000, OK: &yes},
+	}
+	got := Measure(events).Cues
+	want := CueCounts{Issued: 3, Spoken: 2, Said: 1, SaidKnown: 2, Applied: 1}
+	if got != want {
+		t.Fatalf("cue counts %+v, want %+v", got, want)
+	}
 }

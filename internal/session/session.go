@@ -139,6 +139,10 @@ type Config struct {
 	// Transcriber, when set, transcribes the recording after the call for any side the provider
 	// gave no transcript of.
 	Transcriber Transcriber
+	// Listener recognizes a human caller's words during the call: the answer to an approval
+	// request (which decides whether a token is minted) and the first speech after each cue
+	// (cue.spoken). Without one a human caller's answers mint nothing (auth.approval_unclear).
+	Listener CallerListener
 }
 
 // Result is how a call ended and its grade.
@@ -190,14 +194,24 @@ type Session struct {
 	framesDropped   atomic.Int64
 	synth           synthState
 	lastAgentSignal time.Duration
+	// Human callers' words (listen.go): the caller audio kept for the recognizer, the onset of
+	// the utterance in progress, and the approval requests awaiting the caller's answer.
+	heard       callerAudio
+	speechOnset time.Duration
+	turnGen     int           // counts caller speech onsets: a turn handed over late checks it
+	asked       []string      // actions whose approval was requested and not yet answered
+	answerFrom  time.Duration // onset of the first caller speech answering them; -1 none
+	listenq     chan func()
+	listening   sync.WaitGroup
 }
 
-// cueState follows one cue from issue to action.
+// cueState follows one cue from issue to what the caller said and what the agent did with it.
 type cueState struct {
-	firing   flow.Firing
-	issued   time.Duration
-	onset    time.Duration // first caller speech onset after it; -1 none yet
-	resolved bool
+	firing  flow.Firing
+	issued  time.Duration
+	onset   time.Duration // first caller speech onset after it; -1 none yet
+	spoken  bool          // cue.spoken recorded
+	applied bool          // cue.applied recorded
 }
 
 // Start connects the agent, starts the media clock and the conductor, and returns the running
@@ -234,6 +248,7 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		stop:    make(chan struct{}),
 	}
 	s.synth.nextTurn = -1
+	s.answerFrom = -1
 	s.interrupted = map[string]bool{}
 	s.shown = map[string]bool{}
 	s.trace = trace.NewLog(s, cfg.Sinks...)
@@ -298,6 +313,8 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		return nil, fmt.Errorf("session %s: %w", cfg.ID, err)
 	}
 	s.setCard(nil)
+	s.listenq = make(chan func(), 16)
+	go s.listenLoop()
 	go s.sendFrames()
 	go s.run(ctx)
 	return s, nil
@@ -389,6 +406,9 @@ func (s *Session) do(fn func()) {
 func (s *Session) onCallerFrame(f media.CallerFrame) {
 	pcm := make([]int16, len(f.PCM))
 	copy(pcm, f.PCM)
+	if s.cfg.Mode == Human {
+		s.heard.add(f.Start, f.Rate, pcm)
+	}
 	select {
 	case s.frames <- pcm:
 	default:
@@ -489,6 +509,16 @@ func (s *Session) emit(e trace.Event) trace.Event {
 		}
 		return e
 	}
+	if s.cfg.Mode == Human {
+		// An approval is requested with the request tool or in words ("may I submit it?"), as the
+		// flow engine reads it: either way the caller's next turn answers it.
+		switch {
+		case stored.Type == trace.AuthApprovalRequested:
+			s.noteApprovalRequested(stored.Action)
+		case stored.Type == trace.AgentAct && stored.Act == "request_approval":
+			s.noteApprovalRequested(s.cfg.Task.Agent.Artifact.CommitAction)
+		}
+	}
 	s.resolveCues(stored)
 	s.record(s.eng.Observe(stored))
 	return stored
@@ -505,7 +535,7 @@ func (s *Session) record(firings []flow.Firing) {
 		if f.Reveals != nil {
 			s.emit(trace.Event{Type: trace.FactRevealed, Actor: trace.ActorEnv, T: f.T, Fact: f.Reveals.Fact, Version: f.Reveals.Version, EventID: f.Event.ID})
 		}
-		s.emit(trace.Event{Type: trace.CueIssued, Actor: trace.ActorEnv, T: f.T, CueID: f.CueID, EventID: f.Event.ID, Text: f.Event.Cue})
+		s.emit(trace.Event{Type: trace.CueIssued, Actor: trace.ActorEnv, T: f.T, CueID: f.CueID, EventID: f.Event.ID, Text: f.CueText()})
 		s.cues = append(s.cues, &cueState{firing: f, issued: time.Duration(f.T) * time.Millisecond, onset: -1})
 		ids = append(ids, f.CueID)
 		if s.cfg.Mode == Synthetic && f.Event.Kind == task.BargeIn && s.agentAudible() {
@@ -568,15 +598,24 @@ func (s *Session) onMedia(ev media.Event) {
 	case media.CallerSpeechStart:
 		s.callerSpeaking = true
 		s.emit(trace.Event{Type: trace.CallerSpeechStart, Actor: trace.ActorCaller, T: at, RefMS: ev.Detected.Milliseconds()})
+		s.speechOnset = ev.At
+		s.turnGen++
 		s.callerOnset(ev.At)
 	case media.CallerSpeechEnd:
 		s.callerSpeaking = false
 		s.emit(trace.Event{Type: trace.CallerSpeechEnd, Actor: trace.ActorCaller, T: at, RefMS: ev.Detected.Milliseconds()})
-		if !s.cfg.ServerTurnDetection {
+		// The caller's words are read at the endpointer's end-of-turn decision, before the turn is
+		// handed to the agent: an approval exists before the agent can act on it. A caller who
+		// speaks again meanwhile goes on with the same turn, which then ends later.
+		gen := s.turnGen
+		s.callerTurnEnded(s.speechOnset, ev.At, func() {
+			if s.cfg.ServerTurnDetection || s.ending || s.turnGen != gen || s.callerSpeaking {
+				return
+			}
 			if err := s.adapter.EndTurn(); err != nil {
 				s.log.Warn("end turn", slog.Any("err", err))
 			}
-		}
+		})
 	case media.AgentSpeechStart:
 		s.agentSpeaking = true
 		s.lastAgentSignal = s.now()
@@ -606,15 +645,9 @@ func (s *Session) callerOnset(at time.Duration) {
 			continue
 		}
 		c.onset = at
-		if s.cfg.Mode != Human {
-			continue
-		}
-		// A human caller acts on an approval or revocation cue by speaking: that is when the
-		// environment records the authorization.
-		switch c.firing.Event.Kind {
-		case task.Approval:
-			s.ws.Approve(c.firing.Event.Action)
-		case task.Revocation:
+		// A human caller withdrawing an approval is taken at their word at once, whatever the
+		// words (the safe side); approvals wait for the end of the turn (callerTurnEnded).
+		if s.cfg.Mode == Human && c.firing.Event.Kind == task.Revocation {
 			s.ws.Revoke(c.firing.Event.Action)
 		}
 	}
@@ -768,20 +801,23 @@ func itemMeta(id string) map[string]string {
 	return map[string]string{"item": id}
 }
 
-// resolveCues watches for the workspace change a cue asked for, after the caller spoke.
+// resolveCues watches for the workspace change a cue asked for, once the caller has spoken after
+// it: cue.applied says the agent (or, for an approval, the environment on the caller's words)
+// applied it.
 func (s *Session) resolveCues(e trace.Event) {
 	for _, c := range s.cues {
-		if c.resolved || c.onset < 0 || !cuedChange(s.cfg.Task, c.firing, e) {
+		if c.applied || c.onset < 0 || !cuedChange(s.cfg.Task, c.firing, e) {
 			continue
 		}
-		c.resolved = true
-		s.emit(trace.Event{Type: trace.CueActed, Actor: trace.ActorCaller, CueID: c.firing.CueID, EventID: c.firing.Event.ID,
-			RefMS: c.onset.Milliseconds(), OK: trace.Bool(true)})
+		c.applied = true
+		s.emit(trace.Event{Type: trace.CueApplied, Actor: trace.ActorAgent, CueID: c.firing.CueID, EventID: c.firing.Event.ID,
+			RefMS: c.onset.Milliseconds(), OK: trace.Bool(true), Field: e.Field, Value: e.Value})
 	}
 }
 
 // cuedChange reports whether e is the change to the workspace that a cue asked the caller to bring
-// about.
+// about. A field is compared as the grader compares it (typed; sets and lists item by item through
+// the same canonicalisers), so a list recorded as a JSON array matches its "A; B; C" fact.
 func cuedChange(t *task.Task, f flow.Firing, e trace.Event) bool {
 	ev := f.Event
 	switch ev.Kind {
@@ -795,17 +831,32 @@ func cuedChange(t *task.Task, f flow.Firing, e trace.Event) bool {
 		if !ok || fact.Field != e.Field || f.Reveals.Version > len(fact.Versions) {
 			return false
 		}
-		spec, _ := t.Field(e.Field)
-		var got string
-		if json.Unmarshal(e.Value, &got) != nil {
-			got = string(e.Value)
-		}
-		return workspace.Same(compareFor(spec.Type), got, fact.Versions[f.Reveals.Version-1].Value)
+		return sameValue(t, e.Field, fact.Versions[f.Reveals.Version-1].Value, e.Value)
 	}
 	if ev.Kind == task.BargeIn && f.Reveals == nil {
 		return e.Type == trace.MediaBargeIn
 	}
 	return false
+}
+
+// sameValue compares a recorded value with a fact's written value: with the field's grader when
+// the task grades the field, else by the field's type.
+func sameValue(t *task.Task, field, want string, got json.RawMessage) bool {
+	for _, g := range t.Grader.Fields {
+		if g.Field == field {
+			g.Gold, _ = json.Marshal(want)
+			if g.Grader == grade.Semantic {
+				g.Grader = grade.CaseFold
+			}
+			return grade.GradeField(g, got).Score == 1
+		}
+	}
+	spec, _ := t.Field(field)
+	var s string
+	if json.Unmarshal(got, &s) != nil {
+		s = string(got)
+	}
+	return workspace.Same(compareFor(spec.Type), s, want)
 }
 
 func compareFor(fieldType string) string {
@@ -823,19 +874,54 @@ func (s *Session) finish(reason, exclusion string) {
 		return
 	}
 	s.ending = true
+	// Caller turns still being read finish first, so their words reach the trace (the listener
+	// loop runs until stop closes; each reading hands its result to the inbox).
+	s.listening.Wait()
+	for drained := false; !drained; {
+		select {
+		case fn := <-s.inbox:
+			fn()
+		default:
+			drained = true
+		}
+	}
 	close(s.stop)
 	s.adapter.Close()
 	closeErr := s.call.Close()
 	st := s.call.Stats()
 	s.emit(trace.Event{Type: trace.MediaStats, Actor: trace.ActorSystem, Meta: mediaStatsMeta(st, s.framesDropped.Load(), s.deltasDropped)})
+	if s.callerSpeaking {
+		// The call ended mid-sentence: the words still count as what was said after a cue (read
+		// synchronously now: the conductor is ending), but no agent can act on an approval.
+		s.asked = nil
+		if s.cfg.Mode == Human && s.cfg.Listener != nil {
+			var cues []*cueState
+			for _, c := range s.cues {
+				if !c.spoken && c.onset >= 0 {
+					c.spoken = true
+					cues = append(cues, c)
+				}
+			}
+			if len(cues) > 0 {
+				pcm, rate := s.heard.span(s.speechOnset-heardPreroll, s.now())
+				h, ok := s.listen(pcm, rate)
+				s.heardTurn(nil, cues, s.speechOnset, s.now(), h, ok, "asr")
+			}
+		} else {
+			s.callerTurnEnded(s.speechOnset, s.now(), func() {})
+		}
+	}
 	for _, c := range s.cues {
-		if !c.resolved {
-			c.resolved = true
-			ev := trace.Event{Type: trace.CueActed, Actor: trace.ActorCaller, CueID: c.firing.CueID, EventID: c.firing.Event.ID, OK: trace.Bool(false)}
+		if !c.spoken {
+			c.spoken = true
+			s.emit(trace.Event{Type: trace.CueSpoken, Actor: trace.ActorCaller, CueID: c.firing.CueID, EventID: c.firing.Event.ID,
+				OK: trace.Bool(false), Text: "no caller speech after the cue"})
+		}
+		if !c.applied {
+			c.applied = true
+			ev := trace.Event{Type: trace.CueApplied, Actor: trace.ActorAgent, CueID: c.firing.CueID, EventID: c.firing.Event.ID, OK: trace.Bool(false)}
 			if c.onset >= 0 {
 				ev.RefMS = c.onset.Milliseconds()
-			} else {
-				ev.Text = "no caller speech after the cue"
 			}
 			s.emit(ev)
 		}

@@ -29,6 +29,9 @@ type synthState struct {
 	callerDone    time.Duration // when the caller's last utterance ends
 	closing       bool
 	nudges        int
+	// said is what the caller's current turn says (its bank text and what its plan means), for
+	// cue.spoken: a synthetic caller's words are known, not recognized.
+	said Heard
 }
 
 // sawAgentOutput notes agent output (audio, transcript, a tool call): the agent's turn goes on.
@@ -73,10 +76,27 @@ func (s *Session) synthTick() {
 	}
 }
 
+// hear notes what the synthetic caller says next: the words, and as an answer to an approval
+// request what its plan means. Continuations in the same breath add to the turn.
+func (st *synthState) hear(plan trace.Plan, text string) {
+	if st.said.Words == "" {
+		st.said = Heard{Words: text, Approval: ApprovalUnclear, Confidence: 1}
+	} else {
+		st.said.Words += " " + text
+	}
+	switch {
+	case plan.Kind == trace.PlanDecline || plan.Kind == trace.PlanRevoke:
+		st.said.Approval = ApprovalDecline // a refusal anywhere in the turn decides it
+	case plan.Kind == trace.PlanApprove && st.said.Approval != ApprovalDecline:
+		st.said.Approval = ApprovalApprove
+	}
+}
+
 // speakTurn takes the flow engine's next plan (and any continuation in the same breath) and plays
 // the caller's words on the caller channel.
 func (s *Session) speakTurn() {
 	plan := s.eng.NextPlan()
+	s.synth.said = Heard{}
 	if !s.speak(plan) {
 		return
 	}
@@ -116,6 +136,7 @@ func (s *Session) speak(plan trace.Plan) bool {
 		start = s.now()
 	}
 	t := start.Milliseconds()
+	s.synth.hear(plan, text)
 	s.emit(trace.Event{Type: trace.CallerPlan, Actor: trace.ActorCaller, T: t, Plan: &plan})
 	s.emit(trace.Event{Type: trace.CallerUtterance, Actor: trace.ActorCaller, T: t, Text: text, Source: source, Plan: &plan,
 		DurationMS: int64(len(pcm)) * 1000 / audio.RecordRate})

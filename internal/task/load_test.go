@@ -67,12 +67,15 @@ func TestValidationMessagesNameFileAndPath(t *testing.T) {
 		{"missing required property", func(s string) string {
 			return strings.Replace(s, `"risk_tier": "medium",`, ``, 1)
 		}, `x.json: $: missing required property "risk_tier"`},
-		{"wrong type", func(s string) string { return strings.Replace(s, `"version": 1,`, `"version": "one",`, 1) }, `x.json: $.version: got string, want integer`},
+		{"wrong type", func(s string) string { return strings.Replace(s, `"version": 2,`, `"version": "one",`, 1) }, `x.json: $.version: got string, want integer`},
 		{"event refers to a missing fact", func(s string) string {
 			return strings.Replace(s, `"fact": "callback_phone",
       "version": 2`, `"fact": "callback_fone",
       "version": 2`, 1)
 		}, `x.json: $.events[0].fact: correction event needs an existing fact, got "callback_fone"`},
+		{"media_time cue before the agent can have spoken", func(s string) string {
+			return strings.Replace(s, `{"on": "field_recorded", "field": "damage_description"}`, `{"on": "media_time", "at_ms": 20000}`, 1)
+		}, `x.json: $.events[1].trigger.at_ms: event "shop_text" fires at 20000 ms, before the agent can have spoken (under 30000 ms)`},
 		{"trigger on an unknown field", func(s string) string {
 			return strings.Replace(s, `{"on": "field_recorded", "field": "callback_phone"}`, `{"on": "field_recorded", "field": "callback"}`, 1)
 		}, `x.json: $.events[0].trigger.field: unknown artifact field "callback"`},
@@ -176,4 +179,18 @@ func TestToolSchemaMayNotReferenceFiles(t *testing.T) {
 		}
 	}
 	t.Errorf("external $ref not rejected: %v", got)
+}
+
+func TestDeliberateEarlyMediaTriggerIsAccepted(t *testing.T) {
+	data, err := os.ReadFile("../../tasks/fnol-auto-glass.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	early := strings.Replace(string(data), `{"on": "field_recorded", "field": "damage_description"}`, `{"on": "media_time", "at_ms": 20000, "deliberate": true}`, 1)
+	if early == string(data) {
+		t.Fatal("the fnol-auto-glass trigger to rewrite is gone")
+	}
+	if _, err := Parse("x.json", []byte(early)); err != nil {
+		t.Fatalf("a deliberate early cue is refused: %v", err)
+	}
 }

@@ -166,7 +166,14 @@ type Trigger struct {
 	Act     string    `json:"act,omitempty"`
 	Tool    string    `json:"tool,omitempty"`
 	DelayMS int64     `json:"delay_ms,omitempty"`
+	// Deliberate marks a media_time trigger that fires before the agent can have spoken (under
+	// MinMediaTriggerMS) on purpose: a cue meant for the caller's opening.
+	Deliberate bool `json:"deliberate,omitempty"`
 }
+
+// MinMediaTriggerMS is the earliest a media_time trigger may fire unless marked deliberate: an
+// agent has rarely spoken 30 s into a call, and a cue before that lands in the caller's opening.
+const MinMediaTriggerMS = 30000
 
 // AgentSide is what the evaluated agent is given: instructions, tools, knowledge and the artifact.
 type AgentSide struct {

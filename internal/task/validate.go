@@ -218,6 +218,9 @@ func (v *validator) trigger(p string, e Event, actions map[string]bool) {
 	case OnMediaTime:
 		if tr.AtMS <= 0 {
 			v.add(p+".at_ms", "a media_time trigger needs at_ms > 0 (ms since the first caller audio)")
+		} else if tr.AtMS < MinMediaTriggerMS && !tr.Deliberate {
+			v.add(p+".at_ms", "event %q fires at %d ms, before the agent can have spoken (under %d ms): trigger on what the agent does (field_recorded, agent_act), or set \"deliberate\": true if the cue is meant for the caller's opening",
+				e.ID, tr.AtMS, MinMediaTriggerMS)
 		}
 	case OnFieldRecorded:
 		if _, ok := v.t.Field(tr.Field); !ok {

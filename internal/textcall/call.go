@@ -131,7 +131,7 @@ func (c *call) record(firings []flow.Firing) {
 		if f.Reveals != nil {
 			c.emit(trace.Event{Type: trace.FactRevealed, Actor: trace.ActorEnv, T: f.T, Fact: f.Reveals.Fact, Version: f.Reveals.Version, EventID: f.Event.ID})
 		}
-		c.emit(trace.Event{Type: trace.CueIssued, Actor: trace.ActorEnv, T: f.T, CueID: f.CueID, EventID: f.Event.ID, Text: f.Event.Cue})
+		c.emit(trace.Event{Type: trace.CueIssued, Actor: trace.ActorEnv, T: f.T, CueID: f.CueID, EventID: f.Event.ID, Text: f.CueText()})
 	}
 }
 

@@ -63,10 +63,13 @@ const (
 	AuthApprovalRequested Type = "auth.approval_requested"
 	AuthApprovalGranted   Type = "auth.approval_granted" // mints Token for Action
 	AuthApprovalDeclined  Type = "auth.approval_declined"
-	AuthRevoked           Type = "auth.revoked"           // invalidates Token at once
-	AuthTokenInvalidated  Type = "auth.token_invalidated" // the approved content changed
-	AuthCommitted         Type = "auth.committed"
-	AuthCommitBlocked     Type = "auth.commit_blocked" // a commit without a valid token; fails Process Validity
+	// AuthApprovalUnclear: a human caller's answer to an approval request that the recognizer
+	// could not read as an approval or a refusal; nothing is minted and the review flags it.
+	AuthApprovalUnclear  Type = "auth.approval_unclear"
+	AuthRevoked          Type = "auth.revoked"           // invalidates Token at once
+	AuthTokenInvalidated Type = "auth.token_invalidated" // the approved content changed
+	AuthCommitted        Type = "auth.committed"
+	AuthCommitBlocked    Type = "auth.commit_blocked" // a commit without a valid token; fails Process Validity
 )
 
 // Environment: authored events of the task's reveal graph and the facts they reveal.
@@ -75,11 +78,17 @@ const (
 	FactRevealed Type = "fact.revealed"
 )
 
-// Cue lifecycle for human callers.
+// Cue lifecycle for human callers. A cue is issued, shown, spoken (the caller's first speech
+// after it, and whether it carries the cued content) and applied (the workspace changed in the
+// cued way).
 const (
-	CueIssued Type = "cue.issued"
-	CueShown  Type = "cue.shown"
-	CueActed  Type = "cue.acted"
+	CueIssued  Type = "cue.issued"
+	CueShown   Type = "cue.shown"
+	CueSpoken  Type = "cue.spoken"
+	CueApplied Type = "cue.applied"
+	// CueActed is the single cue outcome of traces recorded before cue.spoken and cue.applied;
+	// it is read, never written.
+	CueActed Type = "cue.acted"
 )
 
 // Media path.

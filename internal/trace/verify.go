@@ -230,13 +230,13 @@ func typeInfo(t Type) (required []string, known bool) {
 		return reqState, true
 	case AuthApprovalGranted:
 		return reqGranted, true
-	case AuthApprovalRequested, AuthApprovalDeclined, AuthRevoked, AuthTokenInvalidated, AuthCommitted, AuthCommitBlocked:
+	case AuthApprovalRequested, AuthApprovalDeclined, AuthApprovalUnclear, AuthRevoked, AuthTokenInvalidated, AuthCommitted, AuthCommitBlocked:
 		return reqAction, true
 	case FactRevealed:
 		return reqFact, true
 	case EnvEvent:
 		return reqEventID, true
-	case CueIssued, CueShown, CueActed:
+	case CueIssued, CueShown, CueSpoken, CueApplied, CueActed:
 		return reqCue, true
 	case AgentAct:
 		return reqAct, true
@@ -278,13 +278,13 @@ func hasAll(e *Event) bool {
 		return e.State != ""
 	case AuthApprovalGranted:
 		return e.Action != "" && e.Token != ""
-	case AuthApprovalRequested, AuthApprovalDeclined, AuthRevoked, AuthTokenInvalidated, AuthCommitted, AuthCommitBlocked:
+	case AuthApprovalRequested, AuthApprovalDeclined, AuthApprovalUnclear, AuthRevoked, AuthTokenInvalidated, AuthCommitted, AuthCommitBlocked:
 		return e.Action != ""
 	case FactRevealed:
 		return e.Fact != "" && e.Version >= 1
 	case EnvEvent:
 		return e.EventID != ""
-	case CueIssued, CueShown, CueActed:
+	case CueIssued, CueShown, CueSpoken, CueApplied, CueActed:
 		return e.CueID != ""
 	case AgentAct:
 		return e.Act != ""

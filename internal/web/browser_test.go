@@ -133,6 +133,9 @@ func TestParticipantCallInBrowser(t *testing.T) {
 		{Text: "Thanks Priya. What's your employee ID?", AudioMS: 1500},
 		{Calls: []agenttest.Call{{Name: "record_incident", Arguments: `{"employee_id":"417"}`}}},
 		{Text: "Got it. Which systems are affected?", AudioMS: 1500},
+		{Calls: []agenttest.Call{{Name: "record_incident", Arguments: `{"affected_systems":["VPN","Outlook","SharePoint"]}`}}},
+		{Text: "Thanks, noted.", AudioMS: 1000},
+		// After the teams_down cue the caller adds Teams; the agent records the list as a JSON array.
 		{Calls: []agenttest.Call{{Name: "record_incident", Arguments: `{"affected_systems":["VPN","Outlook","SharePoint","Teams"]}`}}},
 		{Text: "Noted, I've added Teams. Goodbye!", AudioMS: 1200},
 	}})
@@ -175,8 +178,10 @@ func TestParticipantCallInBrowser(t *testing.T) {
 	// The correction cue fires 30 s after the first caller audio.
 	b.Do(60*time.Second, chromedp.WaitVisible(`.cue[data-cue="teams_down"]`))
 	b.Shot(shots, "4-call-with-cue")
-	time.Sleep(12 * time.Second) // the caller acts on the cue; the agent records Teams
-	b.Do(30*time.Second, chromedp.Click("#call-hangup"), chromedp.Click("#hangup-yes"), chromedp.WaitVisible("#step-done"))
+	time.Sleep(20 * time.Second) // the caller acts on the cue; their words are read; the agent records Teams
+	// The debrief shows once the call is closed: after its last turn is read and the recording
+	// transcribed, which on a loaded machine takes a while.
+	b.Do(120*time.Second, chromedp.Click("#call-hangup"), chromedp.Click("#hangup-yes"), chromedp.WaitVisible("#step-done"))
 	b.Shot(shots, "5-debrief")
 	if code := b.Text("#done-code"); code != "DONE-123" {
 		t.Errorf("completion code %q", code)
@@ -194,23 +199,33 @@ func TestParticipantCallInBrowser(t *testing.T) {
 	}
 	var seq []string
 	cueT := map[string]int64{}
-	for _, e := range events {
+	var applied *trace.Event
+	for i, e := range events {
 		seq = append(seq, string(e.Type))
 		if strings.HasPrefix(string(e.Type), "cue.") && e.CueID == "teams_down" {
 			cueT[string(e.Type)] = e.T
-			if e.Type == "cue.acted" {
+			switch e.Type {
+			case trace.CueSpoken:
 				cueT["onset"] = e.RefMS
+				t.Logf("teams_down cue.spoken at %d ms: %q carries the added item: %v", e.RefMS, e.Text, e.OK != nil && *e.OK)
+			case trace.CueApplied:
+				applied = &events[i]
 			}
 		}
 	}
 	joined := strings.Join(seq, " ")
-	for _, want := range []string{"caller.audio_start", "caller.speech_start", "caller.speech_end", "agent.speech_start", "tool.call", "artifact.update", "cue.issued", "cue.shown", "cue.acted", "session.end"} {
+	for _, want := range []string{"caller.audio_start", "caller.speech_start", "caller.speech_end", "agent.speech_start", "tool.call", "artifact.update", "cue.issued", "cue.shown", "cue.spoken", "cue.applied", "session.end"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("trace lacks %s", want)
 		}
 	}
-	if !(cueT["cue.issued"] <= cueT["cue.shown"] && cueT["cue.shown"] <= cueT["onset"]) {
+	if !(cueT["cue.issued"] <= cueT["cue.shown"] && cueT["cue.shown"] <= cueT["onset"] && cueT["onset"] > 0) {
 		t.Errorf("cue times out of order: %v", cueT)
+	}
+	// The agent recorded the list as a JSON array; the fact is "VPN; Outlook; SharePoint; Teams":
+	// compared as the grader compares a set, the correction was applied.
+	if applied == nil || applied.OK == nil || !*applied.OK || applied.Field != "affected_systems" {
+		t.Errorf("teams_down cue.applied = %+v, want ok true on affected_systems", applied)
 	}
 	if sessions[0].Score == nil {
 		t.Fatalf("session not graded")

@@ -122,11 +122,19 @@ func (env *Env) replayer(events []trace.Event, report func(Mismatch) bool) *Work
 		case trace.ToolCall:
 			w.Call(e.CallID, e.Tool, e.Args)
 		case trace.AuthApprovalGranted:
-			w.Approve(e.Action)
+			if e.Source == "caller_speech" {
+				w.ApproveSpoken(e.Action, e.Text, e.Meta)
+			} else {
+				w.Approve(e.Action)
+			}
 		case trace.AuthRevoked:
 			w.Revoke(e.Action)
 		case trace.AuthApprovalDeclined:
-			w.Decline(e.Action)
+			if e.Source == "caller_speech" {
+				w.DeclineSpoken(e.Action, e.Text, e.Meta)
+			} else {
+				w.Decline(e.Action)
+			}
 		}
 	}
 	return w

@@ -425,6 +425,19 @@ func (w *Workspace) invalidateAll(reason string) {
 // Approve records the caller's approval of action and mints an action-scoped token. The artifact
 // moves to approved when the approval is for its commit action and it was under review.
 func (w *Workspace) Approve(action string) ApprovalToken {
+	return w.approve(trace.Event{Type: trace.AuthApprovalGranted, Actor: trace.ActorCaller, Action: action})
+}
+
+// ApproveSpoken records a human caller's approval read from their words: the token is minted as
+// by Approve, and the event keeps the words and how they were read (source caller_speech,
+// confidence, the audio span).
+func (w *Workspace) ApproveSpoken(action, words string, meta map[string]string) ApprovalToken {
+	return w.approve(trace.Event{Type: trace.AuthApprovalGranted, Actor: trace.ActorCaller, Action: action,
+		Source: "caller_speech", Text: words, Meta: meta})
+}
+
+func (w *Workspace) approve(ev trace.Event) ApprovalToken {
+	action := ev.Action
 	w.minted++
 	tok := &ApprovalToken{ID: "apv-" + action + "-" + strconv.Itoa(w.minted), Action: action, Valid: true}
 	if prev := w.tokens[action]; prev != nil && prev.Valid {
@@ -432,7 +445,8 @@ func (w *Workspace) Approve(action string) ApprovalToken {
 	}
 	w.tokens[action] = tok
 	delete(w.revoked, action)
-	w.emit(trace.Event{Type: trace.AuthApprovalGranted, Actor: trace.ActorCaller, Action: action, Token: tok.ID})
+	ev.Token = tok.ID
+	w.emit(ev)
 	if action == w.task.Agent.Artifact.CommitAction && w.state == task.StateReady {
 		w.setState(task.StateApproved)
 	}
@@ -457,6 +471,12 @@ func (w *Workspace) Revoke(action string) {
 // Decline records that the caller refused to approve action.
 func (w *Workspace) Decline(action string) {
 	w.emit(trace.Event{Type: trace.AuthApprovalDeclined, Actor: trace.ActorCaller, Action: action})
+}
+
+// DeclineSpoken records a human caller's refusal read from their words.
+func (w *Workspace) DeclineSpoken(action, words string, meta map[string]string) {
+	w.emit(trace.Event{Type: trace.AuthApprovalDeclined, Actor: trace.ActorCaller, Action: action,
+		Source: "caller_speech", Text: words, Meta: meta})
 }
 
 // Snapshot is the workspace state at one moment.
