@@ -74,9 +74,9 @@ func DefaultRecipe(name string) (Recipe, error) {
 // Bed is a noise bed: Seconds of mono PCM16 at Rate, made from its recipe.
 type Bed struct {
 	Recipe  Recipe  `json:"recipe"`
-	SHA256  string  `json:"sha256"`    // of the samples, little-endian
-	RMSDBFS float64 `json:"rms_dbfs"`  // of the samples as stored
-	Speaker string  `json:"speaker"`   // what spoke (flite version and voices)
+	SHA256  string  `json:"sha256"`   // of the samples, little-endian
+	RMSDBFS float64 `json:"rms_dbfs"` // of the samples as stored
+	Speaker string  `json:"speaker"`  // what spoke (flite version and voices)
 	PCM     []int16 `json:"-"`
 }
 
