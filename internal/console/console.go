@@ -331,12 +331,24 @@ func (s *Service) persist(l *Live) {
 	close(l.ended)
 }
 
+// RecordingCleanCaller is the kind of the recording that keeps the clean caller beside the
+// stereo recording of a call under a listening condition (left clean caller, right agent).
+const RecordingCleanCaller = "clean_caller"
+
 // SaveResult stores what a finished session left: its recording, its grade (or a grader_error
 // exclusion), its exclusion, and its end. Shared by human and synthetic runs.
 func SaveResult(ctx context.Context, st *store.DB, sessionID string, res session.Result) error {
 	var errs []error
 	if res.Recording != "" {
 		if rec, err := describeRecording(sessionID, res.Recording); err == nil {
+			errs = append(errs, st.SaveRecording(ctx, rec))
+		} else {
+			errs = append(errs, err)
+		}
+	}
+	if res.CleanRecording != "" { // the caller before the listening condition
+		if rec, err := describeRecording(sessionID, res.CleanRecording); err == nil {
+			rec.Kind = RecordingCleanCaller
 			errs = append(errs, st.SaveRecording(ctx, rec))
 		} else {
 			errs = append(errs, err)

@@ -73,6 +73,23 @@ type CallConfig struct {
 	// OnEvent receives speech, stream, gap and late-tick events. Same rules as OnCallerFrame.
 	// The engine never runs two callbacks at once.
 	OnEvent func(Event)
+
+	// CallerCondition, when set, is the caller's listening condition (background noise, a
+	// telephone line): each assembled caller frame is changed by it in place, so the agent and
+	// the recording's caller channel get what the agent hears. The endpointer still hears the
+	// clean caller (turn-taking follows what the caller did, not the noise), and
+	// CleanRecordingPath keeps the clean caller beside the recording.
+	CallerCondition CallerConditioner
+	// CleanRecordingPath, with CallerCondition, is a second stereo WAV: the clean caller on the
+	// left, the same agent audio on the right, sample-aligned with RecordingPath.
+	CleanRecordingPath string
+}
+
+// CallerConditioner changes caller audio the way a listening condition sounds to the agent
+// (internal/condition's Processor). Condition gets one 24 kHz frame and the media sample of its
+// first sample; frames come in order without gaps. It runs on the media path and must not block.
+type CallerConditioner interface {
+	Condition(pcm []int16, first int64)
 }
 
 // CallerFrame is one tick's caller audio as the agent receives it.
@@ -189,6 +206,7 @@ const frameRing = 4
 
 type callerFrameSlot struct {
 	pcm       [FrameSamples]int16
+	clean     [FrameSamples]int16 // the caller before the listening condition (only with one)
 	concealed int
 }
 
@@ -202,6 +220,7 @@ type Call struct {
 	log      *slog.Logger
 	clock    MediaClock
 	rec      *Recorder
+	cleanRec *Recorder // the clean caller beside rec, with a listening condition
 	enc      *opusEncoder
 	resample *Resampler // nil when the agent takes 24 kHz
 	margin   time.Duration
@@ -249,8 +268,9 @@ type Call struct {
 	lat     Latencies
 
 	// Tick goroutine only.
-	agentFrame [FrameSamples]int16
-	callerRec  [FrameSamples]int16
+	agentFrame  [FrameSamples]int16
+	callerRec   [FrameSamples]int16
+	callerClean [FrameSamples]int16
 	agentEP    *Endpointer
 	callerPk   levelWindow
 	agentPk    levelWindow
@@ -354,6 +374,15 @@ func NewCall(cfg CallConfig) (*Call, error) {
 	if cfg.RecordingPath != "" {
 		if c.rec, err = CreateRecorder(cfg.RecordingPath, RecordRate); err != nil {
 			c.enc.close()
+			return nil, fmt.Errorf("new call: %w", err)
+		}
+	}
+	if cfg.CleanRecordingPath != "" && cfg.CallerCondition != nil {
+		if c.cleanRec, err = CreateRecorder(cfg.CleanRecordingPath, RecordRate); err != nil {
+			c.enc.close()
+			if c.rec != nil {
+				c.rec.Close()
+			}
 			return nil, fmt.Errorf("new call: %w", err)
 		}
 	}
@@ -479,6 +508,9 @@ func (c *Call) tick(tk Tick) {
 	}
 	slot := &c.ring[n%frameRing]
 	copy(c.callerRec[:], slot.pcm[:])
+	if c.cleanRec != nil {
+		copy(c.callerClean[:], slot.clean[:])
+	}
 	cc := c.cc
 	c.callerMu.Unlock()
 
@@ -491,6 +523,11 @@ func (c *Call) tick(tk Tick) {
 	var recErr error
 	if c.rec != nil {
 		recErr = c.rec.Write(c.callerRec[:], c.agentFrame[:])
+	}
+	if c.cleanRec != nil {
+		if err := c.cleanRec.Write(c.callerClean[:], c.agentFrame[:]); recErr == nil {
+			recErr = err
+		}
 	}
 
 	agentLevel := RMSDBFS(c.agentFrame[:])
@@ -555,6 +592,15 @@ func (c *Call) assembleLocked(now time.Time) {
 		c.cc.decodeErrs = c.cc.prevDecodeErrs + c.jb.decodeErrors
 		c.cc.jitter = time.Duration(c.jb.jitter * float64(time.Second))
 	}
+	// Listening-condition seam (issue 19; keep it this small when call.go is split): the frame
+	// becomes what the agent hears, for the agent and the recording alike, while the endpointer
+	// below keeps the clean caller.
+	clean := slot.pcm[:] // what the endpointer hears
+	if c.cfg.CallerCondition != nil {
+		copy(slot.clean[:], slot.pcm[:])
+		c.cfg.CallerCondition.Condition(slot.pcm[:], fs)
+		clean = slot.clean[:]
+	}
 	c.cc.level = RMSDBFS(slot.pcm[:])
 
 	start := time.Duration(n) * TickDuration
@@ -564,7 +610,7 @@ func (c *Call) assembleLocked(now time.Time) {
 		pcm = c.agentPCM
 		start -= c.resample.Delay()
 	}
-	c.callerEP.Process(slot.pcm[:], RecordRate, time.Duration(n)*TickDuration, func(ev SpeechEvent) {
+	c.callerEP.Process(clean, RecordRate, time.Duration(n)*TickDuration, func(ev SpeechEvent) {
 		kind := CallerSpeechEnd
 		if ev.Start {
 			kind = CallerSpeechStart
@@ -1012,8 +1058,11 @@ func (c *Call) Close() error {
 		<-c.done
 		c.link.Store(nil)
 		var errs []error
-		if c.rec != nil {
-			if err := c.rec.Close(); err != nil {
+		for _, r := range []*Recorder{c.rec, c.cleanRec} {
+			if r == nil {
+				continue
+			}
+			if err := r.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("close call: %w", err))
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent"
+	"github.com/voicebench/humanaudit/internal/condition"
 	"github.com/voicebench/humanaudit/internal/flow"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
@@ -131,6 +132,15 @@ type Config struct {
 	// Transcriber, when set, transcribes the recording after the call for any side the provider
 	// gave no transcript of.
 	Transcriber Transcriber
+
+	// Condition is the caller's listening condition, applied on the caller path as the agent
+	// hears it, the same for human and synthetic callers; nil records nothing (quiet, as before
+	// conditions existed). ConditionSeed is the seed it was prepared with (condition.SeedFor),
+	// recorded in session.start with the condition, its level and its bed.
+	Condition     *condition.Processor
+	ConditionSeed int64
+	// CleanRecordingPath, with a Condition, receives the clean caller beside RecordingPath.
+	CleanRecordingPath string
 }
 
 // Result is how a call ended and its grade.
@@ -141,6 +151,8 @@ type Result struct {
 	Grade     *grade.Result
 	GradeErr  error
 	Recording string
+	// CleanRecording is the recording with the clean caller ("" without a listening condition).
+	CleanRecording string
 }
 
 // Session is one running call.
@@ -180,6 +192,7 @@ type Session struct {
 	framesDropped   atomic.Int64
 	synth           synthState
 	lastAgentSignal time.Duration
+	cond            *conditionTap // nil without a listening condition
 }
 
 // cueState follows one cue from issue to action.
@@ -253,7 +266,18 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	if cfg.Mode == Synthetic {
 		input = media.CallerPCM
 	}
+	var conditioner media.CallerConditioner
+	cleanPath := ""
+	if cfg.Condition != nil && !cfg.Condition.Spec().Quiet() {
+		s.cond = &conditionTap{p: cfg.Condition}
+		conditioner = s.cond
+		if cfg.RecordingPath != "" {
+			cleanPath = cfg.CleanRecordingPath
+		}
+	}
 	s.call, err = media.NewCall(media.CallConfig{
+		CallerCondition:    conditioner,
+		CleanRecordingPath: cleanPath,
 		AgentRate:        s.format.InputRate,
 		RecordingPath:    cfg.RecordingPath,
 		Clock:            cfg.Clock,
@@ -276,6 +300,11 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	if cfg.Reruns != "" {
 		meta["reruns"] = cfg.Reruns
+	}
+	if cfg.Condition != nil {
+		for k, v := range cfg.Condition.Applied(cfg.ConditionSeed).Meta() {
+			meta[k] = v
+		}
 	}
 	for k, v := range cfg.Meta {
 		meta[k] = v
@@ -758,12 +787,16 @@ func (s *Session) finish(reason, exclusion string) {
 	s.adapter.Close()
 	closeErr := s.call.Close()
 	st := s.call.Stats()
-	s.emit(trace.Event{Type: trace.MediaStats, Actor: trace.ActorSystem, Meta: map[string]string{
+	stats := map[string]string{
 		"ticks": strconv.FormatInt(st.Ticks, 10), "late_ticks": strconv.FormatInt(st.LateTicks, 10),
 		"caller_packets_received": strconv.FormatInt(st.CallerPacketsReceived, 10), "caller_packets_lost": strconv.FormatInt(st.CallerPacketsLost, 10),
 		"caller_concealed_ms": strconv.FormatInt(st.CallerConcealed.Milliseconds(), 10), "caller_streams": strconv.Itoa(st.CallerStreams),
 		"agent_flushed_ms": strconv.FormatInt(st.AgentFlushed.Milliseconds(), 10), "caller_frames_dropped": strconv.FormatInt(s.framesDropped.Load(), 10),
-		"rtt_ms": strconv.FormatInt(st.Link.RTT.Milliseconds(), 10)}})
+		"rtt_ms": strconv.FormatInt(st.Link.RTT.Milliseconds(), 10)}
+	if s.cond != nil {
+		s.cond.report(stats)
+	}
+	s.emit(trace.Event{Type: trace.MediaStats, Actor: trace.ActorSystem, Meta: stats})
 	for _, c := range s.cues {
 		if !c.resolved {
 			c.resolved = true
@@ -786,6 +819,9 @@ func (s *Session) finish(reason, exclusion string) {
 	s.emit(trace.Event{Type: trace.SessionEnd, Actor: trace.ActorSystem, Text: reason})
 	s.trace.Seal()
 	s.result = Result{Reason: reason, Exclusion: exclusion, Events: s.trace.Events(), Recording: s.cfg.RecordingPath}
+	if s.cond != nil && s.cfg.RecordingPath != "" {
+		s.result.CleanRecording = s.cfg.CleanRecordingPath
+	}
 	g, err := grade.Grade(context.Background(), s.cfg.Task, s.result.Events, s.cfg.Grade)
 	if err != nil {
 		s.result.GradeErr = err
