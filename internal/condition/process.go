@@ -140,3 +140,15 @@ func (p *Processor) Condition(pcm []int16, first int64) {
 
 // Next is the media sample the next frame should start at.
 func (p *Processor) Next() int64 { return p.next }
+
+// SeedFor is the condition seed of a call of task with seed (the synthetic run's seed, or the
+// human session's repeat): every system called for the same task, seed and condition hears the
+// same stretch of the bed, and different tasks hear different stretches.
+func SeedFor(taskID string, seed int64) int64 {
+	h := sha256.New()
+	h.Write([]byte(taskID))
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(seed))
+	h.Write(b[:])
+	return int64(binary.LittleEndian.Uint64(h.Sum(nil)[:8]) >> 1)
+}

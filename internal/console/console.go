@@ -253,7 +253,7 @@ func (s *Service) StartHuman(ctx context.Context, p store.Participant, a store.A
 		return nil, fmt.Errorf("console: create session: %w", err)
 	}
 	live := &Live{ID: rec.ID, ParticipantID: p.ID, Assignment: a, Task: t, Alias: alias, Started: time.Now(), ended: make(chan struct{})}
-	adapter, err := systems.New(sys, systems.DialOptions{Keys: s.cfg.Keys, Endpoint: s.endpoint(sys)})
+	adapter, err := systems.New(sys, systems.DialOptions{Keys: s.cfg.Keys, Endpoint: s.endpoint(sys), Task: t.ID})
 	if err == nil {
 		sinks := []trace.Sink{s.cfg.Store.EventSink(rec.ID)}
 		if j, jerr := trace.CreateJournal(s.journalPath(rec.ID)); jerr == nil {

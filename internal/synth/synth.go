@@ -296,7 +296,7 @@ func runOne(ctx context.Context, cfg Config, p Pair, attempts map[pairKey]int) O
 		return out
 	}
 	sys := cfg.System
-	adapter, err := systems.New(sys, systems.DialOptions{Keys: cfg.Keys, Endpoint: cfg.Endpoint})
+	adapter, err := systems.New(sys, systems.DialOptions{Keys: cfg.Keys, Endpoint: cfg.Endpoint, Task: p.Task.ID})
 	var s *session.Session
 	if err == nil {
 		voice, _ := sys.EffectiveVoice()

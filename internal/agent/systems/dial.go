@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent"
+	"github.com/voicebench/humanaudit/internal/agent/elevenlabs"
 	"github.com/voicebench/humanaudit/internal/agent/gemini"
 	"github.com/voicebench/humanaudit/internal/agent/openai"
 )
@@ -20,6 +21,9 @@ type DialOptions struct {
 	Endpoint string
 	// HandshakeTimeout bounds dial plus session handshake (0 = the family's default, 15 s).
 	HandshakeTimeout time.Duration
+	// Task is the id of the task the call runs: platforms that keep an agent per task
+	// (ElevenLabs) dial that task's agent.
+	Task string
 }
 
 // New builds the adapter of sys's family without connecting.
@@ -37,6 +41,10 @@ func New(sys System, opts DialOptions) (agent.Adapter, error) {
 	}
 	if sys.Family == FamilyReference && sys.Model == "" {
 		sys.Model = "reference" // GA-compatible servers expect ?model=
+	}
+	if sys.Family == FamilyElevenLabs {
+		return elevenlabs.New(elevenlabs.Options{URL: endpoint, APIURL: sys.APIURL, AgentID: sys.AgentFor(opts.Task), Key: key,
+			Language: sys.Language, Timeouts: elevenlabs.Timeouts{Handshake: opts.HandshakeTimeout}}), nil
 	}
 	if sys.Family == FamilyGemini {
 		return gemini.New(gemini.Options{URL: endpoint, Model: sys.Model, Key: key, ExtraVoices: sys.ExtraVoices,
