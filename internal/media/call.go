@@ -271,14 +271,14 @@ type Call struct {
 	agentFrame  [FrameSamples]int16
 	callerRec   [FrameSamples]int16
 	callerClean [FrameSamples]int16
-	agentEP    *Endpointer
-	callerPk   levelWindow
-	agentPk    levelWindow
-	sent       int64
-	half       pendingPacket
-	writeErrs  int64
-	lateTicks  int64
-	maxLate    time.Duration
+	agentEP     *Endpointer
+	callerPk    levelWindow
+	agentPk     levelWindow
+	sent        int64
+	half        pendingPacket
+	writeErrs   int64
+	lateTicks   int64
+	maxLate     time.Duration
 
 	done      chan struct{}
 	closeOnce sync.Once

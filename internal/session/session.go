@@ -278,14 +278,14 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	s.call, err = media.NewCall(media.CallConfig{
 		CallerCondition:    conditioner,
 		CleanRecordingPath: cleanPath,
-		AgentRate:        s.format.InputRate,
-		RecordingPath:    cfg.RecordingPath,
-		Clock:            cfg.Clock,
-		Logger:           log,
-		CallerInput:      input,
-		CallerEndpointer: cfg.Endpointer,
-		OnCallerFrame:    s.onCallerFrame,
-		OnEvent:          s.onMediaEvent,
+		AgentRate:          s.format.InputRate,
+		RecordingPath:      cfg.RecordingPath,
+		Clock:              cfg.Clock,
+		Logger:             log,
+		CallerInput:        input,
+		CallerEndpointer:   cfg.Endpointer,
+		OnCallerFrame:      s.onCallerFrame,
+		OnEvent:            s.onMediaEvent,
 	})
 	if err != nil {
 		cfg.Adapter.Close()
