@@ -268,17 +268,18 @@ type Call struct {
 	lat     Latencies
 
 	// Tick goroutine only.
-	agentFrame  [FrameSamples]int16
-	callerRec   [FrameSamples]int16
-	callerClean [FrameSamples]int16
-	agentEP     *Endpointer
-	callerPk    levelWindow
-	agentPk     levelWindow
-	sent        int64
-	half        pendingPacket
-	writeErrs   int64
-	lateTicks   int64
-	maxLate     time.Duration
+	agentFrame [FrameSamples]int16
+	callerRec  [FrameSamples]int16
+	agentEP    *Endpointer
+	callerPk   levelWindow
+	agentPk    levelWindow
+	sent       int64
+	half       pendingPacket
+	writeErrs  int64
+	lateTicks  int64
+	maxLate    time.Duration
+
+	callerClean [FrameSamples]int16 // tick goroutine: the clean caller frame cleanRec writes
 
 	done      chan struct{}
 	closeOnce sync.Once

@@ -275,18 +275,18 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 			cleanPath = cfg.CleanRecordingPath
 		}
 	}
-	s.call, err = media.NewCall(media.CallConfig{
-		CallerCondition:    conditioner,
-		CleanRecordingPath: cleanPath,
-		AgentRate:          s.format.InputRate,
-		RecordingPath:      cfg.RecordingPath,
-		Clock:              cfg.Clock,
-		Logger:             log,
-		CallerInput:        input,
-		CallerEndpointer:   cfg.Endpointer,
-		OnCallerFrame:      s.onCallerFrame,
-		OnEvent:            s.onMediaEvent,
-	})
+	callCfg := media.CallConfig{
+		AgentRate:        s.format.InputRate,
+		RecordingPath:    cfg.RecordingPath,
+		Clock:            cfg.Clock,
+		Logger:           log,
+		CallerInput:      input,
+		CallerEndpointer: cfg.Endpointer,
+		OnCallerFrame:    s.onCallerFrame,
+		OnEvent:          s.onMediaEvent,
+	}
+	callCfg.CallerCondition, callCfg.CleanRecordingPath = conditioner, cleanPath
+	s.call, err = media.NewCall(callCfg)
 	if err != nil {
 		cfg.Adapter.Close()
 		return nil, fmt.Errorf("session %s: %w", cfg.ID, err)
