@@ -55,6 +55,9 @@ const (
 	EndConsoleShutdown = "console_shutdown"
 	// EndExcludedByExperimenter: an experimenter excluded the call while it was running.
 	EndExcludedByExperimenter = "excluded_by_experimenter"
+	// EndTransferred: the agent handed the caller to a human (a transfer tool); the call ends
+	// once the agent has said so (at most transferGrace later).
+	EndTransferred = "transferred"
 )
 
 // Interrupted reports whether a call that ended for reason was cut short by the console itself
@@ -193,6 +196,7 @@ type Session struct {
 	synth           synthState
 	lastAgentSignal time.Duration
 	cond            *conditionTap // nil without a listening condition
+	transferredAt   time.Duration // media time of the agent's transfer to a human; -1 none
 }
 
 // cueState follows one cue from issue to action.
@@ -237,6 +241,7 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		stop:    make(chan struct{}),
 	}
 	s.synth.nextTurn = -1
+	s.transferredAt = -1
 	s.anchor.Store(-1)
 	s.shown = map[string]bool{}
 	s.trace = trace.NewLog(s, cfg.Sinks...)
@@ -326,6 +331,9 @@ func turnTaking(server bool) string {
 	}
 	return "matched_endpointer"
 }
+
+// transferGrace is the longest a call goes on after the agent transferred the caller.
+const transferGrace = 10 * time.Second
 
 // MediaMS implements trace.Clock: the media time reached.
 func (s *Session) MediaMS() int64 { return s.call.MediaTime().Milliseconds() }
@@ -499,6 +507,9 @@ func (s *Session) emit(e trace.Event) trace.Event {
 	if stored.Type == trace.CallerAudioStart && s.anchor.Load() < 0 {
 		s.anchor.Store(stored.T)
 	}
+	if stored.Type == trace.CallTransferred && s.transferredAt < 0 {
+		s.transferredAt = s.now()
+	}
 	s.resolveCues(stored)
 	s.record(s.eng.Observe(stored))
 	return stored
@@ -556,6 +567,14 @@ func (s *Session) onTick() {
 		return
 	}
 	s.record(s.eng.Advance(s.now().Milliseconds()))
+	if s.transferredAt >= 0 {
+		// Handed to a human: the call ends when the agent has told the caller so.
+		if since := s.now() - s.transferredAt; since >= transferGrace ||
+			since >= time.Second && !s.synth.responseOpen && !s.agentAudible() {
+			s.finish(EndTransferred, "")
+		}
+		return
+	}
 	if s.cfg.Mode == Synthetic {
 		s.synthTick()
 	}
