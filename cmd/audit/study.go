@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/condition"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/study"
 	"github.com/voicebench/humanaudit/internal/task"
@@ -42,6 +43,7 @@ func runStudyPlan(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	report := fs.String("report", "", "write the balance report to this file instead of standard error")
 	tasksDir := fs.String("tasks-dir", "tasks", "task directory")
 	prefix := fs.String("slot-prefix", "P", "participant slot label prefix (use another for an extension plan)")
+	conditions := fs.String("conditions", "", "listening conditions as a second factor, comma-separated (quiet,background_tv@10,phone_line+babble@5)")
 	pf := addPowerFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -79,6 +81,13 @@ func runStudyPlan(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	req := study.Request{Systems: labels, SessionsPerParticipant: *k, Seed: *seed, SlotPrefix: *prefix}
+	specs, err := condition.ParseList(*conditions)
+	if err != nil {
+		return fmt.Errorf("--conditions: %w", err)
+	}
+	for _, c := range specs {
+		req.Conditions = append(req.Conditions, c.String())
+	}
 	if req.SessionsPerParticipant == 0 {
 		req.SessionsPerParticipant = len(labels)
 	}
@@ -176,7 +185,11 @@ func readPlanFile(path string) ([]study.Session, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return study.ReadCSV(path, f)
+	sessions, err := study.ReadCSV(path, f)
+	if err != nil {
+		return nil, err
+	}
+	return sessions, canonicalConditions(path, sessions)
 }
 
 // planRows converts plan sessions to store rows.
@@ -351,6 +364,9 @@ func runStudyCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	added, err := db.AddPlan(ctx, *id, planRows(sessions))
 	if err != nil {
+		return err
+	}
+	if err := addPlanConditions(ctx, db, *id, sessions); err != nil {
 		return err
 	}
 	slots := countSlots(sessions)
@@ -617,6 +633,9 @@ func runStudyExtend(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		added, err := db.AddPlan(ctx, *id, planRows(sessions))
 		if err != nil {
+			return err
+		}
+		if err := addPlanConditions(ctx, db, *id, sessions); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "study %s: added %d sessions (%d new participant slots); %d rows were stored already and kept as they are\n",

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/condition"
 	"github.com/voicebench/humanaudit/internal/secrets"
 	"github.com/voicebench/humanaudit/internal/session"
 	"github.com/voicebench/humanaudit/internal/store"
@@ -75,13 +76,14 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	data := fs.String("data", "audit_data", "data directory (database cluster, recordings, bank audio); DATABASE_URL overrides the database")
 	timeLimit := fs.Duration("time-limit", 15*time.Minute, "longest call")
 	render := fs.Bool("render-missing", false, "render with Flite what the built bank lacks (recorded as source render) instead of failing")
+	cond := fs.String("condition", "", "listening condition of every call (quiet, background_tv@10, phone_line+babble@5 …); a run resumes only its own condition's calls")
 	jf := addJudgeFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if *label == "" || *out == "" || len(pos) > 0 || *seeds < 1 {
-		fmt.Fprintln(stderr, "usage: audit synth --system LABEL --tasks audit24 --seeds 3 --out DIR [--systems systems.json] [--parallel N]")
+		fmt.Fprintln(stderr, "usage: audit synth --system LABEL --tasks audit24 --seeds 3 --out DIR [--systems systems.json] [--parallel N] [--condition quiet|background_tv@10|phone_line+babble@5 …]")
 		return errUsage
 	}
 	all, err := loadTaskDir(*tasksDir)
@@ -130,6 +132,13 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	sessionLog := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	cfg := synth.Config{Store: db, System: sys, Keys: keys, Endpoint: endpoint, Tasks: tasks, Seeds: *seeds, Out: *out,
 		DataDir: *data, Parallel: *parallel, Grade: gopts, TimeLimit: *timeLimit, Progress: stderr, Logger: sessionLog}
+	if *cond != "" {
+		spec, err := condition.Parse(*cond)
+		if err != nil {
+			return fmt.Errorf("--condition: %w", err)
+		}
+		cfg.Condition, cfg.Conditions = &spec, conditionLibrary(*data)
+	}
 	bankDir := filepath.Join(*data, "bank")
 	if _, err := os.Stat(filepath.Join(bankDir, "manifest.json")); err != nil && !*render {
 		return fmt.Errorf("synth: no built caller bank in %s (run audit bank build, or pass --render-missing to render with Flite at run time)", bankDir)

@@ -16,10 +16,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/condition"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/session"
@@ -54,6 +56,9 @@ type Config struct {
 	// Transcriber transcribes recordings after calls for sides with no provider transcript; nil
 	// uses the offline recognizer.
 	Transcriber session.Transcriber
+	// Conditions has the listening conditions' noise beds; nil runs every call quiet and refuses
+	// an assignment planned under a noise.
+	Conditions *condition.Library
 }
 
 // Service starts sessions and tracks the live ones.
@@ -247,12 +252,21 @@ func (s *Service) StartHuman(ctx context.Context, p store.Participant, a store.A
 	if st, err := s.cfg.Store.System(ctx, a.System); err == nil {
 		alias = st.Alias
 	}
+	cond, condSeed, err := s.listeningCondition(ctx, a, t)
+	if err != nil {
+		return nil, err
+	}
 	rec, err := s.cfg.Store.CreateSession(ctx, store.NewSession{AssignmentID: a.ID, ParticipantID: p.ID, TaskID: t.ID,
 		TaskVersion: t.Version, System: a.System, Mode: store.ModeHuman, Seed: a.ID, ConsoleID: s.id})
 	if err != nil {
 		return nil, fmt.Errorf("console: create session: %w", err)
 	}
 	live := &Live{ID: rec.ID, ParticipantID: p.ID, Assignment: a, Task: t, Alias: alias, Started: time.Now(), ended: make(chan struct{})}
+	if cond != nil {
+		if err := s.cfg.Store.SetSessionCondition(ctx, rec.ID, cond.Spec().String()); err != nil {
+			s.log.Warn("session condition not stored", slog.String("session", rec.ID), slog.Any("err", err))
+		}
+	}
 	adapter, err := systems.New(sys, systems.DialOptions{Keys: s.cfg.Keys, Endpoint: s.endpoint(sys), Task: t.ID})
 	if err == nil {
 		sinks := []trace.Sink{s.cfg.Store.EventSink(rec.ID)}
@@ -268,6 +282,7 @@ func (s *Service) StartHuman(ctx context.Context, p store.Participant, a store.A
 			Sinks:         sinks, TimeLimit: s.cfg.TimeLimit, Endpointer: s.cfg.Endpointer,
 			Grade: s.cfg.Grade, Logger: s.log, OnUpdate: live.deliver, Meta: meta, Transcriber: s.cfg.Transcriber,
 			Attempt: rec.Attempt, Reruns: rec.Reruns}
+		cfg.Condition, cfg.ConditionSeed, cfg.CleanRecordingPath = cond, condSeed, CleanRecordingPath(cfg.RecordingPath)
 		live.Session, err = session.Start(context.WithoutCancel(ctx), cfg)
 	}
 	if err != nil {
@@ -334,6 +349,39 @@ func (s *Service) persist(l *Live) {
 // RecordingCleanCaller is the kind of the recording that keeps the clean caller beside the
 // stereo recording of a call under a listening condition (left clean caller, right agent).
 const RecordingCleanCaller = "clean_caller"
+
+// listeningCondition prepares the condition an assignment is planned under (nil: none). Every
+// system called for the task in the same condition hears the same stretch of its noise: the seed
+// is the task's and the repeat's, not the participant's.
+func (s *Service) listeningCondition(ctx context.Context, a store.Assignment, t *task.Task) (*condition.Processor, int64, error) {
+	c, err := s.cfg.Store.AssignmentCondition(ctx, a.ID)
+	if err != nil || c == "" {
+		return nil, 0, err
+	}
+	spec, err := condition.Parse(c)
+	if err != nil {
+		return nil, 0, fmt.Errorf("console: assignment %d: %w", a.ID, err)
+	}
+	seed := condition.SeedFor(t.ID, int64(a.Repeat))
+	if spec.Noise != "" && s.cfg.Conditions == nil {
+		return nil, 0, fmt.Errorf("console: assignment %d is planned under %s but this console has no noise beds", a.ID, spec)
+	}
+	lib := s.cfg.Conditions
+	if lib == nil {
+		lib = &condition.Library{}
+	}
+	p, err := lib.Processor(ctx, spec, seed)
+	if err != nil {
+		return nil, 0, fmt.Errorf("console: assignment %d: condition %s: %w", a.ID, spec, err)
+	}
+	return p, seed, nil
+}
+
+// CleanRecordingPath is where the clean caller of a call under a listening condition is kept:
+// beside its recording ("s_x.wav" → "s_x.clean.wav").
+func CleanRecordingPath(recording string) string {
+	return strings.TrimSuffix(recording, ".wav") + ".clean.wav"
+}
 
 // SaveResult stores what a finished session left: its recording, its grade (or a grader_error
 // exclusion), its exclusion, and its end. Shared by human and synthetic runs.

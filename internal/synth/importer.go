@@ -205,7 +205,11 @@ func importOne(ctx context.Context, cfg ImportConfig, tasks map[string]*task.Tas
 		r.Status, r.Reason = "refused", err.Error()
 		return r
 	}
-	done, _, err := finished(ctx, st, c.system)
+	cond := ""
+	if len(c.events) > 0 && c.events[0].Type == trace.SessionStart {
+		cond = c.events[0].Meta["condition"] // a trace made under a listening condition says so
+	}
+	done, _, err := finished(ctx, st, c.system, cond)
 	if err != nil {
 		r.Status, r.Reason = "refused", err.Error()
 		return r
@@ -235,6 +239,9 @@ func importOne(ctx context.Context, cfg ImportConfig, tasks map[string]*task.Tas
 		return r
 	}
 	err = st.StartSession(ctx, c.id)
+	if err == nil && cond != "" {
+		err = st.SetSessionCondition(ctx, c.id, cond)
+	}
 	if err == nil {
 		err = st.AppendEvents(ctx, c.id, c.events)
 	}
