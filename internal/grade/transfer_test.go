@@ -113,7 +113,7 @@ func collect(t *testing.T, tk *task.Task, calls ...[2]string) []trace.Event {
 func TestSoundAlikeVerification(t *testing.T) {
 	tk := suiteTask(t, "pharmacy-insurance-update")
 	for _, tt := range []struct {
-		name, lastName string
+		name, lastName  string
 		verified, sound bool
 	}{
 		{"as written", "Kearney", true, false},
