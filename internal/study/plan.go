@@ -99,18 +99,18 @@ type Plan struct {
 // Design describes how a plan was constructed, for the balance report.
 type Design struct {
 	Systems, Tasks, Anchors, K int
+	Sessions, Participants     int
+	Groups                     int     // complete groups of n participants (one Latin rectangle each)
+	Partial                    int     // participants in the incomplete last group
+	LockedGroups               int     // groups whose tasks are held to one position for every system
+	Bases                      [][]int // the base sequences (systems numbered in Order)
+	Order                      []string
+	ExactCarryOver             bool // the bases balance carry-over exactly over a full cycle
+	FullCycles                 bool // the complete groups use every base equally often
+	Method                     string
 	// Conditions is the number of listening conditions (0: no condition factor); the design's
 	// arms are then the Systems × Conditions pairs, and Bases and Order number arms.
-	Conditions             int
-	Sessions, Participants int
-	Groups                 int     // complete groups of n participants (one Latin rectangle each)
-	Partial                int     // participants in the incomplete last group
-	LockedGroups           int     // groups whose tasks are held to one position for every system
-	Bases                  [][]int // the base sequences (systems numbered in Order)
-	Order                  []string
-	ExactCarryOver         bool // the bases balance carry-over exactly over a full cycle
-	FullCycles             bool // the complete groups use every base equally often
-	Method                 string
+	Conditions int
 }
 
 // input is a checked request.
