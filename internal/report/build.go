@@ -85,6 +85,9 @@ func Build(in Input, opts Options) (*Report, error) {
 	b.anchor()
 	b.annotators()
 	b.slices()
+	b.conditionSlices()
+	b.soundAlike()
+	b.transfers()
 	b.fieldMisses()
 	b.exclusions()
 	if err := b.planning(); err != nil {

@@ -149,6 +149,37 @@ func document(r *Report, figs []Figure) []any {
 		}
 	}
 
+	if len(r.Conditions) > 0 {
+		d = append(d, heading{2, "Listening conditions"}, para(conditionNote(r)))
+		t = table{head: []string{"condition", "system", "tasks", "human WS", "95% CI", "synthetic WS", "95% CI", "delta", "CI", "paired tasks"},
+			right: []bool{false, false, true, true, true, true, true, true, true, true}}
+		for _, c := range r.Conditions {
+			t.rows = append(t.rows, []string{c.Condition, c.System, itoa(c.Tasks), frac(c.Human), wilsonCI(c.Human), frac(c.Synthetic), wilsonCI(c.Synthetic),
+				c.Delta.Estimate.signed(3), ci(c.Delta, 3), itoa(c.Paired)})
+		}
+		d = append(d, t)
+	}
+	if len(r.SoundAlike) > 0 {
+		d = append(d, heading{2, "Sound-alike verification"},
+			para("On the tasks whose verification accepts a name that sounds the same (a phonetic column: Soundex or Double Metaphone, as the task names): passes (WS = 1) whose caller was verified only through a sound-alike match, never as written."))
+		t = table{head: []string{"system", "mode", "sessions", "passes", "verified only by sound", "share of passes", "95% CI", "all sessions verified only by sound"}, right: rightFrom(2, 8)}
+		for _, s := range r.SoundAlike {
+			t.rows = append(t.rows, []string{s.System, string(s.Mode), itoa(s.Sessions), itoa(s.Passes), itoa(s.SoundAlikeOnly.Successes),
+				s.SoundAlikeOnly.P.fixed(3), wilsonCI(s.SoundAlikeOnly), itoa(s.SoundAlikeAll)})
+		}
+		d = append(d, t)
+	}
+	if len(r.Transfers) > 0 {
+		d = append(d, heading{2, "Transfers to a human"},
+			para("Calls the agent handed to a person (a transfer tool), by behaviour profile of the task and system, with Wilson intervals; forbidden counts transfers on tasks whose rule forbids them, missed the calls of tasks that require one where none came."))
+		t = table{head: []string{"mode", "system", "behaviour profile", "sessions", "transferred", "rate", "95% CI", "forbidden", "missed"}, right: rightFrom(3, 9)}
+		for _, x := range r.Transfers {
+			t.rows = append(t.rows, []string{string(x.Mode), x.System, x.Behavior, itoa(x.Sessions), itoa(x.Transfers.Successes), x.Transfers.P.fixed(3),
+				wilsonCI(x.Transfers), itoa(x.Wrong), itoa(x.Missed)})
+		}
+		d = append(d, t)
+	}
+
 	d = append(d, heading{2, "Field misses per task"})
 	t = table{head: []string{"task", "field", "required", "human misses", "synthetic misses"}, right: []bool{false, false, false, true, true}}
 	shown := 0
@@ -322,6 +353,14 @@ func prop(p Proportion) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%s [%s, %s] (%d/%d)", p.P.fixed(3), p.Low.fixed(3), p.High.fixed(3), p.Successes, p.N)
+}
+
+// wilsonCI is a proportion's Wilson interval, "[0.12, 0.48]" ("–" without sessions).
+func wilsonCI(p Proportion) string {
+	if p.N == 0 || p.Low.IsNaN() {
+		return "–"
+	}
+	return "[" + p.Low.fixed(3) + ", " + p.High.fixed(3) + "]"
 }
 
 func frac(p Proportion) string {

@@ -60,6 +60,10 @@ type TaskInfo struct {
 	RequiredFields int      `json:"required_fields"`
 	Anchor         bool     `json:"anchor"`
 	Fields         []string `json:"fields"` // graded fields in the answer key's order
+	// SoundAlike says a verify tool of the task matches a column by sound; TransferRule is the
+	// task's transfer rule when it has a transfer tool.
+	SoundAlike   bool   `json:"sound_alike_verification,omitempty"`
+	TransferRule string `json:"transfer_rule,omitempty"`
 }
 
 // TaskInfoOf extracts a task's report information.
@@ -69,6 +73,14 @@ func TaskInfoOf(t *task.Task) TaskInfo {
 		RequiredFields: len(t.RequiredFields()), Anchor: t.InSubset(task.SubsetAnchor)}
 	for _, f := range t.Grader.Fields {
 		ti.Fields = append(ti.Fields, f.Field)
+	}
+	for _, tl := range t.Agent.Tools {
+		for _, c := range tl.Match {
+			ti.SoundAlike = ti.SoundAlike || c.Compare == task.ComparePhonetic
+		}
+		if tl.Kind == task.ToolTransfer {
+			ti.TransferRule = string(t.TransferRuleOf())
+		}
 	}
 	return ti
 }
@@ -115,6 +127,9 @@ type Measures struct {
 	LatenciesMS []int64
 	// Usage sums the agent.usage events; nil when the provider reported none.
 	Usage *Usage
+	// Condition is the listening condition session.start records ("" for a call without one,
+	// which the report counts as quiet).
+	Condition string
 }
 
 // Usage is what a call cost, summed over its responses, as the provider reported it.
@@ -135,7 +150,7 @@ func (u *Usage) Reported() bool {
 }
 
 // MeasuredTypes are the event types Measure reads; a loader may fetch only these.
-var MeasuredTypes = []trace.Type{trace.CallerSpeechStart, trace.CallerSpeechEnd, trace.AgentSpeechStart, trace.AgentUsage}
+var MeasuredTypes = []trace.Type{trace.SessionStart, trace.CallerSpeechStart, trace.CallerSpeechEnd, trace.AgentSpeechStart, trace.AgentUsage}
 
 // Measure reads the response latencies and the usage from a trace (all of it, or only its events
 // of MeasuredTypes).
@@ -148,6 +163,8 @@ func Measure(events []trace.Event) Measures {
 	var marks []mark
 	for _, e := range events {
 		switch e.Type {
+		case trace.SessionStart:
+			m.Condition = e.Meta["condition"]
 		case trace.CallerSpeechStart, trace.CallerSpeechEnd, trace.AgentSpeechStart:
 			marks = append(marks, mark{e.T, e.Type})
 		case trace.AgentUsage:

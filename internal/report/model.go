@@ -23,6 +23,13 @@ type Report struct {
 	// resampling them; nil without human sessions.
 	Participants *ParticipantResult `json:"participants,omitempty"`
 	Planning     *PlanningResult    `json:"planning,omitempty"`
+	// Conditions slices completion by listening condition (present when a session ran under
+	// one); SoundAlike counts passes verified only through a sound-alike match (when a task
+	// verifies by sound); Transfers counts hand-overs to a human (when a task has a transfer
+	// rule or a call transferred).
+	Conditions []ConditionRow `json:"conditions,omitempty"`
+	SoundAlike []SoundAlikeRow `json:"sound_alike,omitempty"`
+	Transfers  []TransferRow   `json:"transfers,omitempty"`
 	Notes        []string           `json:"notes"`
 }
 

@@ -180,6 +180,25 @@ func csvTables(r *Report) ([]File, error) {
 			[]string{s.HumanAFA.csv(), s.SynthAFA.csv()}, ivCells(s.Delta))...)
 	}
 
+	if len(r.Conditions) > 0 {
+		t = table("conditions.csv", cat([]string{"condition", "system", "tasks", "paired_tasks"}, propHead("human_ws"), propHead("synthetic_ws"), ivHead("ws_delta"))...)
+		for _, c := range r.Conditions {
+			t.add(cat([]string{c.Condition, c.System, itoa(c.Tasks), itoa(c.Paired)}, propCells(c.Human), propCells(c.Synthetic), ivCells(c.Delta))...)
+		}
+	}
+	if len(r.SoundAlike) > 0 {
+		t = table("sound_alike.csv", cat([]string{"system", "mode", "sessions", "passes", "sound_alike_sessions"}, propHead("sound_alike_only_of_passes"))...)
+		for _, s := range r.SoundAlike {
+			t.add(cat([]string{s.System, string(s.Mode), itoa(s.Sessions), itoa(s.Passes), itoa(s.SoundAlikeAll)}, propCells(s.SoundAlikeOnly))...)
+		}
+	}
+	if len(r.Transfers) > 0 {
+		t = table("transfers.csv", cat([]string{"mode", "system", "behavior_profile", "sessions"}, propHead("transfers"), []string{"forbidden_transfers", "missed_required_transfers"})...)
+		for _, x := range r.Transfers {
+			t.add(cat([]string{string(x.Mode), x.System, x.Behavior, itoa(x.Sessions)}, propCells(x.Transfers), []string{itoa(x.Wrong), itoa(x.Missed)})...)
+		}
+	}
+
 	t = table("field_misses.csv", "task", "field", "required", "human_misses", "human_sessions", "human_miss_rate", "synthetic_misses", "synthetic_sessions", "synthetic_miss_rate")
 	for _, f := range r.FieldMiss {
 		t.add(f.Task, f.Field, strconv.FormatBool(f.Required), itoa(f.HumanMiss), itoa(f.HumanN), f.HumanRate.csv(), itoa(f.SynthMiss), itoa(f.SynthN), f.SynthRate.csv())
