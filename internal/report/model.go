@@ -27,10 +27,10 @@ type Report struct {
 	// one); SoundAlike counts passes verified only through a sound-alike match (when a task
 	// verifies by sound); Transfers counts hand-overs to a human (when a task has a transfer
 	// rule or a call transferred).
-	Conditions []ConditionRow `json:"conditions,omitempty"`
+	Conditions []ConditionRow  `json:"conditions,omitempty"`
 	SoundAlike []SoundAlikeRow `json:"sound_alike,omitempty"`
 	Transfers  []TransferRow   `json:"transfers,omitempty"`
-	Notes        []string           `json:"notes"`
+	Notes      []string        `json:"notes"`
 }
 
 // IntervalExpandedPercentile is the report's interval: the percentile interval of the task-level
