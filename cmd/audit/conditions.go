@@ -23,7 +23,7 @@ func init() {
 // conditionLibrary is the data directory's noise beds, built on first use with Flite.
 func conditionLibrary(dataDir string) *condition.Library {
 	name := "flite"
-	if out, err := exec.Command(tts.DefaultBinary, "--version").CombinedOutput(); err == nil {
+	if out, _ := exec.Command(tts.DefaultBinary, "--version").CombinedOutput(); len(out) > 0 { // exits 1 after printing
 		for _, l := range strings.Split(string(out), "\n") {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(l), "version: "); ok {
 				name = strings.Fields(v)[0]
