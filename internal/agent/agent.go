@@ -1,7 +1,7 @@
 // Package agent defines how a session talks to an evaluated voice agent: one Adapter interface over
 // every realtime speech-to-speech protocol family, and the normalized events the session records,
-// plays and dispatches. The families live in subpackages (openai, gemini, elevenlabs); systems names the
-// evaluated systems and dials them; agenttest holds faithful protocol fakes for tests.
+// plays and dispatches. The families live in subpackages (openai, gemini, elevenlabs); systems
+// names the evaluated systems and dials them; agenttest holds faithful protocol fakes for tests.
 package agent
 
 import (
