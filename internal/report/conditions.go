@@ -22,6 +22,9 @@ type ConditionRow struct {
 	Human     Proportion `json:"human_ws"`
 	Synthetic Proportion `json:"synthetic_ws"`
 	Delta     Interval   `json:"ws_delta"`
+	// HumanAFA and SynthAFA are mean Artifact Field Accuracy over the sessions, as in the slices.
+	HumanAFA Num `json:"human_afa"`
+	SynthAFA Num `json:"synthetic_afa"`
 }
 
 // SoundAlikeRow counts one system's passes in one mode and how many of them were verified only
@@ -95,7 +98,7 @@ func (b *builder) conditionSlices() {
 			}
 			allH, allS = append(allH, hs...), append(allS, ss...)
 			b.addConditionRow(ConditionRow{Condition: c, System: sys.Label, Tasks: len(taskSet), Paired: len(tasks),
-				Human: b.count(hs, MetricWS), Synthetic: b.count(ss, MetricWS)}, h, s)
+				Human: b.count(hs, MetricWS), Synthetic: b.count(ss, MetricWS), HumanAFA: Num(meanOf(hs, MetricAFA)), SynthAFA: Num(meanOf(ss, MetricAFA))}, h, s)
 		}
 		if len(b.in.Systems) > 1 && (len(allH) > 0 || len(allS) > 0) {
 			var h, s []float64
@@ -103,7 +106,7 @@ func (b *builder) conditionSlices() {
 				h, s = append(h, stats.Mean(pooledH[t])), append(s, stats.Mean(pooledS[t]))
 			}
 			b.addConditionRow(ConditionRow{Condition: c, System: AllSystems, Tasks: len(allTasks), Paired: len(h),
-				Human: b.count(allH, MetricWS), Synthetic: b.count(allS, MetricWS)}, h, s)
+				Human: b.count(allH, MetricWS), Synthetic: b.count(allS, MetricWS), HumanAFA: Num(meanOf(allH, MetricAFA)), SynthAFA: Num(meanOf(allS, MetricAFA))}, h, s)
 		}
 	}
 }

@@ -151,11 +151,11 @@ func document(r *Report, figs []Figure) []any {
 
 	if len(r.Conditions) > 0 {
 		d = append(d, heading{2, "Listening conditions"}, para(conditionNote(r)))
-		t = table{head: []string{"condition", "system", "tasks", "human WS", "95% CI", "synthetic WS", "95% CI", "delta", "CI", "paired tasks"},
-			right: []bool{false, false, true, true, true, true, true, true, true, true}}
+		t = table{head: []string{"condition", "system", "tasks", "human WS", "95% CI", "synthetic WS", "95% CI", "delta", "CI", "paired tasks", "human AFA", "synthetic AFA"},
+			right: []bool{false, false, true, true, true, true, true, true, true, true, true, true}}
 		for _, c := range r.Conditions {
 			t.rows = append(t.rows, []string{c.Condition, c.System, itoa(c.Tasks), frac(c.Human), wilsonCI(c.Human), frac(c.Synthetic), wilsonCI(c.Synthetic),
-				c.Delta.Estimate.signed(3), ci(c.Delta, 3), itoa(c.Paired)})
+				c.Delta.Estimate.signed(3), ci(c.Delta, 3), itoa(c.Paired), c.HumanAFA.fixed(3), c.SynthAFA.fixed(3)})
 		}
 		d = append(d, t)
 	}

@@ -181,9 +181,11 @@ func csvTables(r *Report) ([]File, error) {
 	}
 
 	if len(r.Conditions) > 0 {
-		t = table("conditions.csv", cat([]string{"condition", "system", "tasks", "paired_tasks"}, propHead("human_ws"), propHead("synthetic_ws"), ivHead("ws_delta"))...)
+		t = table("conditions.csv", cat([]string{"condition", "system", "tasks", "paired_tasks"}, propHead("human_ws"), propHead("synthetic_ws"), ivHead("ws_delta"),
+			[]string{"human_afa", "synthetic_afa"})...)
 		for _, c := range r.Conditions {
-			t.add(cat([]string{c.Condition, c.System, itoa(c.Tasks), itoa(c.Paired)}, propCells(c.Human), propCells(c.Synthetic), ivCells(c.Delta))...)
+			t.add(cat([]string{c.Condition, c.System, itoa(c.Tasks), itoa(c.Paired)}, propCells(c.Human), propCells(c.Synthetic), ivCells(c.Delta),
+				[]string{c.HumanAFA.csv(), c.SynthAFA.csv()})...)
 		}
 	}
 	if len(r.SoundAlike) > 0 {
