@@ -32,7 +32,7 @@ func selectTasks(all []*task.Task, which string) ([]*task.Task, error) {
 		return all, nil
 	}
 	var out []*task.Task
-	if which == task.SubsetAudit24 || which == task.SubsetAnchor {
+	if which == task.SubsetAudit24 || which == task.SubsetAnchor || which == task.SubsetTransfer {
 		for _, t := range all {
 			if t.InSubset(which) {
 				out = append(out, t)
@@ -46,7 +46,7 @@ func selectTasks(all []*task.Task, which string) ([]*task.Task, error) {
 	for _, id := range strings.Split(which, ",") {
 		i := slices.IndexFunc(all, func(t *task.Task) bool { return t.ID == strings.TrimSpace(id) })
 		if i < 0 {
-			return nil, fmt.Errorf("--tasks: no task %q (want audit24, anchor, all or task ids)", id)
+			return nil, fmt.Errorf("--tasks: no task %q (want audit24, anchor, transfer, all or task ids)", id)
 		}
 		out = append(out, all[i])
 	}
