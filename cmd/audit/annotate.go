@@ -12,11 +12,6 @@ import (
 	"github.com/voicebench/humanaudit/internal/task"
 )
 
-func init() {
-	register("annotate create", "store a study's blinded rating set and print annotator links (--study ID --annotators N --items FILE|-)", runAnnotateCreate)
-	register("annotate export", "write a study's ratings in long format (--study ID --out ratings.csv)", runAnnotateExport)
-}
-
 func runAnnotateCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("annotate create", stderr)
 	dbf := addDBFlags(fs)
@@ -36,15 +31,11 @@ func runAnnotateCreate(ctx context.Context, args []string, stdout, stderr io.Wri
 	if *bankDir == "" {
 		*bankDir = filepath.Join(*dbf.data, "bank")
 	}
-	db, err := studyDB(ctx, dbf)
+	db, st, err := dbf.openStudy(ctx, *id)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	st, err := db.Study(ctx, *id)
-	if err != nil {
-		return err
-	}
 	if *itemsFile != "" {
 		var r io.Reader = os.Stdin
 		name := "standard input"
@@ -95,7 +86,7 @@ func runAnnotateCreate(ctx context.Context, args []string, stdout, stderr io.Wri
 		return fmt.Errorf("study %s has no rating set yet: give --items (audit bank rating-set --json)", *id)
 	}
 	base := strings.TrimSuffix(*baseURL, "/")
-	for i := 0; i < *n; i++ {
+	for range *n {
 		a, err := db.CreateAnnotator(ctx, *id)
 		if err != nil {
 			return err
@@ -117,14 +108,11 @@ func runAnnotateExport(ctx context.Context, args []string, stdout, stderr io.Wri
 		fmt.Fprintln(stderr, "audit annotate export: --study and --out are required")
 		return errUsage
 	}
-	db, err := studyDB(ctx, dbf)
+	db, _, err := dbf.openStudy(ctx, *id)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if _, err := db.Study(ctx, *id); err != nil {
-		return err
-	}
 	rows, err := db.RatingsLong(ctx, *id)
 	if err != nil {
 		return err

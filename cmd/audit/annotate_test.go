@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/voicebench/humanaudit/internal/annotate"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/task"
@@ -49,7 +50,7 @@ func TestAnnotateCreateAndExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.CreateStudy(ctx, store.Study{ID: "rate", Name: "Rating", Seed: 4, Config: json.RawMessage(`{"title":"Rating"}`)}); err != nil {
+	if _, err := db.CreateStudy(ctx, audit.Study{ID: "rate", Name: "Rating", Seed: 4, Config: json.RawMessage(`{"title":"Rating"}`)}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -109,9 +110,9 @@ func TestAnnotateCreateAndExport(t *testing.T) {
 	// Two annotators rate; the export is their ratings in long format.
 	a1, _ := db.AnnotatorByToken(ctx, links[0][1])
 	a2, _ := db.AnnotatorByToken(ctx, links[1][1])
-	db.SaveRating(ctx, store.Rating{AnnotatorID: a1.ID, ItemID: set[0], Fidelity: 4, Naturalness: 5, Leakage: false})
-	db.SaveRating(ctx, store.Rating{AnnotatorID: a2.ID, ItemID: set[0], Fidelity: 2, Naturalness: 3, Leakage: true, Note: "names the premium, \"which\" it can't know"})
-	db.SaveRating(ctx, store.Rating{AnnotatorID: a2.ID, ItemID: set[1], Fidelity: 5, Naturalness: 1, Leakage: false})
+	db.SaveRating(ctx, audit.Rating{AnnotatorID: a1.ID, ItemID: set[0], Fidelity: 4, Naturalness: 5, Leakage: false})
+	db.SaveRating(ctx, audit.Rating{AnnotatorID: a2.ID, ItemID: set[0], Fidelity: 2, Naturalness: 3, Leakage: true, Note: "names the premium, \"which\" it can't know"})
+	db.SaveRating(ctx, audit.Rating{AnnotatorID: a2.ID, ItemID: set[1], Fidelity: 5, Naturalness: 1, Leakage: false})
 	csvPath := filepath.Join(dir, "ratings.csv")
 	if _, stderr, err := runAudit(t, "annotate", "export", "--study", "rate", "--out", csvPath); err != nil || !strings.Contains(stderr, "3 ratings") {
 		t.Fatalf("export: %v %s", err, stderr)

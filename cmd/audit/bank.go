@@ -11,35 +11,12 @@ import (
 	"strings"
 
 	"github.com/voicebench/humanaudit/internal/bank"
-	"github.com/voicebench/humanaudit/internal/task"
 )
-
-func init() {
-	register("bank check", "quality-control the frozen caller bank: TASK: PLAN: VARIANT: reason per problem", runBankCheck)
-	register("bank build", "render every bank variant to 24 kHz WAV with Flite into audit_data/bank", runBankBuild)
-	register("bank import", "use audio rendered elsewhere (DIR holds task/plan.N.wav for every variant)", runBankImport)
-	register("bank rating-set", "export the 72 frozen utterances for the annotator study (--json)", runBankRatingSet)
-}
-
-// loadSuite loads the task suite for a bank command; invalid tasks stop it.
-func loadSuite(dir string, stderr io.Writer) ([]*task.Task, error) {
-	tasks, probs := task.LoadAll(dir)
-	if len(probs) > 0 {
-		for _, p := range probs {
-			fmt.Fprintln(stderr, p.String())
-		}
-		return nil, errors.New("some task files are invalid (run audit tasks validate)")
-	}
-	return tasks, nil
-}
 
 func runBankCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bank check", stderr)
-	tasksDir := fs.String("tasks", "tasks", "task directory")
-	if _, err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	tasks, err := loadSuite(*tasksDir, stderr)
+	tasksDir := addTasksFlag(fs)
+	tasks, err := parseSuite(fs, args, tasksDir, stderr)
 	if err != nil {
 		return err
 	}
@@ -62,15 +39,11 @@ func runBankCheck(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 func runBankBuild(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bank build", stderr)
-	tasksDir := fs.String("tasks", "tasks", "task directory")
-	dir := fs.String("dir", filepath.Join("audit_data", "bank"), "bank audio directory")
+	tasksDir, dir := addTasksFlag(fs), addBankDirFlag(fs, "bank audio directory")
 	flite := fs.String("flite", bank.DefaultFlite, "CMU Flite binary")
 	workers := fs.Int("workers", 2, "Flite processes in parallel")
 	only := fs.String("task", "", "render only this task's variants")
-	if _, err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	tasks, err := loadSuite(*tasksDir, stderr)
+	tasks, err := parseSuite(fs, args, tasksDir, stderr)
 	if err != nil {
 		return err
 	}
@@ -89,15 +62,10 @@ func runBankBuild(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 func runBankImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bank import", stderr)
-	tasksDir := fs.String("tasks", "tasks", "task directory")
-	dir := fs.String("dir", filepath.Join("audit_data", "bank"), "bank audio directory")
-	pos, err := parseFlags(fs, args)
+	tasksDir, dir := addTasksFlag(fs), addBankDirFlag(fs, "bank audio directory")
+	pos, err := exactArgs(fs, args, 1, "usage: audit bank import DIR [--dir audit_data/bank] [--tasks tasks]")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: audit bank import DIR [--dir audit_data/bank] [--tasks tasks]")
-		return errUsage
 	}
 	tasks, err := loadSuite(*tasksDir, stderr)
 	if err != nil {
@@ -121,13 +89,9 @@ func runBankImport(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 func runBankRatingSet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bank rating-set", stderr)
-	tasksDir := fs.String("tasks", "tasks", "task directory")
-	dir := fs.String("dir", filepath.Join("audit_data", "bank"), "bank audio directory the audio paths point into")
+	tasksDir, dir := addTasksFlag(fs), addBankDirFlag(fs, "bank audio directory the audio paths point into")
 	asJSON := fs.Bool("json", false, "print a JSON array")
-	if _, err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	tasks, err := loadSuite(*tasksDir, stderr)
+	tasks, err := parseSuite(fs, args, tasksDir, stderr)
 	if err != nil {
 		return err
 	}

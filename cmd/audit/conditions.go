@@ -10,15 +10,9 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/condition"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/study"
 	"github.com/voicebench/humanaudit/internal/tts"
 )
-
-func init() {
-	register("conditions build", "make the listening conditions' noise beds offline with Flite (--data audit_data)", runConditionsBuild)
-	register("conditions list", "list the listening conditions and whether their noise beds are built (--data audit_data)", runConditionsList)
-}
 
 // conditionLibrary is the data directory's noise beds, built on first use with Flite.
 func conditionLibrary(dataDir string) *condition.Library {
@@ -90,18 +84,4 @@ func canonicalConditions(path string, sessions []study.Session) error {
 		sessions[i].Condition = spec.String()
 	}
 	return nil
-}
-
-// addPlanConditions records the listening condition of each planned session AddPlan stored.
-func addPlanConditions(ctx context.Context, db *store.DB, studyID string, sessions []study.Session) error {
-	var rows []store.PlanCondition
-	for _, s := range sessions {
-		if s.Condition != "" {
-			rows = append(rows, store.PlanCondition{Slot: s.Participant, Position: s.Position, Condition: s.Condition})
-		}
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	return db.SetPlanConditions(ctx, studyID, rows)
 }

@@ -19,11 +19,13 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/browsertest"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/store/pgcluster"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/trace"
 	"github.com/voicebench/humanaudit/internal/web"
@@ -160,7 +162,7 @@ func (k *crashKit) start(t *testing.T) {
 
 // setup opens the test's own connection and creates the study (after the console registered the
 // tasks and systems): one slot per participant, one call each.
-func (k *crashKit) setup(t *testing.T, study string, participants int) []store.Participant {
+func (k *crashKit) setup(t *testing.T, study string, participants int) []audit.Participant {
 	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, store.Config{URL: k.dbURL})
@@ -169,16 +171,16 @@ func (k *crashKit) setup(t *testing.T, study string, participants int) []store.P
 	}
 	t.Cleanup(func() { db.Close() })
 	k.db = db
-	if _, err := db.CreateStudy(ctx, store.Study{ID: study, Name: study, Seed: 1, Config: json.RawMessage(`{"completion_code":"CRASH-OK"}`)}); err != nil {
+	if _, err := db.CreateStudy(ctx, audit.Study{ID: study, Name: study, Seed: 1, Config: json.RawMessage(`{"completion_code":"CRASH-OK"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	var ps []store.Participant
+	var ps []audit.Participant
 	for i := range participants {
 		slot := fmt.Sprintf("P%d", i+1)
-		if _, err := db.AddPlan(ctx, study, []store.PlanRow{{Slot: slot, Position: 1, Task: "it-vpn-incident", System: "sys-kite", Repeat: 1}}); err != nil {
+		if _, err := db.AddPlan(ctx, study, []audit.PlanRow{{Slot: slot, Position: 1, Task: "it-vpn-incident", System: "sys-kite", Repeat: 1}}); err != nil {
 			t.Fatal(err)
 		}
-		p, err := db.CreateParticipant(ctx, store.NewParticipant{StudyID: study})
+		p, err := db.CreateParticipant(ctx, audit.NewParticipant{StudyID: study})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +196,7 @@ func (k *crashKit) setup(t *testing.T, study string, participants int) []store.P
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k.xtoken, err = db.CreateExperimenterSession(ctx, x.ID, "password", store.SessionLimits{}); err != nil {
+	if k.xtoken, err = db.CreateExperimenterSession(ctx, x.ID, "password", audit.SessionLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	return ps
@@ -233,20 +235,20 @@ func callerMic(t *testing.T) string {
 }
 
 // startCall opens the participant's link and starts the call.
-func (k *crashKit) startCall(t *testing.T, b *browsertest.Browser, p store.Participant) {
+func (k *crashKit) startCall(t *testing.T, b *browsertest.Browser, p audit.Participant) {
 	t.Helper()
 	b.Do(30*time.Second, chromedp.Navigate("http://"+k.addr+"/p/"+p.Token), chromedp.WaitVisible("#step-brief"),
 		chromedp.Click("#brief-start"), chromedp.WaitVisible(`#call-status.live`))
 }
 
 // sessionsOf lists a participant's sessions, first attempt first.
-func (k *crashKit) sessionsOf(t *testing.T, study string, p store.Participant) []store.SessionSummary {
+func (k *crashKit) sessionsOf(t *testing.T, study string, p audit.Participant) []audit.SessionSummary {
 	t.Helper()
-	all, err := k.db.ListSessions(context.Background(), store.SessionFilter{StudyID: study})
+	all, err := k.db.ListSessions(context.Background(), audit.SessionFilter{StudyID: study})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []store.SessionSummary
+	var out []audit.SessionSummary
 	for _, s := range all {
 		if s.ParticipantID == p.ID {
 			out = append(out, s)
@@ -288,7 +290,7 @@ func (k *crashKit) checkRecovered(t *testing.T, sid, reason string, killed time.
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Status != store.SessionEnded || s.EndReason != reason || s.Exclusion == nil || s.Exclusion.Reason != store.ReasonPlatformLost {
+	if s.Status != audit.SessionEnded || s.EndReason != reason || s.Exclusion == nil || s.Exclusion.Reason != audit.ReasonPlatformLost {
 		t.Fatalf("interrupted session: status %s, reason %q, exclusion %+v; want ended, %s, platform_lost", s.Status, s.EndReason, s.Exclusion, reason)
 	}
 	events, _ := k.db.Events(ctx, sid)
@@ -345,7 +347,7 @@ func (k *crashKit) checkRecovered(t *testing.T, sid, reason string, killed time.
 
 // rerun has the same participant page (which retries by itself) offer the interrupted call again,
 // start it as attempt 2 without a conflict and finish it; the study counts the cell once.
-func (k *crashKit) rerun(t *testing.T, b *browsertest.Browser, study string, p store.Participant, first string) {
+func (k *crashKit) rerun(t *testing.T, b *browsertest.Browser, study string, p audit.Participant, first string) {
 	t.Helper()
 	b.Do(90*time.Second, chromedp.WaitVisible("#brief-interrupted"))
 	b.Shot(browsertest.ArtifactsDir(t), "briefing-after-interruption-"+strconv.FormatInt(p.ID, 10))
@@ -406,10 +408,10 @@ func TestConsoleKilledMidCall(t *testing.T) {
 
 	restarted := time.Now()
 	k.start(t)
-	var s store.Session
+	var s audit.Session
 	for {
 		var err error
-		if s, err = k.db.Session(context.Background(), sid); err == nil && s.Status == store.SessionEnded {
+		if s, err = k.db.Session(context.Background(), sid); err == nil && s.Status == audit.SessionEnded {
 			break
 		}
 		if time.Since(restarted) > 30*time.Second {
@@ -439,12 +441,12 @@ func TestDatabaseKilledMidCall(t *testing.T) {
 	}
 	ctx := context.Background()
 	pgDir := filepath.Join(storetest.ClusterDir(t), "pg")
-	cluster, err := store.StartCluster(ctx, store.ClusterConfig{Dir: pgDir})
+	cluster, err := pgcluster.Start(ctx, pgcluster.Config{Dir: pgDir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		store.StopCluster(context.Background(), store.ClusterConfig{Dir: pgDir})
+		pgcluster.Stop(context.Background(), pgcluster.Config{Dir: pgDir})
 		cluster.Close(context.Background())
 	})
 	if err := store.CreateDatabase(ctx, cluster.URL("postgres"), "audit"); err != nil {
@@ -487,9 +489,9 @@ func TestDatabaseKilledMidCall(t *testing.T) {
 	// The server comes back on the same data directory (once the killed postmaster's backends
 	// have noticed and exited).
 	restarted := time.Now()
-	var back *store.Cluster
+	var back *pgcluster.Cluster
 	for back == nil {
-		back, err = store.StartCluster(ctx, store.ClusterConfig{Dir: pgDir, StartTimeout: 10 * time.Second})
+		back, err = pgcluster.Start(ctx, pgcluster.Config{Dir: pgDir, StartTimeout: 10 * time.Second})
 		if err != nil && time.Since(restarted) > 60*time.Second {
 			t.Fatalf("postgres did not start again: %v", err)
 		}
@@ -498,9 +500,9 @@ func TestDatabaseKilledMidCall(t *testing.T) {
 	t.Cleanup(func() { back.Close(context.Background()) })
 	t.Logf("postgres started again in %v", time.Since(restarted).Round(time.Millisecond))
 	restarted = time.Now()
-	var s store.Session
+	var s audit.Session
 	for {
-		if s, err = k.db.Session(ctx, sid); err == nil && s.Status == store.SessionEnded {
+		if s, err = k.db.Session(ctx, sid); err == nil && s.Status == audit.SessionEnded {
 			break
 		}
 		if time.Since(restarted) > 30*time.Second {
@@ -556,7 +558,7 @@ func TestSIGTERMEndsLiveCalls(t *testing.T) {
 			t.Fatalf("participant %d: %d sessions", i, len(ss))
 		}
 		s := ss[0]
-		if s.EndReason != "console_shutdown" || s.Exclusion == nil || s.Exclusion.Reason != store.ReasonPlatformLost || s.Score == nil {
+		if s.EndReason != "console_shutdown" || s.Exclusion == nil || s.Exclusion.Reason != audit.ReasonPlatformLost || s.Score == nil {
 			t.Errorf("call %d after SIGTERM: reason %q exclusion %+v graded %v", i, s.EndReason, s.Exclusion, s.Score != nil)
 		}
 		events, _ := k.db.Events(ctx, s.ID)

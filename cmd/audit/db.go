@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,30 +11,11 @@ import (
 	"path/filepath"
 
 	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/store/pgcluster"
 )
 
-func init() {
-	register("db start", "start the private PostgreSQL cluster under --data and keep it running", runDBStart)
-	register("db stop", "stop the private PostgreSQL cluster (fast shutdown)", runDBStop)
-	register("db status", "show the private cluster's state (exit status 3 when stopped)", runDBStatus)
-	register("db url", "print the database's connection URL", runDBURL)
-	register("db psql", "open psql on the database; arguments after -- go to psql", runDBPsql)
-}
-
-// dbFlags are the flags every db subcommand takes.
-type dbFlags struct {
-	data, database *string
-}
-
-func addDBFlags(fs *flag.FlagSet) dbFlags {
-	return dbFlags{
-		data:     fs.String("data", "audit_data", "data directory; the cluster lives in its pg subdirectory"),
-		database: fs.String("db", "audit", "database name on the private cluster"),
-	}
-}
-
-func (f dbFlags) cluster(log *slog.Logger) store.ClusterConfig {
-	return store.ClusterConfig{Dir: filepath.Join(*f.data, "pg"), Logger: log}
+func (f dbFlags) cluster(log *slog.Logger) pgcluster.Config {
+	return pgcluster.Config{Dir: filepath.Join(*f.data, "pg"), Logger: log}
 }
 
 // parseDBFlags parses args up to a "--"; what follows it is returned separately (for psql).
@@ -60,16 +40,20 @@ func parseDBFlags(name string, args []string, stderr io.Writer) (dbFlags, []stri
 	return f, rest, nil
 }
 
-// databaseURL is DATABASE_URL when set: then no cluster is managed.
-func databaseURL() string { return os.Getenv("DATABASE_URL") }
+// parseClusterFlags parses the flags of a command that manages the private cluster, which there
+// is none of with a DATABASE_URL.
+func parseClusterFlags(name string, args []string, stderr io.Writer) (dbFlags, error) {
+	f, _, err := parseDBFlags(name, args, stderr)
+	if err == nil && databaseURL() != "" {
+		err = errors.New("DATABASE_URL is set: the console uses that server and manages no cluster")
+	}
+	return f, err
+}
 
 func runDBStart(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f, _, err := parseDBFlags("db start", args, stderr)
+	f, err := parseClusterFlags("db start", args, stderr)
 	if err != nil {
 		return err
-	}
-	if databaseURL() != "" {
-		return errors.New("DATABASE_URL is set: the console uses that server and manages no cluster")
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	db, err := store.Open(ctx, store.Config{DataDir: *f.data, Database: *f.database, Logger: log})
@@ -86,15 +70,12 @@ func runDBStart(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func runDBStop(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f, _, err := parseDBFlags("db stop", args, stderr)
+	f, err := parseClusterFlags("db stop", args, stderr)
 	if err != nil {
 		return err
 	}
-	if databaseURL() != "" {
-		return errors.New("DATABASE_URL is set: the console uses that server and manages no cluster")
-	}
 	cfg := f.cluster(slog.New(slog.DiscardHandler))
-	st, err := store.InspectCluster(cfg)
+	st, err := pgcluster.Inspect(cfg)
 	if err != nil {
 		return err
 	}
@@ -102,7 +83,7 @@ func runDBStop(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stdout, "postgres is not running in %s\n", st.Dir)
 		return nil
 	}
-	if err := store.StopCluster(ctx, cfg); err != nil {
+	if err := pgcluster.Stop(ctx, cfg); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "postgres stopped (pid %d)\n", st.PID)
@@ -122,7 +103,7 @@ func runDBStatus(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(stdout, "server:   DATABASE_URL (PostgreSQL %s), no managed cluster\n", v)
 		return nil
 	}
-	st, err := store.InspectCluster(f.cluster(nil))
+	st, err := pgcluster.Inspect(f.cluster(nil))
 	if err != nil {
 		return err
 	}
@@ -154,7 +135,7 @@ func currentURL(f dbFlags) (url, binDir string, err error) {
 	if u := databaseURL(); u != "" {
 		return u, "", nil
 	}
-	st, err := store.InspectCluster(f.cluster(nil))
+	st, err := pgcluster.Inspect(f.cluster(nil))
 	if err != nil {
 		return "", "", err
 	}
@@ -165,11 +146,7 @@ func currentURL(f dbFlags) (url, binDir string, err error) {
 }
 
 func runDBURL(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f, _, err := parseDBFlags("db url", args, stderr)
-	if err != nil {
-		return err
-	}
-	u, _, err := currentURL(f)
+	u, _, _, err := parseDBURL("db url", args, stderr)
 	if err != nil {
 		return err
 	}
@@ -177,12 +154,19 @@ func runDBURL(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-func runDBPsql(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f, rest, err := parseDBFlags("db psql", args, stderr)
+// parseDBURL parses a db command's flags and finds the database's URL (and the binaries' directory
+// of the private cluster); rest is what followed "--".
+func parseDBURL(name string, args []string, stderr io.Writer) (url, binDir string, rest []string, err error) {
+	f, rest, err := parseDBFlags(name, args, stderr)
 	if err != nil {
-		return err
+		return "", "", nil, err
 	}
-	u, binDir, err := currentURL(f)
+	url, binDir, err = currentURL(f)
+	return url, binDir, rest, err
+}
+
+func runDBPsql(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	u, binDir, rest, err := parseDBURL("db psql", args, stderr)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/store/pgcluster"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 )
 
@@ -20,7 +21,7 @@ func TestDBCommandsManageThePrivateCluster(t *testing.T) {
 	t.Setenv("DATABASE_URL", "")
 	ctx := context.Background()
 	data := filepath.Join(storetest.ClusterDir(t), "audit_data")
-	t.Cleanup(func() { store.StopCluster(context.Background(), store.ClusterConfig{Dir: filepath.Join(data, "pg")}) })
+	t.Cleanup(func() { pgcluster.Stop(context.Background(), pgcluster.Config{Dir: filepath.Join(data, "pg")}) })
 	audit := func(args ...string) (string, string, error) {
 		var out, errb bytes.Buffer
 		err := run(ctx, args, &out, &errb)

@@ -10,12 +10,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/audit"
 )
-
-func init() {
-	register("demo", "run the console with the offline reference agent and a demo study; prints participant and experimenter links", runDemo)
-}
 
 // demoStudy is the study `audit demo` sets up: one participant per run, two calls each.
 const demoStudy = "demo"
@@ -34,14 +30,7 @@ type demoLinks struct {
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("demo", stderr)
-	f := addStackFlags(fs, "127.0.0.1:8080")
-	if _, err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if startReferenceAgent == nil {
-		return errors.New("demo: this build has no reference agent")
-	}
-	st, err := startStack(ctx, f, stderr)
+	st, err := parseAndStartStack(ctx, fs, addStackFlags(fs, "127.0.0.1:8080"), args, stderr)
 	if err != nil {
 		return err
 	}
@@ -61,7 +50,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 func setupDemo(ctx context.Context, st *stack) (demoLinks, error) {
 	db := st.db
 	cfg, _ := json.Marshal(map[string]string{"title": "Voice assistant study (demo)", "completion_code": "DEMO-2026"})
-	if _, err := db.CreateStudy(ctx, store.Study{ID: demoStudy, Name: "Demo study", Seed: 1, Config: cfg}); err != nil && !errors.Is(err, store.ErrConflict) {
+	if _, err := db.CreateStudy(ctx, audit.Study{ID: demoStudy, Name: "Demo study", Seed: 1, Config: cfg}); err != nil && !errors.Is(err, audit.ErrConflict) {
 		return demoLinks{}, err
 	}
 	var tasks []string
@@ -81,19 +70,19 @@ func setupDemo(ctx context.Context, st *stack) (demoLinks, error) {
 		}
 	}
 	slot := "demo-" + time.Now().UTC().Format("20060102-150405.000")
-	var rows []store.PlanRow
+	var rows []audit.PlanRow
 	for i, t := range tasks {
-		rows = append(rows, store.PlanRow{Slot: slot, Position: i + 1, Task: t, System: referenceAgentLabel, Repeat: 1})
+		rows = append(rows, audit.PlanRow{Slot: slot, Position: i + 1, Task: t, System: referenceAgentLabel, Repeat: 1})
 	}
 	if _, err := db.AddPlan(ctx, demoStudy, rows); err != nil {
 		return demoLinks{}, err
 	}
-	p, err := db.CreateParticipant(ctx, store.NewParticipant{StudyID: demoStudy})
+	p, err := db.CreateParticipant(ctx, audit.NewParticipant{StudyID: demoStudy})
 	if err != nil {
 		return demoLinks{}, err
 	}
 	x, err := db.CreateExperimenter(ctx, "demo", randomPassword())
-	if errors.Is(err, store.ErrConflict) {
+	if errors.Is(err, audit.ErrConflict) {
 		x, err = db.ExperimenterByName(ctx, "demo")
 	}
 	if err != nil {

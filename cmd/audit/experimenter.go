@@ -8,36 +8,22 @@ import (
 	"os"
 	"strings"
 
-	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/audit"
 )
-
-func init() {
-	register("experimenter add", "create an experimenter account (password read from stdin)", runExperimenterAdd)
-	register("experimenter link", "issue a sign-in link for an experimenter", runExperimenterLink)
-}
-
-// openDB opens the console database: DATABASE_URL, else the private cluster under data.
-func openDB(ctx context.Context, data string) (*store.DB, error) {
-	return store.Open(ctx, store.Config{URL: os.Getenv("DATABASE_URL"), DataDir: data})
-}
 
 func runExperimenterAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("experimenter add", stderr)
-	data := fs.String("data", "audit_data", "data directory")
-	pos, err := parseFlags(fs, args)
+	dbf := addDataFlag(fs, "data directory")
+	pos, err := exactArgs(fs, args, 1, "usage: echo PASSWORD | audit experimenter add NAME")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: echo PASSWORD | audit experimenter add NAME")
-		return errUsage
 	}
 	pw, err := bufio.NewReader(os.Stdin).ReadString('\n')
 	if err != nil && err != io.EOF {
 		return fmt.Errorf("read password from stdin: %w", err)
 	}
 	pw = strings.TrimRight(pw, "\r\n")
-	db, err := openDB(ctx, *data)
+	db, err := dbf.open(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -52,18 +38,14 @@ func runExperimenterAdd(ctx context.Context, args []string, stdout, stderr io.Wr
 
 func runExperimenterLink(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("experimenter link", stderr)
-	data := fs.String("data", "audit_data", "data directory")
-	base := fs.String("base-url", "http://127.0.0.1:8080", "console base URL")
-	ttl := fs.Duration("ttl", store.DefaultSignInLinkTTL, "how long the link may wait before its one use")
-	pos, err := parseFlags(fs, args)
+	dbf := addDataFlag(fs, "data directory")
+	base := fs.String("base-url", defaultBaseURL, "console base URL")
+	ttl := fs.Duration("ttl", audit.DefaultSignInLinkTTL, "how long the link may wait before its one use")
+	pos, err := exactArgs(fs, args, 1, "usage: audit experimenter link NAME [--ttl 15m] [--base-url URL]")
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: audit experimenter link NAME [--ttl 15m] [--base-url URL]")
-		return errUsage
-	}
-	db, err := openDB(ctx, *data)
+	db, err := dbf.open(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -12,10 +12,6 @@ import (
 	"github.com/voicebench/humanaudit/internal/trace"
 )
 
-func init() {
-	register("grade", "verify and grade a JSONL trace: [--task ID_OR_FILE] TRACE.jsonl [--judge-cache DIR] [--allow-unknown]", runGrade)
-}
-
 // judgeFlags configure the semantic judge shared by commands that grade.
 type judgeFlags struct {
 	cache, url, model, keyLabel, secretsFile *string
@@ -53,17 +49,13 @@ func (j judgeFlags) options() (grade.Options, error) {
 func runGrade(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("grade", stderr)
 	taskRef := fs.String("task", "", "task id (looked up in --tasks) or task file; default: the task the trace names")
-	tasksDir := fs.String("tasks", "tasks", "task directory")
+	tasksDir := addTasksFlag(fs)
 	incomplete := fs.Bool("allow-incomplete", false, "grade a trace without session.end (a call cut short), leaving out a last line a crash tore")
 	allowUnknown := fs.Bool("allow-unknown", false, "grade a trace with event types or fields the trace format does not have (they are not graded)")
 	jf := addJudgeFlags(fs)
-	pos, err := parseFlags(fs, args)
+	pos, err := exactArgs(fs, args, 1, "usage: audit grade [--task ID_OR_FILE] TRACE.jsonl [--judge-cache DIR]")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: audit grade [--task ID_OR_FILE] TRACE.jsonl [--judge-cache DIR]")
-		return errUsage
 	}
 	if err := checkTraceLines(pos[0], *allowUnknown); err != nil {
 		return err

@@ -4,32 +4,21 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
 
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/synth"
 )
-
-func init() {
-	register("import-traces", "import synthetic traces made elsewhere (canonical JSONL): DIR [--system LABEL]", runImportTraces)
-}
 
 func runImportTraces(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("import-traces", stderr)
 	label := fs.String("system", "", "system label for traces whose session.start names none")
 	family := fs.String("family", "", "protocol family stored for a system the database does not know yet")
-	tasksDir := fs.String("tasks", "tasks", "task directory")
+	tasksDir := addTasksFlag(fs)
 	allowUnknown := fs.Bool("allow-unknown", false, "import traces with event types or fields the trace format does not have (they are not graded)")
-	data := fs.String("data", "audit_data", "data directory (the private database cluster lives in its pg subdirectory); DATABASE_URL overrides")
+	dbf := addDataFlag(fs, "data directory (the private database cluster lives in its pg subdirectory); DATABASE_URL overrides")
 	jf := addJudgeFlags(fs)
-	pos, err := parseFlags(fs, args)
+	pos, err := exactArgs(fs, args, 1, "usage: audit import-traces DIR [--system LABEL] [--tasks DIR]")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: audit import-traces DIR [--system LABEL] [--tasks DIR]")
-		return errUsage
 	}
 	tasks, err := loadTaskDir(*tasksDir)
 	if err != nil {
@@ -39,8 +28,8 @@ func runImportTraces(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	db, err := store.Open(ctx, store.Config{URL: os.Getenv("DATABASE_URL"), DataDir: *data, Logger: log})
+	log := warnLogger(stderr)
+	db, err := dbf.open(ctx, log)
 	if err != nil {
 		return err
 	}

@@ -18,20 +18,78 @@ import (
 	"github.com/voicebench/humanaudit/internal/redact"
 )
 
-// command is one subcommand. Each lives in its own file and registers itself from init so that
-// subcommands can be added without touching this file.
+// command is one subcommand: its path ("study plan"), a one-line summary for `audit help`, and the
+// function that runs it. Each lives in its own file with its flags.
 type command struct {
-	summary string
-	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	path, summary string
+	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
-var commands = map[string]command{}
-
-func register(path, summary string, run func(ctx context.Context, args []string, stdout, stderr io.Writer) error) {
-	if _, dup := commands[path]; dup {
-		panic("audit: duplicate command " + path)
+// commandTable lists every subcommand, by path.
+func commandTable() []command {
+	return []command{
+		{"annotate create", "store a study's blinded rating set and print annotator links (--study ID --annotators N --items FILE|-)", runAnnotateCreate},
+		{"annotate export", "write a study's ratings in long format (--study ID --out ratings.csv)", runAnnotateExport},
+		{"bank build", "render every bank variant to 24 kHz WAV with Flite into audit_data/bank", runBankBuild},
+		{"bank check", "quality-control the frozen caller bank: TASK: PLAN: VARIANT: reason per problem", runBankCheck},
+		{"bank import", "use audio rendered elsewhere (DIR holds task/plan.N.wav for every variant)", runBankImport},
+		{"bank rating-set", "export the 72 frozen utterances for the annotator study (--json)", runBankRatingSet},
+		{"conditions build", "make the listening conditions' noise beds offline with Flite (--data audit_data)", runConditionsBuild},
+		{"conditions list", "list the listening conditions and whether their noise beds are built (--data audit_data)", runConditionsList},
+		{"db psql", "open psql on the database; arguments after -- go to psql", runDBPsql},
+		{"db start", "start the private PostgreSQL cluster under --data and keep it running", runDBStart},
+		{"db status", "show the private cluster's state (exit status 3 when stopped)", runDBStatus},
+		{"db stop", "stop the private PostgreSQL cluster (fast shutdown)", runDBStop},
+		{"db url", "print the database's connection URL", runDBURL},
+		{"demo", "run the console with the offline reference agent and a demo study; prints participant and experimenter links", runDemo},
+		{"experimenter add", "create an experimenter account (password read from stdin)", runExperimenterAdd},
+		{"experimenter link", "issue a sign-in link for an experimenter", runExperimenterLink},
+		{"grade", "verify and grade a JSONL trace: [--task ID_OR_FILE] TRACE.jsonl [--judge-cache DIR] [--allow-unknown]", runGrade},
+		{"import-traces", "import synthetic traces made elsewhere (canonical JSONL): DIR [--system LABEL]", runImportTraces},
+		{"recover", "repair the header of a session recording left by a crash (FILE.wav ...)", runRecover},
+		{"refagent", "serve the offline reference agent (OpenAI Realtime GA protocol) until interrupted ([--addr HOST:PORT] [--voice NAME])", runRefagent},
+		{"report", "write a study's report: --study ID --out DIR [--seed S] [--resamples N] [--planning --participants N]", runReport},
+		{"rolecards build", "render roleCards/<task>.md for every task (--check: exit 1 naming cards that would change)", runRoleCardsBuild},
+		{"serve", "run the console: participant, experimenter and annotator web app", runServe},
+		{"stats", "reliability and interval statistics (alpha, fleiss, wilson, passk, bootstrap)", runStats},
+		{"stats alpha", "Krippendorff's alpha from unit,rater,value CSV (--level L FILE [--bootstrap N --seed S])", runStatsAlpha},
+		{"stats bootstrap", "task-level bootstrap CI of a mean (task,value) or paired difference (task,a,b) (FILE)", runStatsBootstrap},
+		{"stats fleiss", "Fleiss' kappa from unit,rater,value CSV or a --counts table (FILE)", runStatsFleiss},
+		{"stats passk", "pass@k and pass^k averaged over tasks from task,trial,success CSV (--k K FILE)", runStatsPassK},
+		{"stats wilson", "Wilson score interval for a proportion (--successes X --n N [--level 0.95])", runStatsWilson},
+		{"study create", "store a study from plan.csv and print participant links (--id --plan --consent FILE [--participants N] [--open-enrollment])", runStudyCreate},
+		{"study export", "write a study's plan.csv and status.csv for the recruiting platform (--study ID --plan FILE --status FILE)", runStudyExport},
+		{"study extend", "add plan rows and/or participants to a running study without touching finished work (--study ID [--plan FILE] [--participants N])", runStudyExtend},
+		{"study plan", "plan a counterbalanced study: plan.csv and a balance report (--tasks --systems --anchor --sessions-per-participant --seed --out [--power --delta D [--pilot STUDY | --rates FILE]])", runStudyPlan},
+		{"study status", "show a study's progress (--study ID [--csv status.csv])", runStudyStatus},
+		{"synth", "run the frozen synthetic caller against a system: --system LABEL --tasks audit24 --seeds 3 --out DIR", runSynth},
+		{"systems check", "check the systems file and that each system's key is present (--systems FILE --secrets FILE [--connect [--task ID]])", runSystemsCheck},
+		{"systems provision", "write the ElevenLabs agents a platform system needs, one per task (--system LABEL --tasks audit24 --out DIR)", runSystemsProvision},
+		{"tasks list", "list tasks and their strata (--json)", runTasksList},
+		{"tasks validate", "validate task files (default tasks/): FILE: JSONPATH: message per problem", runTasksValidate},
 	}
-	commands[path] = command{summary: summary, run: run}
+}
+
+// lookup finds the command with path.
+func lookup(path string) (command, bool) {
+	for _, c := range commandTable() {
+		if c.path == path {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// commandsUnder lists the commands whose path starts with prefix (all for ""), by path.
+func commandsUnder(prefix string) []command {
+	var out []command
+	for _, c := range commandTable() {
+		if strings.HasPrefix(c.path, prefix) {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out
 }
 
 // errUsage marks a usage error: the message has already been printed, exit status 2.
@@ -101,12 +159,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	for n := min(len(args), 3); n >= 1; n-- {
 		path := strings.Join(args[:n], " ")
-		if c, ok := commands[path]; ok {
+		if c, ok := lookup(path); ok {
 			return c.run(ctx, args[n:], stdout, stderr)
 		}
 	}
 	if len(args) > 0 && args[0] != "help" && args[0] != "-h" && args[0] != "--help" {
-		if group := strings.Join(args[:1], " "); hasGroup(group) {
+		if group := args[0]; len(commandsUnder(group+" ")) > 0 {
 			fmt.Fprintf(stderr, "audit %s: name a subcommand\n\n", group)
 			printUsage(stderr, group+" ")
 			return errUsage
@@ -119,54 +177,11 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-// hasGroup reports whether commands exist under a group name ("study" for "study plan").
-func hasGroup(group string) bool {
-	for p := range commands {
-		if strings.HasPrefix(p, group+" ") {
-			return true
-		}
-	}
-	return false
-}
-
 // printUsage lists the commands whose path starts with prefix (all for "").
 func printUsage(w io.Writer, prefix string) {
 	fmt.Fprintln(w, "usage: audit <command> [flags] [args]   (audit <command> -h for its flags)")
 	fmt.Fprintln(w)
-	paths := make([]string, 0, len(commands))
-	for p := range commands {
-		if strings.HasPrefix(p, prefix) {
-			paths = append(paths, p)
-		}
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		fmt.Fprintf(w, "  %-24s %s\n", p, commands[p].summary)
-	}
-}
-
-// newFlags returns a flag set that reports errors to stderr and whose usage names the command.
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("audit "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
-
-// parseFlags parses flags allowing them to follow positional arguments (audit grade TRACE --task X).
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, errUsage
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return positional, nil
-		}
-		positional = append(positional, args[0])
-		args = args[1:]
+	for _, c := range commandsUnder(prefix) {
+		fmt.Fprintf(w, "  %-24s %s\n", c.path, c.summary)
 	}
 }

@@ -66,7 +66,7 @@ func (pf powerFlags) runPower(ctx context.Context, plan *study.Plan, tasks []*ta
 	case *pf.pilot != "" && *pf.rates != "":
 		return fmt.Errorf("--pilot and --rates: give one source of rates, not both")
 	case *pf.pilot != "":
-		db, err := studyDB(ctx, pf.db)
+		db, err := pf.db.open(ctx, nil)
 		if err != nil {
 			return err
 		}

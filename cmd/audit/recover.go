@@ -10,10 +10,6 @@ import (
 	"github.com/voicebench/humanaudit/internal/media"
 )
 
-func init() {
-	register("recover", "repair the header of a session recording left by a crash (FILE.wav ...)", runRecover)
-}
-
 // runRecover repairs each WAV named on the command line and says what it changed. It keeps going
 // after a bad file and exits 1 if any file could not be repaired.
 func runRecover(_ context.Context, args []string, stdout, stderr io.Writer) error {

@@ -9,10 +9,6 @@ import (
 	"github.com/voicebench/humanaudit/internal/refagent"
 )
 
-func init() {
-	register("refagent", "serve the offline reference agent (OpenAI Realtime GA protocol) until interrupted ([--addr HOST:PORT] [--voice NAME])", runRefagent)
-}
-
 // runRefagent serves the reference agent and prints its ws:// URL; the first interrupt closes it
 // (dropping open calls), which is how the console's `systems` entries of family "reference" reach
 // a standalone agent.
@@ -21,13 +17,8 @@ func runRefagent(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	addr := fs.String("addr", "127.0.0.1:8090", "address to listen on (:0 picks a free port)")
 	voice := fs.String("voice", refagent.DefaultVoice, "Flite voice of the agent (flite -lv lists them)")
 	verbose := fs.Bool("v", false, "log every connection, turn and tool call")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	if err := noPositional(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		fmt.Fprintf(stderr, "audit refagent: unexpected argument %q\n", pos[0])
-		return errUsage
 	}
 	level := slog.LevelInfo
 	if *verbose {

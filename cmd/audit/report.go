@@ -6,16 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 
 	"github.com/voicebench/humanaudit/internal/report"
-	"github.com/voicebench/humanaudit/internal/store"
 )
-
-func init() {
-	register("report", "write a study's report: --study ID --out DIR [--seed S] [--resamples N] [--planning --participants N]", runReport)
-}
 
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report", stderr)
@@ -29,7 +23,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	perParticipant := fs.Int("sessions-per-participant", 0, "planned sessions per participant (with --planning; default: the study plan's)")
 	power := fs.Float64("power", 0.8, "power for --planning")
 	prices := fs.String("prices", "", `JSON file of prices per system label: {"LABEL": {"input_text_per_mtok": 4, "input_audio_per_mtok": 32, "output_text_per_mtok": 16, "output_audio_per_mtok": 64}}`)
-	data := fs.String("data", "audit_data", "data directory (the private database cluster lives in its pg subdirectory); DATABASE_URL overrides")
+	dbf := addDataFlag(fs, "data directory (the private database cluster lives in its pg subdirectory); DATABASE_URL overrides")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -58,8 +52,8 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	db, err := store.Open(ctx, store.Config{URL: os.Getenv("DATABASE_URL"), DataDir: *data, Logger: log})
+	log := warnLogger(stderr)
+	db, err := dbf.open(ctx, log)
 	if err != nil {
 		return err
 	}

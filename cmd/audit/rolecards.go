@@ -13,19 +13,12 @@ import (
 	"github.com/voicebench/humanaudit/internal/briefing"
 )
 
-func init() {
-	register("rolecards build", "render roleCards/<task>.md for every task (--check: exit 1 naming cards that would change)", runRoleCardsBuild)
-}
-
 func runRoleCardsBuild(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("rolecards build", stderr)
-	tasksDir := fs.String("tasks", "tasks", "task directory")
+	tasksDir := addTasksFlag(fs)
 	out := fs.String("out", "roleCards", "role card directory")
 	check := fs.Bool("check", false, "change nothing; exit 1 naming every card that regenerating would change")
-	if _, err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	tasks, err := loadSuite(*tasksDir, stderr)
+	tasks, err := parseSuite(fs, args, tasksDir, stderr)
 	if err != nil {
 		return err
 	}

@@ -26,8 +26,10 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/store/pgcluster"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/web"
 )
@@ -84,7 +86,7 @@ func TestKeyNeverLeavesTheSystemsFile(t *testing.T) {
 	refusingFile := filepath.Join(dir, "refusing.json")
 	os.WriteFile(refusingFile, sj, 0o644)
 	var checkOut, checkErr bytes.Buffer
-	err = run(context.Background(), []string{"systems", "check", "--connect", "--systems", refusingFile, "--secrets", filepath.Join(dir, "secrets.txt")},
+	err = run(context.Background(), []string{"systems", "check", "--connect", "--systems", refusingFile, "--secrets", filepath.Join(dir, "secrets.txt"), "--tasks", "../../tasks"},
 		&checkOut, &checkErr)
 	t.Logf("audit systems check --connect: %v\nstdout: %s\nstderr: %s", err, checkOut.String(), checkErr.String())
 	if !strings.Contains(checkOut.String()+checkErr.String(), "Incorrect API key provided: [redacted") {
@@ -119,7 +121,7 @@ func TestKeyNeverLeavesTheSystemsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	sessions, err := db.ListSessions(context.Background(), store.SessionFilter{})
+	sessions, err := db.ListSessions(context.Background(), audit.SessionFilter{})
 	if err != nil || len(sessions) == 0 {
 		t.Fatalf("no session stored: %v", err)
 	}
@@ -132,7 +134,7 @@ func TestKeyNeverLeavesTheSystemsFile(t *testing.T) {
 	}
 
 	// Everything the database holds.
-	bin, err := store.FindBinDir()
+	bin, err := pgcluster.FindBinDir()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +190,7 @@ func reviewPages(t *testing.T, db *store.DB, sessionID string) map[string]string
 	if err != nil {
 		t.Fatal(err)
 	}
-	cookie, err := db.CreateExperimenterSession(ctx, x.ID, "password", store.SessionLimits{})
+	cookie, err := db.CreateExperimenterSession(ctx, x.ID, "password", audit.SessionLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}

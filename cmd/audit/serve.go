@@ -12,7 +12,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,10 +25,6 @@ import (
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/web"
 )
-
-func init() {
-	register("serve", "run the console: participant, experimenter and annotator web app", runServe)
-}
 
 // stackFlags are the settings shared by serve and demo.
 type stackFlags struct {
@@ -45,7 +40,7 @@ func addStackFlags(fs *flag.FlagSet, defaultAddr string) stackFlags {
 	return stackFlags{
 		addr:      fs.String("addr", defaultAddr, "HTTP listen address"),
 		data:      fs.String("data", "audit_data", "data directory (database cluster, recordings, judge cache)"),
-		tasks:     fs.String("tasks", "tasks", "task directory"),
+		tasks:     addTasksFlag(fs),
 		systems:   fs.String("systems", "systems.json", "systems file (a missing file means: only the reference agent)"),
 		secrets:   fs.String("secrets", secrets.DefaultFile, "secrets file with API keys by label"),
 		baseURL:   fs.String("base-url", "", "public base URL for printed links (default http://ADDR)"),
@@ -75,10 +70,6 @@ type stack struct {
 
 // referenceAgentLabel is the system label of the in-process reference agent.
 const referenceAgentLabel = systems.ReferenceAgentLabel
-
-// startReferenceAgent starts the offline reference agent in-process and returns its ws:// URL; it
-// is set by refagent.go so that this file does not depend on it.
-var startReferenceAgent func(ctx context.Context, log *slog.Logger) (url string, closer io.Closer, err error)
 
 func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, error) {
 	level := slog.LevelInfo
@@ -110,12 +101,9 @@ func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, er
 			ln.Close()
 		}
 	}()
-	tasks, probs := task.LoadAll(*f.tasks)
-	if len(probs) > 0 {
-		return nil, fmt.Errorf("%d problem(s) in %s, first: %s (run audit tasks validate)", len(probs), *f.tasks, probs[0])
-	}
-	if len(tasks) == 0 {
-		return nil, fmt.Errorf("no tasks in %s", *f.tasks)
+	tasks, err := loadTaskDir(*f.tasks)
+	if err != nil {
+		return nil, err
 	}
 	st.tasks = tasks
 	sysFile, err := loadSystems(*f.systems)
@@ -131,15 +119,13 @@ func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, er
 		return nil, err
 	}
 
-	st.db, err = store.Open(ctx, store.Config{URL: os.Getenv("DATABASE_URL"), DataDir: *f.data, Logger: log})
+	st.db, err = dbFlags{data: f.data}.open(ctx, log)
 	if err != nil {
 		return nil, err
 	}
-	if startReferenceAgent != nil {
-		st.refURL, st.ref, err = startReferenceAgent(ctx, log)
-		if err != nil {
-			return nil, fmt.Errorf("reference agent: %w", err)
-		}
+	st.refURL, st.ref, err = startReferenceAgent(ctx, log)
+	if err != nil {
+		return nil, fmt.Errorf("reference agent: %w", err)
 	}
 	rcfg := rtc.Config{LoopbackOnly: *f.loopback, UDPListen: *f.udp, Logger: log}
 	if *f.publicIPs != "" {
@@ -182,6 +168,14 @@ func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, er
 	}
 	ok = true
 	return st, nil
+}
+
+// parseAndStartStack parses a command's flags, then starts the stack they describe.
+func parseAndStartStack(ctx context.Context, fs *flag.FlagSet, f stackFlags, args []string, stderr io.Writer) (*stack, error) {
+	if _, err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	return startStack(ctx, f, stderr)
 }
 
 // loadSystems reads the systems file and adds the in-process reference agent unless the file
@@ -243,7 +237,7 @@ type studySpec struct {
 	OpenEnrollment bool   `json:"open_enrollment"` // accept participants through /join/ID?PROLIFIC_PID=…
 }
 
-// ensureStudy creates the study of a --study file unless it exists, through audit study create.
+// ensureStudy creates the study of a --study file unless it exists, as audit study create does.
 func ensureStudy(ctx context.Context, st *stack, f stackFlags, path string, stdout, stderr io.Writer) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -268,37 +262,29 @@ func ensureStudy(ctx context.Context, st *stack, f stackFlags, path string, stdo
 		}
 		return filepath.Join(filepath.Dir(path), p)
 	}
-	args := []string{"--id", spec.ID, "--plan", rel(spec.Plan), "--data", *f.data, "--tasks-dir", *f.tasks, "--base-url", st.web.URL()}
+	ss := studySettings{id: spec.ID, name: spec.Name, planFile: rel(spec.Plan), seed: spec.Seed, consent: rel(spec.Consent),
+		title: spec.Title, code: spec.CompletionCode, complete: spec.CompletionURL, openEnrollment: spec.OpenEnrollment,
+		participants: spec.Participants, tasksDir: *f.tasks}
+	if ss.seed == 0 {
+		ss.seed = 1
+	}
+	if ss.participants <= 0 {
+		ss.participants = -1 // one per plan slot
+	}
 	if _, err := os.Stat(*f.systems); err == nil {
-		args = append(args, "--systems", *f.systems)
-	}
-	for flag, v := range map[string]string{"--name": spec.Name, "--consent": rel(spec.Consent), "--title": spec.Title,
-		"--completion-code": spec.CompletionCode, "--completion-url": spec.CompletionURL} {
-		if v != "" {
-			args = append(args, flag, v)
-		}
-	}
-	if spec.Seed != 0 {
-		args = append(args, "--seed", strconv.FormatInt(spec.Seed, 10))
-	}
-	if spec.Participants > 0 {
-		args = append(args, "--participants", strconv.Itoa(spec.Participants))
+		ss.systemsFile = *f.systems
 	}
 	if spec.OpenEnrollment {
-		args = append(args, "--open-enrollment")
 		fmt.Fprintf(stdout, "study link for the recruiting platform: %s/join/%s?PROLIFIC_PID={{%%PROLIFIC_PID%%}}&STUDY_ID={{%%STUDY_ID%%}}&SESSION_ID={{%%SESSION_ID%%}}\n", st.web.URL(), spec.ID)
 	}
-	return runStudyCreate(ctx, args, stdout, stderr)
+	return createStudy(ctx, st.db, ss, st.web.URL(), stdout, stderr)
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", stderr)
 	f := addStackFlags(fs, ":8080")
 	studyFile := fs.String("study", "", "study file (JSON: id, name, seed, plan, consent, participants, title, completion_code, completion_url, open_enrollment) to create on first start")
-	if _, err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	st, err := startStack(ctx, f, stderr)
+	st, err := parseAndStartStack(ctx, fs, f, args, stderr)
 	if err != nil {
 		return err
 	}

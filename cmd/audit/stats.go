@@ -8,20 +8,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/voicebench/humanaudit/internal/stats"
 )
-
-func init() {
-	register("stats", "reliability and interval statistics (alpha, fleiss, wilson, passk, bootstrap)", runStats)
-	register("stats alpha", "Krippendorff's alpha from unit,rater,value CSV (--level L FILE [--bootstrap N --seed S])", runStatsAlpha)
-	register("stats fleiss", "Fleiss' kappa from unit,rater,value CSV or a --counts table (FILE)", runStatsFleiss)
-	register("stats wilson", "Wilson score interval for a proportion (--successes X --n N [--level 0.95])", runStatsWilson)
-	register("stats passk", "pass@k and pass^k averaged over tasks from task,trial,success CSV (--k K FILE)", runStatsPassK)
-	register("stats bootstrap", "task-level bootstrap CI of a mean (task,value) or paired difference (task,a,b) (FILE)", runStatsBootstrap)
-}
 
 // runStats lists the statistics subcommands; it is what "audit stats" alone, or with an unknown
 // subcommand, runs.
@@ -33,15 +23,8 @@ func runStats(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintln(w, "usage: audit stats <statistic> [flags] [FILE]")
 	fmt.Fprintln(w)
-	var paths []string
-	for p := range commands {
-		if strings.HasPrefix(p, "stats ") {
-			paths = append(paths, p)
-		}
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		fmt.Fprintf(w, "  %-18s %s\n", strings.TrimPrefix(p, "stats "), commands[p].summary)
+	for _, c := range commandsUnder("stats ") {
+		fmt.Fprintf(w, "  %-18s %s\n", strings.TrimPrefix(c.path, "stats "), c.summary)
 	}
 	if w == stderr {
 		return errUsage
@@ -79,6 +62,15 @@ func statsOneFile(fs *flag.FlagSet, files []string) (*os.File, error) {
 		return nil, errUsage
 	}
 	return os.Open(files[0])
+}
+
+// parseStatsFile parses a statistic's flags and opens its one FILE.
+func parseStatsFile(fs *flag.FlagSet, args []string) (*os.File, error) {
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	return statsOneFile(fs, files)
 }
 
 func statsUsage(fs *flag.FlagSet, stderr io.Writer, synopsis, about string) {
@@ -197,11 +189,7 @@ func runStatsFleiss(_ context.Context, args []string, stdout, stderr io.Writer) 
 	counts := fs.Bool("counts", false, "FILE is a subjects × categories table of counts (first column the subject id)")
 	statsUsage(fs, stderr, "audit stats fleiss [--counts] FILE",
 		"Fleiss' kappa from CSV long data unit,rater,value, or with --counts from a table of counts.")
-	files, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	f, err := statsOneFile(fs, files)
+	f, err := parseStatsFile(fs, args)
 	if err != nil {
 		return err
 	}
@@ -327,11 +315,7 @@ func runStatsBootstrap(_ context.Context, args []string, stdout, stderr io.Write
 		"Task-level (cluster) bootstrap percentile CI. FILE is CSV task,value (CI of the mean of per-task means)\n"+
 			"or task,a,b (CI of the mean paired difference a − b of per-task means). Rows may repeat a task;\n"+
 			"empty cells are missing.")
-	files, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	f, err := statsOneFile(fs, files)
+	f, err := parseStatsFile(fs, args)
 	if err != nil {
 		return err
 	}

@@ -4,31 +4,25 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
-	"log/slog"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/condition"
+	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/study"
 	"github.com/voicebench/humanaudit/internal/task"
 )
-
-func init() {
-	register("study plan", "plan a counterbalanced study: plan.csv and a balance report (--tasks --systems --anchor --sessions-per-participant --seed --out [--power --delta D [--pilot STUDY | --rates FILE]])", runStudyPlan)
-	register("study create", "store a study from plan.csv and print participant links (--id --plan --consent FILE [--participants N] [--open-enrollment])", runStudyCreate)
-	register("study status", "show a study's progress (--study ID [--csv status.csv])", runStudyStatus)
-	register("study export", "write a study's plan.csv and status.csv for the recruiting platform (--study ID --plan FILE --status FILE)", runStudyExport)
-	register("study extend", "add plan rows and/or participants to a running study without touching finished work (--study ID [--plan FILE] [--participants N])", runStudyExtend)
-}
 
 const defaultBaseURL = "http://127.0.0.1:8080"
 
@@ -45,13 +39,8 @@ func runStudyPlan(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	prefix := fs.String("slot-prefix", "P", "participant slot label prefix (use another for an extension plan)")
 	conditions := fs.String("conditions", "", "listening conditions as a second factor, comma-separated (quiet,background_tv@10,phone_line+babble@5)")
 	pf := addPowerFlags(fs)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	if err := noPositional(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		fmt.Fprintf(stderr, "audit study plan: unexpected argument %q\n", pos[0])
-		return errUsage
 	}
 	if *systemsSpec == "" || *out == "" {
 		fmt.Fprintln(stderr, "audit study plan: --systems and --out are required")
@@ -172,12 +161,6 @@ func writeFileOr(path string, stdout io.Writer, write func(io.Writer) error) err
 	return f.Close()
 }
 
-// studyDB opens the console's database the way serve does: DATABASE_URL, else the private
-// cluster under --data.
-func studyDB(ctx context.Context, f dbFlags) (*store.DB, error) {
-	return store.Open(ctx, store.Config{URL: databaseURL(), DataDir: *f.data, Database: *f.database, Logger: slog.New(slog.DiscardHandler)})
-}
-
 // readPlanFile reads and checks plan.csv.
 func readPlanFile(path string) ([]study.Session, error) {
 	f, err := os.Open(path)
@@ -192,61 +175,44 @@ func readPlanFile(path string) ([]study.Session, error) {
 	return sessions, canonicalConditions(path, sessions)
 }
 
-// planRows converts plan sessions to store rows.
-func planRows(sessions []study.Session) []store.PlanRow {
-	rows := make([]store.PlanRow, len(sessions))
-	for i, s := range sessions {
-		rows[i] = store.PlanRow{Slot: s.Participant, Position: s.Position, Task: s.Task, System: s.System, Repeat: s.Repeat}
-	}
-	return rows
-}
-
-// registerPlanRefs stores the systems (with blind aliases) and the task specs a plan names, so
-// AddPlan's references resolve and sessions can be graded against the spec they ran.
-func registerPlanRefs(ctx context.Context, db *store.DB, sessions []study.Session, systemsFile, tasksDir string) error {
-	// Every plan system must be one the console can dial: defined in the systems file, or the
-	// built-in reference agent. A study naming anything else would strand its participants.
+// planReferences resolves what a plan names: each system in the systems file (the console could
+// not call any other, and a study naming it would strand its participants) and each task's spec
+// in the task directory.
+func planReferences(sessions []study.Session, systemsFile, tasksDir string) (study.References, error) {
+	var refs study.References
 	if systemsFile == "" {
 		systemsFile = "systems.json"
 	}
 	sysFile, err := loadSystems(systemsFile)
 	if err != nil {
-		return err
+		return refs, err
 	}
-	labels, taskIDs := map[string]bool{}, map[string]bool{}
-	for _, s := range sessions {
-		labels[s.System], taskIDs[s.Task] = true, true
-	}
-	for _, l := range sortedSet(labels) {
+	labels, taskIDs := study.Labels(sessions)
+	for _, l := range labels {
 		s, err := sysFile.Lookup(l)
 		if err != nil {
-			return fmt.Errorf("plan system %q is not defined in %s (the console could not call it): add it there or pass --systems FILE; defined: %s",
+			return refs, fmt.Errorf("plan system %q is not defined in %s (the console could not call it): add it there or pass --systems FILE; defined: %s",
 				l, systemsFile, strings.Join(systemLabelsOf(sysFile), ", "))
 		}
-		conf, _ := json.Marshal(map[string]any{"model": s.Model, "voice": s.Voice, "endpoint": s.Endpoint, "server_vad": s.ServerVAD})
-		if _, err := db.UpsertSystem(ctx, store.System{Label: l, Family: string(s.Family), Config: conf}); err != nil {
-			return err
-		}
+		refs.Systems = append(refs.Systems, console.SystemRecord(s))
 	}
 	all, _ := task.LoadAll(tasksDir)
 	byID := map[string]*task.Task{}
 	for _, t := range all {
 		byID[t.ID] = t
 	}
-	for _, id := range sortedSet(taskIDs) {
+	for _, id := range taskIDs {
 		t, ok := byID[id]
 		if !ok {
-			return fmt.Errorf("plan task %q: no valid task with that id in %s (use --tasks-dir)", id, tasksDir)
+			return refs, fmt.Errorf("plan task %q: no valid task with that id in %s (use --tasks-dir)", id, tasksDir)
 		}
 		spec, err := os.ReadFile(t.Path)
 		if err != nil {
-			return err
+			return refs, err
 		}
-		if _, err := db.PutTask(ctx, t.ID, t.Version, spec); err != nil {
-			return err
-		}
+		refs.Tasks = append(refs.Tasks, audit.TaskVersion{ID: t.ID, Version: t.Version, Spec: spec})
 	}
-	return nil
+	return refs, nil
 }
 
 func systemLabelsOf(f *systems.File) []string {
@@ -257,157 +223,108 @@ func systemLabelsOf(f *systems.File) []string {
 	return out
 }
 
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// issueParticipants creates n participant links and prints them as "participant: URL".
-func issueParticipants(ctx context.Context, db *store.DB, studyID string, n int, baseURL string, stdout io.Writer) error {
+// printLinks prints one "participant: URL" line per participant.
+func printLinks(w io.Writer, baseURL string, ps []audit.Participant) {
 	base := strings.TrimSuffix(baseURL, "/")
-	for i := 0; i < n; i++ {
-		p, err := db.CreateParticipant(ctx, store.NewParticipant{StudyID: studyID})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "participant: %s/p/%s\n", base, p.Token)
+	for _, p := range ps {
+		fmt.Fprintf(w, "participant: %s/p/%s\n", base, p.Token)
 	}
-	return nil
 }
 
-func countSlots(sessions []study.Session) int {
-	seen := map[string]bool{}
-	for _, s := range sessions {
-		seen[s.Participant] = true
-	}
-	return len(seen)
+// studySettings are how a study is set up: its record, plan and participant-facing settings, from
+// the flags of audit study create or the --study file of audit serve.
+type studySettings struct {
+	id, name, planFile    string
+	seed                  int64
+	consent               string // file with the consent text
+	title, code, complete string
+	openEnrollment        bool
+	participants          int // links to issue; < 0: one per plan slot
+	systemsFile, tasksDir string
 }
 
-func runStudyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("study create", stderr)
-	dbf := addDBFlags(fs)
-	id := fs.String("id", "", "study id (1–64 lowercase letters, digits, - or _)")
-	name := fs.String("name", "", "study name (default: the id)")
-	planFile := fs.String("plan", "", "plan.csv from audit study plan")
-	seed := fs.Int64("seed", 1, "study seed (use the planning seed); it also orders each annotator's items")
-	consent := fs.String("consent", "", "file with the consent text participants agree to")
-	title := fs.String("title", "", "study title shown to participants")
-	code := fs.String("completion-code", "", "completion code shown at the end (recruiting platform)")
-	returnURL := fs.String("completion-url", "", "link back to the recruiting platform at the end")
-	openEnrollment := fs.Bool("open-enrollment", false, "also accept participants through one study link, /join/ID?PROLIFIC_PID=… (recruiting platforms)")
-	participants := fs.Int("participants", -1, "participant links to issue (default: one per plan slot)")
-	systemsFile := fs.String("systems", "", "systems file giving each plan system's family and settings")
-	tasksDir := fs.String("tasks-dir", "tasks", "task directory (the plan's task specs are stored with the study)")
-	baseURL := fs.String("base-url", defaultBaseURL, "console base URL for the printed links")
-	if err := noPositional(fs, args); err != nil {
-		return err
-	}
-	if *id == "" || *planFile == "" {
-		fmt.Fprintln(stderr, "audit study create: --id and --plan are required")
-		return errUsage
-	}
-	sessions, err := readPlanFile(*planFile)
+// createStudy creates a study from its settings and prints what it stored: counts and aliases on
+// stderr, one participant link per line on stdout.
+func createStudy(ctx context.Context, db study.Records, ss studySettings, baseURL string, stdout, stderr io.Writer) error {
+	sessions, err := readPlanFile(ss.planFile)
 	if err != nil {
 		return err
 	}
 	if problems := study.Verify(sessions); len(problems) > 0 {
 		for _, p := range problems {
-			fmt.Fprintf(stderr, "%s: %s\n", *planFile, p)
+			fmt.Fprintf(stderr, "%s: %s\n", ss.planFile, p)
 		}
-		return fmt.Errorf("%s breaks the study's constraints (%d problems); plan again with audit study plan", *planFile, len(problems))
+		return fmt.Errorf("%s breaks the study's constraints (%d problems); plan again with audit study plan", ss.planFile, len(problems))
 	}
-	if *consent == "" {
+	if ss.consent == "" {
 		return fmt.Errorf("study create: --consent FILE is required: participants must agree to your approved consent text (the built-in text is only for audit demo)")
 	}
-	cfg := map[string]string{}
-	if *consent != "" {
-		b, err := os.ReadFile(*consent)
-		if err != nil {
-			return fmt.Errorf("--consent: %w", err)
-		}
-		if cfg["consent"] = strings.TrimSpace(string(b)); cfg["consent"] == "" {
-			return fmt.Errorf("--consent %s: the file is empty", *consent)
-		}
+	b, err := os.ReadFile(ss.consent)
+	if err != nil {
+		return fmt.Errorf("--consent: %w", err)
 	}
-	if *openEnrollment {
+	cfg := map[string]string{"consent": strings.TrimSpace(string(b))}
+	if cfg["consent"] == "" {
+		return fmt.Errorf("--consent %s: the file is empty", ss.consent)
+	}
+	if ss.openEnrollment {
 		cfg["enrollment"] = "open"
 	}
-	for k, v := range map[string]string{"title": *title, "completion_code": *code, "completion_url": *returnURL} {
+	for k, v := range map[string]string{"title": ss.title, "completion_code": ss.code, "completion_url": ss.complete} {
 		if v != "" {
 			cfg[k] = v
 		}
 	}
 	conf, _ := json.Marshal(cfg)
-	if conf, err = study.WithPlanConfig(conf, study.PlanConfigOf(sessions)); err != nil {
+	refs, err := planReferences(sessions, ss.systemsFile, ss.tasksDir)
+	if err != nil {
 		return err
 	}
-	if *name == "" {
-		*name = *id
+	made, err := study.Create(ctx, db, study.Definition{Study: audit.Study{ID: ss.id, Name: ss.name, Seed: ss.seed, Config: conf},
+		Plan: sessions, References: refs, Participants: ss.participants})
+	if errors.Is(err, study.ErrExists) {
+		return fmt.Errorf("study %s exists already: use audit study extend to add to it", ss.id)
 	}
-	db, err := studyDB(ctx, dbf)
+	if made.Study.ID != "" {
+		fmt.Fprintf(stderr, "study %s: %d sessions in %d participant slots\n", ss.id, made.Added, made.Slots)
+		for _, sys := range made.Systems {
+			fmt.Fprintf(stderr, "  system %s is shown as %q\n", sys.Label, sys.Alias)
+		}
+		printLinks(stdout, baseURL, made.Participants)
+	}
+	return err
+}
+
+func runStudyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("study create", stderr)
+	dbf := addDBFlags(fs)
+	var ss studySettings
+	fs.StringVar(&ss.id, "id", "", "study id (1–64 lowercase letters, digits, - or _)")
+	fs.StringVar(&ss.name, "name", "", "study name (default: the id)")
+	fs.StringVar(&ss.planFile, "plan", "", "plan.csv from audit study plan")
+	fs.Int64Var(&ss.seed, "seed", 1, "study seed (use the planning seed); it also orders each annotator's items")
+	fs.StringVar(&ss.consent, "consent", "", "file with the consent text participants agree to")
+	fs.StringVar(&ss.title, "title", "", "study title shown to participants")
+	fs.StringVar(&ss.code, "completion-code", "", "completion code shown at the end (recruiting platform)")
+	fs.StringVar(&ss.complete, "completion-url", "", "link back to the recruiting platform at the end")
+	fs.BoolVar(&ss.openEnrollment, "open-enrollment", false, "also accept participants through one study link, /join/ID?PROLIFIC_PID=… (recruiting platforms)")
+	fs.IntVar(&ss.participants, "participants", -1, "participant links to issue (default: one per plan slot)")
+	fs.StringVar(&ss.systemsFile, "systems", "", "systems file giving each plan system's family and settings")
+	fs.StringVar(&ss.tasksDir, "tasks-dir", "tasks", "task directory (the plan's task specs are stored with the study)")
+	baseURL := fs.String("base-url", defaultBaseURL, "console base URL for the printed links")
+	if err := noPositional(fs, args); err != nil {
+		return err
+	}
+	if ss.id == "" || ss.planFile == "" {
+		fmt.Fprintln(stderr, "audit study create: --id and --plan are required")
+		return errUsage
+	}
+	db, err := dbf.open(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if _, err := db.Study(ctx, *id); err == nil {
-		return fmt.Errorf("study %s exists already: use audit study extend to add to it", *id)
-	}
-	if err := registerPlanRefs(ctx, db, sessions, *systemsFile, *tasksDir); err != nil {
-		return err
-	}
-	if _, err := db.CreateStudy(ctx, store.Study{ID: *id, Name: *name, Seed: *seed, Config: conf}); err != nil {
-		return err
-	}
-	added, err := db.AddPlan(ctx, *id, planRows(sessions))
-	if err != nil {
-		return err
-	}
-	if err := addPlanConditions(ctx, db, *id, sessions); err != nil {
-		return err
-	}
-	slots := countSlots(sessions)
-	fmt.Fprintf(stderr, "study %s: %d sessions in %d participant slots\n", *id, added, slots)
-	if err := printAliases(ctx, db, sessions, stderr); err != nil {
-		return err
-	}
-	n := *participants
-	if n < 0 {
-		n = slots
-	}
-	return issueParticipants(ctx, db, *id, n, *baseURL, stdout)
-}
-
-// printAliases shows which blind alias participants will see for each plan system.
-func printAliases(ctx context.Context, db *store.DB, sessions []study.Session, w io.Writer) error {
-	labels := map[string]bool{}
-	for _, s := range sessions {
-		labels[s.System] = true
-	}
-	for _, l := range sortedSet(labels) {
-		sys, err := db.System(ctx, l)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "  system %s is shown as %q\n", l, sys.Alias)
-	}
-	return nil
-}
-
-// noPositional parses flags and refuses positional arguments.
-func noPositional(fs *flag.FlagSet, args []string) error {
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), pos[0])
-		return errUsage
-	}
-	return nil
+	return createStudy(ctx, db, ss, *baseURL, stdout, stderr)
 }
 
 func runStudyStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -422,7 +339,7 @@ func runStudyStatus(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintln(stderr, "audit study status: --study is required")
 		return errUsage
 	}
-	db, err := studyDB(ctx, dbf)
+	db, err := dbf.open(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -449,7 +366,7 @@ func runStudyStatus(ctx context.Context, args []string, stdout, stderr io.Writer
 			if r.ParticipantID != 0 {
 				bound[r.Slot] = true
 			}
-		} else if r.Status == store.StatusPending && r.ParticipantID == 0 {
+		} else if r.Status == audit.StatusPending && r.ParticipantID == 0 {
 			pool++
 		}
 	}
@@ -465,7 +382,7 @@ func runStudyStatus(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "system\talias\tdone\trunning\tpending\texcluded")
-	for _, l := range sortedKeys(prog.BySystem) {
+	for _, l := range slices.Sorted(maps.Keys(prog.BySystem)) {
 		s := prog.BySystem[l]
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\n", l, alias[l], s.Done, s.Running, s.Pending, s.Excluded)
 	}
@@ -484,15 +401,6 @@ func pct(a, b int) float64 {
 		return 0
 	}
 	return 100 * float64(a) / float64(b)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // statusHeader is status.csv's header.
@@ -545,26 +453,17 @@ func runStudyExport(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintln(stderr, "audit study export: --study and at least one of --plan and --status are required")
 		return errUsage
 	}
-	db, err := studyDB(ctx, dbf)
+	db, _, err := dbf.openStudy(ctx, *id)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if _, err := db.Study(ctx, *id); err != nil {
-		return err
-	}
 	if *planOut != "" {
 		as, err := db.Assignments(ctx, *id)
 		if err != nil {
 			return err
 		}
-		var sessions []study.Session
-		for _, a := range as {
-			if a.Slot == "" {
-				continue // a pool cell re-running an excluded session, not part of the plan
-			}
-			sessions = append(sessions, study.Session{Participant: a.Slot, Position: a.Position, Task: a.Task, System: a.System, Repeat: a.Repeat})
-		}
+		sessions := study.PlanOf(as)
 		if err := writeFileOr(*planOut, stdout, func(w io.Writer) error { return study.WriteCSV(w, sessions) }); err != nil {
 			return err
 		}
@@ -595,54 +494,35 @@ func runStudyExtend(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintln(stderr, "audit study extend: --study and --plan and/or --participants are required")
 		return errUsage
 	}
-	db, err := studyDB(ctx, dbf)
+	db, _, err := dbf.openStudy(ctx, *id)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if _, err := db.Study(ctx, *id); err != nil {
-		return err
-	}
 	n := *participants
 	if *planFile != "" {
 		sessions, err := readPlanFile(*planFile)
 		if err != nil {
 			return err
 		}
-		for _, p := range study.Verify(sessions) {
+		refs, err := planReferences(sessions, *systemsFile, *tasksDir)
+		if err != nil {
+			return err
+		}
+		made, err := study.Extend(ctx, db, *id, sessions, refs)
+		for _, p := range made.Warnings {
 			fmt.Fprintf(stderr, "warning: %s: %s\n", *planFile, p)
 		}
-		before, err := db.Assignments(ctx, *id)
 		if err != nil {
-			return err
-		}
-		oldSlots := map[string]bool{}
-		for _, a := range before {
-			if a.Slot != "" {
-				oldSlots[a.Slot] = true
-			}
-		}
-		newSlots := map[string]bool{}
-		for _, s := range sessions {
-			if !oldSlots[s.Participant] {
-				newSlots[s.Participant] = true
-			}
-		}
-		if err := registerPlanRefs(ctx, db, sessions, *systemsFile, *tasksDir); err != nil {
-			return err
-		}
-		added, err := db.AddPlan(ctx, *id, planRows(sessions))
-		if err != nil {
-			return err
-		}
-		if err := addPlanConditions(ctx, db, *id, sessions); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "study %s: added %d sessions (%d new participant slots); %d rows were stored already and kept as they are\n",
-			*id, added, len(newSlots), len(sessions)-added)
+			*id, made.Added, made.Slots, made.Kept)
 		if n == 0 {
-			n = len(newSlots)
+			n = made.Slots
 		}
 	}
-	return issueParticipants(ctx, db, *id, n, *baseURL, stdout)
+	ps, err := study.Issue(ctx, db, *id, n)
+	printLinks(stdout, *baseURL, ps)
+	return err
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/study"
@@ -213,7 +214,7 @@ func TestStudyLifecycle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := db.CreateSession(ctx, store.NewSession{AssignmentID: a.ID, TaskVersion: 1})
+		s, err := db.CreateSession(ctx, audit.NewSession{AssignmentID: a.ID, TaskVersion: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +222,7 @@ func TestStudyLifecycle(t *testing.T) {
 		db.EndSession(ctx, s.ID, "hangup")
 		sessions = append(sessions, s.ID)
 	}
-	if _, err := db.ExcludeSession(ctx, store.Exclusion{SessionID: sessions[1], Reason: store.ReasonPlatformLost, By: "test"}); err != nil {
+	if _, err := db.ExcludeSession(ctx, audit.Exclusion{SessionID: sessions[1], Reason: audit.ReasonPlatformLost, By: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	stdout, _, err = runAudit(t, "study", "status", "--study", "pilot")
@@ -256,7 +257,7 @@ func TestStudyLifecycle(t *testing.T) {
 	if len(after) != len(before)+14 {
 		t.Fatalf("%d status rows after extending, want %d", len(after), len(before)+14)
 	}
-	byID := map[int64]store.StatusRow{}
+	byID := map[int64]audit.StatusRow{}
 	for _, r := range after {
 		byID[r.AssignmentID] = r
 	}

@@ -16,14 +16,9 @@ import (
 	"github.com/voicebench/humanaudit/internal/condition"
 	"github.com/voicebench/humanaudit/internal/secrets"
 	"github.com/voicebench/humanaudit/internal/session"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/synth"
 	"github.com/voicebench/humanaudit/internal/task"
 )
-
-func init() {
-	register("synth", "run the frozen synthetic caller against a system: --system LABEL --tasks audit24 --seeds 3 --out DIR", runSynth)
-}
 
 // selectTasks picks tasks by a subset flag ("audit24", "anchor"), "all", or a comma-separated
 // list of task ids.
@@ -53,17 +48,6 @@ func selectTasks(all []*task.Task, which string) ([]*task.Task, error) {
 	return out, nil
 }
 
-func loadTaskDir(dir string) ([]*task.Task, error) {
-	tasks, probs := task.LoadAll(dir)
-	if len(probs) > 0 {
-		return nil, fmt.Errorf("%d problem(s) in %s, first: %s (run audit tasks validate)", len(probs), dir, probs[0])
-	}
-	if len(tasks) == 0 {
-		return nil, fmt.Errorf("no tasks in %s", dir)
-	}
-	return tasks, nil
-}
-
 func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("synth", stderr)
 	label := fs.String("system", "", "system label in the systems file")
@@ -73,7 +57,8 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	systemsFile := fs.String("systems", "systems.json", "systems file (a missing file means: only the reference agent)")
 	parallel := fs.Int("parallel", 1, "calls at once")
 	tasksDir := fs.String("tasks-dir", "tasks", "task directory")
-	data := fs.String("data", "audit_data", "data directory (database cluster, recordings, bank audio); DATABASE_URL overrides the database")
+	dbf := addDataFlag(fs, "data directory (database cluster, recordings, bank audio); DATABASE_URL overrides the database")
+	data := dbf.data
 	timeLimit := fs.Duration("time-limit", 15*time.Minute, "longest call")
 	render := fs.Bool("render-missing", false, "render with Flite what the built bank lacks (recorded as source render) instead of failing")
 	cond := fs.String("condition", "", "listening condition of every call (quiet, background_tv@10, phone_line+babble@5 …); a run resumes only its own condition's calls")
@@ -110,12 +95,9 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := warnLogger(stderr)
 	endpoint := ""
 	if sys.Family == systems.FamilyReference && sys.Endpoint == "" {
-		if startReferenceAgent == nil {
-			return errors.New("synth: this build has no reference agent; give the reference system an endpoint")
-		}
 		url, closer, err := startReferenceAgent(ctx, log)
 		if err != nil {
 			return fmt.Errorf("reference agent: %w", err)
@@ -123,7 +105,7 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer closer.Close()
 		endpoint = url
 	}
-	db, err := store.Open(ctx, store.Config{URL: os.Getenv("DATABASE_URL"), DataDir: *data, Logger: log})
+	db, err := dbf.open(ctx, log)
 	if err != nil {
 		return err
 	}

@@ -15,10 +15,6 @@ import (
 	"github.com/voicebench/humanaudit/internal/task"
 )
 
-func init() {
-	register("systems provision", "write the ElevenLabs agents a platform system needs, one per task (--system LABEL --tasks audit24 --out DIR)", runSystemsProvision)
-}
-
 // runSystemsProvision writes, for a platform system (ElevenLabs), the body of one agent per task
 // (DIR/<task>.json, for POST /v1/convai/agents/create) with the task's tools as client tools, the
 // audio formats and the overrides the adapter needs, and DIR/agents.json: the "agents" map to

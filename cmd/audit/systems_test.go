@@ -93,7 +93,7 @@ func TestSystemsCheckConnect(t *testing.T) {
 		{"label":"down","family":"openai","endpoint":"ws://%s/v1/realtime","model":"gpt-realtime","key_label":"GOOD_KEY"},
 		{"label":"bad-key","family":"openai","endpoint":%q,"model":"gpt-realtime","key_label":"BAD_KEY"}]}`, f.URL(), dead, f.URL()),
 		"GOOD_KEY=sk-good\nBAD_KEY=sk-bad\n")
-	out, errOut, err := systemsRun(t, "--systems", sys, "--secrets", sec, "--connect", "--timeout", "3s")
+	out, errOut, err := systemsRun(t, "--systems", sys, "--secrets", sec, "--connect", "--timeout", "3s", "--tasks", "../../tasks")
 	if exitStatus(err) != 1 {
 		t.Fatalf("exit %v\n%s%s", err, out, errOut)
 	}
@@ -110,5 +110,84 @@ func TestSystemsCheckConnect(t *testing.T) {
 	}
 	if strings.Contains(out+errOut, "sk-good") || strings.Contains(out+errOut, "sk-bad") {
 		t.Error("a key was printed")
+	}
+}
+
+// The connect check opens a session with a suite task's instructions, tools and voice: it reports
+// what each provider applied, and fails naming what a provider refused.
+func TestSystemsCheckConnectExercisesTheSession(t *testing.T) {
+	ga := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{Key: "sk-good"})
+	dropping := agenttest.OpenAIGA
+	dropping.DropTools = true
+	refusing := agenttest.NewOpenAIFake(t, dropping, agenttest.Script{Key: "sk-good"})
+	gem := agenttest.NewGeminiFake(t, agenttest.Script{Key: "AIza-good"})
+	live := agenttest.NewGPTLiveFake(t, agenttest.Script{Key: "sk-good"}, agenttest.GPTLiveOptions{GreetFirst: true})
+	sys, sec := systemsFiles(t, fmt.Sprintf(`{"systems":[
+		{"label":"fake-gpt","family":"openai","endpoint":%q,"model":"gpt-realtime","voice":"cedar","key_label":"GOOD_KEY"},
+		{"label":"drops-tools","family":"openai","endpoint":%q,"model":"gpt-realtime","key_label":"GOOD_KEY"},
+		{"label":"fake-gemini","family":"gemini","endpoint":%q,"model":"gemini-2.5-flash-native-audio-preview-12-2025","voice":"Kore","key_label":"GEMINI_KEY"},
+		{"label":"fake-live","family":"live","endpoint":%q,"model":"gpt-live-1","server_vad":true,"key_label":"GOOD_KEY"}]}`,
+		ga.URL(), refusing.URL(), gem.URL(), live.URL()), "GOOD_KEY=sk-good\nGEMINI_KEY=AIza-good\n")
+	out, errOut, err := systemsRun(t, "--systems", sys, "--secrets", sec, "--connect", "--timeout", "3s", "--tasks", "../../tasks", "--task", "it-vpn-incident")
+	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	if exitStatus(err) != 1 {
+		t.Fatalf("exit %v, want 1 (a provider dropped the tools)", err)
+	}
+	for _, want := range []string{
+		"connect (task it-vpn-incident: 4 tools):",
+		"fake-gpt: ok (handshake", "fake-gpt: ok", "tools 4/4 installed, voice cedar, audio 24000/24000 Hz, turn detection manual; echoed by the provider",
+		"drops-tools: FAILED",
+		"fake-gemini: ok", "tools 4/4 installed, voice Kore, audio 16000/24000 Hz, turn detection manual; accepted as sent (the provider echoes nothing)",
+		"fake-live: ok", "turn detection full_duplex; echoed by the provider",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q", want)
+		}
+	}
+	wantErr := fmt.Sprintf(`system "drops-tools" at %s: protocol error (tools_dropped): provider applied 0 of 4 tools; refused: record_incident, mark_ready_for_triage, dispatch_ticket, get_ticket`, refusing.URL())
+	if strings.TrimSpace(errOut) != wantErr {
+		t.Errorf("stderr:\n%s\nwant:\n%s", errOut, wantErr)
+	}
+	// The session carried the task: its tools reached every provider that took them.
+	if s := gem.Setups(); len(s) != 1 || len(s[0]["tools"].([]any)[0].(map[string]any)["functionDeclarations"].([]any)) != 4 {
+		t.Errorf("gemini setup %v", s)
+	}
+	if strings.Contains(out+errOut, "sk-good") || strings.Contains(out+errOut, "AIza-good") {
+		t.Error("a key was printed")
+	}
+}
+
+// Without dialling: a task whose tools a family cannot take is named with the tool and keyword,
+// and options a family cannot honour are refused or warned about.
+func TestSystemsCheckNamesWhatAFamilyCannotTake(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile("../../tasks/it-vpn-incident.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(b), `"error_code": {`, `"error_code": {"not": {"const": ""},`, 1)
+	if bad == string(b) {
+		t.Fatal("task file changed shape")
+	}
+	os.WriteFile(filepath.Join(dir, "it-vpn-incident.json"), []byte(bad), 0o644)
+	sys, sec := systemsFiles(t, `{"systems":[
+		{"label":"gem","family":"gemini","model":"gemini-live","key_label":"K"},
+		{"label":"grok","family":"grok","model":"grok-voice-latest","transcription_model":"whisper-1","key_label":"K"},
+		{"label":"step","family":"stepfun","model":"step-audio-2-mini","voice":"elegantgentle-female","key_label":"K"}]}`, "K=sk-x1234567\n")
+	out, errOut, err := systemsRun(t, "--systems", sys, "--secrets", sec, "--tasks", dir)
+	if exitStatus(err) != 1 {
+		t.Fatalf("exit %v\n%s%s", err, out, errOut)
+	}
+	for _, want := range []string{
+		sys + `: system "gem": task it-vpn-incident: tool "record_incident": parameters.properties.error_code.not: keyword "not" cannot be expressed in Gemini's function schema`,
+		"warning: " + sys + `: system "grok": transcription_model "whisper-1" is ignored: xAI drops it silently`,
+		"warning: " + sys + `: system "step": voice "elegantgentle-female" is not offered for model "step-audio-2-mini"; "qingchunshaonv" is used instead`,
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if !strings.Contains(out, "elegantgentle-female→qingchunshaonv (not offered)") {
+		t.Errorf("stdout:\n%s", out)
 	}
 }

@@ -4,25 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 
 	"github.com/voicebench/humanaudit/internal/task"
 )
 
-func init() {
-	register("tasks validate", "validate task files (default tasks/): FILE: JSONPATH: message per problem", runTasksValidate)
-	register("tasks list", "list tasks and their strata (--json)", runTasksList)
-}
-
 func runTasksValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("tasks validate", stderr)
-	paths, err := parseFlags(fs, args)
+	paths, err := taskPaths(fs, args)
 	if err != nil {
 		return err
-	}
-	if len(paths) == 0 {
-		paths = []string{"tasks"}
 	}
 	tasks, probs := task.LoadAll(paths...)
 	for _, p := range probs {
@@ -90,12 +83,9 @@ func summarise(t *task.Task) taskSummary {
 func runTasksList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("tasks list", stderr)
 	asJSON := fs.Bool("json", false, "print a JSON array")
-	paths, err := parseFlags(fs, args)
+	paths, err := taskPaths(fs, args)
 	if err != nil {
 		return err
-	}
-	if len(paths) == 0 {
-		paths = []string{"tasks"}
 	}
 	tasks, probs := task.LoadAll(paths...)
 	if len(probs) > 0 {
@@ -125,4 +115,47 @@ func runTasksList(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stdout, "%-32s %-22s %-15s %-9s %-18s %-7s %4d %s\n", r.ID, r.Archetype, r.Authorization, r.ToolBurden, r.Behavior, r.RiskTier, r.RequiredFields, subsets)
 	}
 	return nil
+}
+
+// loadSuite loads the task suite for a bank command; invalid tasks stop it.
+func loadSuite(dir string, stderr io.Writer) ([]*task.Task, error) {
+	tasks, probs := task.LoadAll(dir)
+	if len(probs) > 0 {
+		for _, p := range probs {
+			fmt.Fprintln(stderr, p.String())
+		}
+		return nil, errors.New("some task files are invalid (run audit tasks validate)")
+	}
+	return tasks, nil
+}
+
+// parseSuite parses a command's flags (positional arguments are ignored) and loads the task suite
+// of its --tasks directory; invalid tasks stop it.
+func parseSuite(fs *flag.FlagSet, args []string, dir *string, stderr io.Writer) ([]*task.Task, error) {
+	if _, err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	return loadSuite(*dir, stderr)
+}
+
+// loadTaskDir loads the tasks of dir for a command that runs them: a problem in any file stops it
+// with the first one.
+func loadTaskDir(dir string) ([]*task.Task, error) {
+	tasks, probs := task.LoadAll(dir)
+	if len(probs) > 0 {
+		return nil, fmt.Errorf("%d problem(s) in %s, first: %s (run audit tasks validate)", len(probs), dir, probs[0])
+	}
+	if len(tasks) == 0 {
+		return nil, fmt.Errorf("no tasks in %s", dir)
+	}
+	return tasks, nil
+}
+
+// taskPaths parses a command's flags and returns its task files and directories (default tasks/).
+func taskPaths(fs *flag.FlagSet, args []string) ([]string, error) {
+	paths, err := parseFlags(fs, args)
+	if len(paths) == 0 && err == nil {
+		paths = []string{"tasks"}
+	}
+	return paths, err
 }

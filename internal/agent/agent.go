@@ -1,7 +1,36 @@
 // Package agent defines how a session talks to an evaluated voice agent: one Adapter interface over
 // every realtime speech-to-speech protocol family, and the normalized events the session records,
-// plays and dispatches. The families live in subpackages (openai, gemini, elevenlabs); systems
-// names the evaluated systems and dials them; agenttest holds faithful protocol fakes for tests.
+// plays and dispatches. The families live in subpackages (openai, gemini, gptlive, elevenlabs); systems
+// names the evaluated systems and dials them; realtimeserver is the one server of the OpenAI
+// family, which the reference agent and the protocol fakes of agenttest drive.
+//
+// # The agent's turn
+//
+// Providers end an agent's turn in different shapes. In the OpenAI Realtime family a response
+// that calls tools ends with response.done, and the answer comes in a second response after the
+// client sends the outputs and response.create (or, on some servers, as soon as they have the
+// outputs). Gemini Live continues the same model turn once
+// it gets the toolResponse and ends it with one turnComplete; some Gemini models instead close
+// the tool-call turn with turnComplete and answer in a new turn. GPT-Live has no turns at all.
+// A session must never guess which shape it faces from EventResponseDone and tool counts.
+//
+// So every adapter emits exactly one EventTurnEnd when the agent's turn is really over: no
+// further agent output (audio, transcript, tool call) is coming unless the caller says something
+// (or the session sends input of its own). In particular no EventTurnEnd is emitted while a tool
+// call of the turn waits for its result, nor after the results are sent and before the
+// provider's continuation has ended. EventResponseDone still reports every provider response (an
+// agent turn may hold several) for the trace. An adapter of a new family must keep the same
+// contract:
+//
+//   - emit EventTurnEnd after the last event of the turn (after its EventResponseDone, when the
+//     family has one), once per agent turn, with Status completed, cancelled (the caller barged
+//     in or the provider's VAD cut the agent off: the caller has the floor), failed or incomplete;
+//   - never emit it while the provider still owes the continuation of a tool call;
+//   - where the protocol has no end-of-turn signal, infer it from what the provider sent (and say
+//     so in docs/systems.md), never from a timer started by the session.
+//
+// The synthetic caller takes the floor on EventTurnEnd (other than cancelled) once the agent's
+// audio has played out.
 package agent
 
 import (
@@ -65,6 +94,32 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Applied is what a provider applied to a session, as far as its protocol says: what a connect
+// check reports before a study relies on the system.
+type Applied struct {
+	// Tools are the names of the tools installed, in the provider's order.
+	Tools []string
+	// Voice is the voice the session speaks with.
+	Voice string
+	// InputRate and OutputRate are the PCM16 rates of caller and agent audio.
+	InputRate, OutputRate int
+	// TurnDetection is how turns end: "manual" (our endpointer) or the provider's detector
+	// ("server_vad", "semantic_vad", "automatic", "full_duplex").
+	TurnDetection string
+	// Echoed says the provider returned its effective configuration (OpenAI session.updated,
+	// GPT-Live session.started); false means it only accepted what was sent (Gemini's
+	// setupComplete echoes nothing), so the fields repeat the request.
+	Echoed bool
+	// Notes say what the adapter changed to make the provider accept the session (schema
+	// keywords dropped or rewritten, a voice substituted).
+	Notes []string
+}
+
+// SessionReporter is an Adapter that reports what the provider applied, once Connect succeeded.
+type SessionReporter interface {
+	Applied() Applied
+}
+
 // Format gives the PCM16 mono sample rates a provider takes (caller audio) and sends (agent audio).
 type Format struct {
 	InputRate  int
@@ -89,6 +144,14 @@ const (
 	EventCallerTranscript    EventType = "caller_transcript" // Text: provider transcript of a caller turn
 	EventUsage               EventType = "usage"             // Usage of one response
 	EventError               EventType = "error"             // Err; fatal ones end the stream
+	// EventTurnEnd says the agent's turn is really over: no further output comes without new
+	// input from the caller. Status is completed, cancelled (the caller took the floor: barge-in
+	// or provider VAD), failed or incomplete. See "The agent's turn" in the package doc.
+	EventTurnEnd EventType = "turn_end"
+	// EventReconnect says the adapter moved the call to a new provider connection (a resumed
+	// session) without losing it: Text says why ("goAway: 10s left"). Audio, tool calls and the
+	// caller's media clock continue; nothing is replayed.
+	EventReconnect EventType = "reconnect"
 	// EventRaw carries a provider event (or, with Outbound, a control event we sent) that has no
 	// normalized meaning, so that the trace keeps every event of the conversation.
 	EventRaw EventType = "raw"

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/audit"
 )
 
 // RatingsHeader is ratings.csv's header (long format: one row per annotator and item).
@@ -14,7 +14,7 @@ var RatingsHeader = []string{"item", "task", "plan", "annotator", "fidelity", "n
 
 // WriteRatingsCSV writes ratings in long format. The annotator column is the annotator's id (the
 // same one the study report uses); leakage is yes or no.
-func WriteRatingsCSV(w io.Writer, rows []store.RatingRow) error {
+func WriteRatingsCSV(w io.Writer, rows []audit.RatingRow) error {
 	cw := csv.NewWriter(w)
 	cw.Write(RatingsHeader)
 	for _, r := range rows {

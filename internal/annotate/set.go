@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/task"
 )
 
@@ -105,25 +105,17 @@ func StudySet(cfg json.RawMessage) SetConfig {
 
 // WithSet returns the study config cfg with its rating set replaced.
 func WithSet(cfg json.RawMessage, set SetConfig) (json.RawMessage, error) {
-	doc := map[string]json.RawMessage{}
-	if len(cfg) > 0 {
-		if err := json.Unmarshal(cfg, &doc); err != nil {
-			return nil, fmt.Errorf("study config: %w", err)
-		}
-	}
-	b, _ := json.Marshal(set)
-	doc["annotation"] = b
-	return json.Marshal(doc)
+	return audit.WithConfig(cfg, "annotation", set)
 }
 
 // Prepare blinds every bank item against its task and resolves its audio: the stored rating items.
 // Every problem is reported, one per line.
-func Prepare(items []BankItem, tasks []*task.Task, audio *AudioIndex) ([]store.RatingItem, error) {
+func Prepare(items []BankItem, tasks []*task.Task, audio *AudioIndex) ([]audit.RatingItem, error) {
 	byID := map[string]*task.Task{}
 	for _, t := range tasks {
 		byID[t.ID] = t
 	}
-	var out []store.RatingItem
+	var out []audit.RatingItem
 	var errs []error
 	seen := map[string]bool{}
 	for _, it := range items {
@@ -142,7 +134,7 @@ func Prepare(items []BankItem, tasks []*task.Task, audio *AudioIndex) ([]store.R
 			continue
 		}
 		payload, _ := json.Marshal(bl.Payload)
-		out = append(out, store.RatingItem{ID: bl.ID, TaskID: bl.Task, PlanID: bl.Plan, Variant: strconv.Itoa(bl.Variant), Payload: payload})
+		out = append(out, audit.RatingItem{ID: bl.ID, TaskID: bl.Task, PlanID: bl.Plan, Variant: strconv.Itoa(bl.Variant), Payload: payload})
 	}
 	return out, errors.Join(errs...)
 }

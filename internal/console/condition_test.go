@@ -8,10 +8,10 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/condition"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/session"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/task"
 )
 
@@ -20,10 +20,7 @@ import (
 // task shares; a noise the console has no beds for refuses the call before anything is stored.
 func TestHumanSessionRunsItsPlannedCondition(t *testing.T) {
 	ctx := context.Background()
-	k := newKit(t)
-	if err := k.db.SetPlanConditions(ctx, "s1", []store.PlanCondition{{Slot: "P1", Position: 1, Condition: "phone_line"}}); err != nil {
-		t.Fatal(err)
-	}
+	k := newKit(t, "phone_line")
 	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{})
 	sys, _ := systems.Parse("systems.json", []byte(`{"systems":[{"label":"sys-a","family":"reference"}]}`))
 	svc, err := console.New(ctx, console.Config{Store: k.db, Tasks: []*task.Task{k.task}, Systems: sys, DataDir: k.data, ReferenceURL: fake.URL()})
@@ -46,14 +43,12 @@ func TestHumanSessionRunsItsPlannedCondition(t *testing.T) {
 	}
 	live.Session.Stop(session.EndCancelled, "")
 	<-live.Ended()
-	conds, err := k.db.SessionConditions(ctx, "sys-a", store.ModeHuman)
-	if err != nil || conds[live.ID] != "phone_line" {
-		t.Fatalf("stored condition %v %v", conds, err)
+	if rec, err := k.db.Session(ctx, live.ID); err != nil || rec.Condition != "phone_line" {
+		t.Fatalf("stored condition %q %v", rec.Condition, err)
 	}
 
 	// A second participant's cell under a noise, on a console without noise beds.
-	k2 := newKit(t)
-	k2.db.SetPlanConditions(ctx, "s1", []store.PlanCondition{{Slot: "P1", Position: 1, Condition: "babble@5"}})
+	k2 := newKit(t, "babble@5")
 	svc2, err := console.New(ctx, console.Config{Store: k2.db, Tasks: []*task.Task{k2.task}, Systems: sys, DataDir: k2.data, ReferenceURL: fake.URL()})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +58,7 @@ func TestHumanSessionRunsItsPlannedCondition(t *testing.T) {
 	if _, err := svc2.StartHuman(ctx, k2.p, a2, nil); err == nil || !strings.Contains(err.Error(), "no noise beds") {
 		t.Fatalf("start without beds: %v", err)
 	}
-	if ss, _ := k2.db.ListSessions(ctx, store.SessionFilter{StudyID: "s1"}); len(ss) != 0 {
+	if ss, _ := k2.db.ListSessions(ctx, audit.SessionFilter{StudyID: "s1"}); len(ss) != 0 {
 		t.Fatalf("a refused call left %d sessions", len(ss))
 	}
 }

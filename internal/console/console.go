@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,11 +20,11 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/condition"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/session"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -41,7 +40,7 @@ var ErrAgentUnavailable = errors.New("the agent is not available")
 
 // Config configures a Service.
 type Config struct {
-	Store   *store.DB
+	Store   Store
 	Tasks   []*task.Task
 	Systems *systems.File
 	Keys    systems.Keys
@@ -75,7 +74,7 @@ type Service struct {
 	// Crash safety (reconcile.go): the liveness lock other consoles test before closing this one's
 	// sessions, the closings waiting for the database, and the keeper that retries them.
 	lockMu    sync.Mutex
-	lock      *store.NamedLock
+	lock      audit.Lock
 	closeMu   sync.Mutex // one closing at a time
 	pendMu    sync.Mutex
 	pending   map[string]ending
@@ -107,8 +106,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	if cfg.Systems != nil {
 		for _, sys := range cfg.Systems.Systems {
-			conf, _ := json.Marshal(map[string]any{"model": sys.Model, "voice": sys.Voice, "endpoint": sys.Endpoint, "server_vad": sys.ServerVAD})
-			if _, err := cfg.Store.UpsertSystem(ctx, store.System{Label: sys.Label, Family: string(sys.Family), Config: conf}); err != nil {
+			if _, err := cfg.Store.UpsertSystem(ctx, SystemRecord(sys)); err != nil {
 				return nil, fmt.Errorf("console: store system %s: %w", sys.Label, err)
 			}
 		}
@@ -142,14 +140,11 @@ func (s *Service) Task(id string) (*task.Task, bool) {
 	return t, ok
 }
 
-// Store returns the store.
-func (s *Service) Store() *store.DB { return s.cfg.Store }
-
 // Live is one running session with the participant-facing plumbing around it.
 type Live struct {
 	ID            string
 	ParticipantID int64
-	Assignment    store.Assignment
+	Assignment    audit.Assignment
 	Task          *task.Task
 	Alias         string // the blind name the participant sees
 	Session       *session.Session
@@ -160,7 +155,7 @@ type Live struct {
 	ended   chan struct{}
 	outcome Outcome
 	journal *trace.Journal
-	exclude *store.Exclusion // an experimenter's exclusion of the running call (ExcludeLive)
+	exclude *audit.Exclusion // an experimenter's exclusion of the running call (ExcludeLive)
 }
 
 // Outcome is what a finished session left in the store.
@@ -239,7 +234,7 @@ func (s *Service) endpoint(sys systems.System) string {
 
 // StartHuman starts the live session of a participant's claimed assignment. When the agent cannot
 // be reached the session is stored as a platform_lost exclusion and its cell returns to the pool.
-func (s *Service) StartHuman(ctx context.Context, p store.Participant, a store.Assignment, meta map[string]string) (*Live, error) {
+func (s *Service) StartHuman(ctx context.Context, p audit.Participant, a audit.Assignment, meta map[string]string) (*Live, error) {
 	t, ok := s.tasks[a.Task]
 	if !ok {
 		return nil, fmt.Errorf("console: assignment %d names task %q: %w", a.ID, a.Task, ErrUnknownTask)
@@ -256,17 +251,16 @@ func (s *Service) StartHuman(ctx context.Context, p store.Participant, a store.A
 	if err != nil {
 		return nil, err
 	}
-	rec, err := s.cfg.Store.CreateSession(ctx, store.NewSession{AssignmentID: a.ID, ParticipantID: p.ID, TaskID: t.ID,
-		TaskVersion: t.Version, System: a.System, Mode: store.ModeHuman, Seed: a.ID, ConsoleID: s.id})
+	ns := audit.NewSession{AssignmentID: a.ID, ParticipantID: p.ID, TaskID: t.ID,
+		TaskVersion: t.Version, System: a.System, Mode: audit.ModeHuman, Seed: a.ID, ConsoleID: s.id}
+	if cond != nil {
+		ns.Condition = cond.Spec().String()
+	}
+	rec, err := s.cfg.Store.CreateSession(ctx, ns)
 	if err != nil {
 		return nil, fmt.Errorf("console: create session: %w", err)
 	}
 	live := &Live{ID: rec.ID, ParticipantID: p.ID, Assignment: a, Task: t, Alias: alias, Started: time.Now(), ended: make(chan struct{})}
-	if cond != nil {
-		if err := s.cfg.Store.SetSessionCondition(ctx, rec.ID, cond.Spec().String()); err != nil {
-			s.log.Warn("session condition not stored", slog.String("session", rec.ID), slog.Any("err", err))
-		}
-	}
 	adapter, err := systems.New(sys, systems.DialOptions{Keys: s.cfg.Keys, Endpoint: s.endpoint(sys), Task: t.ID})
 	if err == nil {
 		sinks := []trace.Sink{s.cfg.Store.EventSink(rec.ID)}
@@ -353,12 +347,11 @@ const RecordingCleanCaller = "clean_caller"
 // listeningCondition prepares the condition an assignment is planned under (nil: none). Every
 // system called for the task in the same condition hears the same stretch of its noise: the seed
 // is the task's and the repeat's, not the participant's.
-func (s *Service) listeningCondition(ctx context.Context, a store.Assignment, t *task.Task) (*condition.Processor, int64, error) {
-	c, err := s.cfg.Store.AssignmentCondition(ctx, a.ID)
-	if err != nil || c == "" {
-		return nil, 0, err
+func (s *Service) listeningCondition(ctx context.Context, a audit.Assignment, t *task.Task) (*condition.Processor, int64, error) {
+	if a.Condition == "" {
+		return nil, 0, nil
 	}
-	spec, err := condition.Parse(c)
+	spec, err := condition.Parse(a.Condition)
 	if err != nil {
 		return nil, 0, fmt.Errorf("console: assignment %d: %w", a.ID, err)
 	}
@@ -385,7 +378,7 @@ func CleanRecordingPath(recording string) string {
 
 // SaveResult stores what a finished session left: its recording, its grade (or a grader_error
 // exclusion), its exclusion, and its end. Shared by human and synthetic runs.
-func SaveResult(ctx context.Context, st *store.DB, sessionID string, res session.Result) error {
+func SaveResult(ctx context.Context, st Results, sessionID string, res session.Result) error {
 	var errs []error
 	if res.Recording != "" {
 		if rec, err := describeRecording(sessionID, res.Recording); err == nil {
@@ -406,7 +399,7 @@ func SaveResult(ctx context.Context, st *store.DB, sessionID string, res session
 		doc, err := grade.Encode(*res.Grade)
 		if err == nil {
 			afa := res.Grade.AFA.Value
-			errs = append(errs, st.SaveScore(ctx, store.Score{SessionID: sessionID, GraderVersion: res.Grade.Grader, Grade: doc,
+			errs = append(errs, st.SaveScore(ctx, audit.Score{SessionID: sessionID, GraderVersion: res.Grade.Grader, Grade: doc,
 				WS: res.Grade.WS == 1, TS: res.Grade.TS == 1, PV: res.Grade.PV == 1, AC: res.Grade.AC == 1, AV: res.Grade.AV == 1,
 				AFA: &afa, TTRMS: res.Grade.TTRMS}))
 		}
@@ -421,29 +414,29 @@ func SaveResult(ctx context.Context, st *store.DB, sessionID string, res session
 		exclusion, note = session.ExclusionGraderError, res.GradeErr.Error()
 	}
 	if exclusion != "" {
-		_, err := st.ExcludeSession(ctx, store.Exclusion{SessionID: sessionID, Reason: store.ExclusionReason(exclusion),
+		_, err := st.ExcludeSession(ctx, audit.Exclusion{SessionID: sessionID, Reason: audit.ExclusionReason(exclusion),
 			Note: note, By: "system"})
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
 
-func describeRecording(sessionID, path string) (store.Recording, error) {
+func describeRecording(sessionID, path string) (audit.Recording, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return store.Recording{}, err
+		return audit.Recording{}, err
 	}
 	defer f.Close()
 	h := sha256.New()
 	n, err := io.Copy(h, f)
 	if err != nil {
-		return store.Recording{}, err
+		return audit.Recording{}, err
 	}
 	dur := int64(0)
 	if n > 44 {
 		dur = (n - 44) / 4 * 1000 / media.RecordRate
 	}
-	return store.Recording{SessionID: sessionID, Kind: store.RecordingStereo, Path: path, SampleRate: media.RecordRate,
+	return audit.Recording{SessionID: sessionID, Kind: audit.RecordingStereo, Path: path, SampleRate: media.RecordRate,
 		Channels: 2, DurationMS: dur, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 

@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/session"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -48,7 +48,8 @@ func (s *Service) journalPath(id string) string {
 	return filepath.Join(s.cfg.DataDir, "traces", id+".jsonl")
 }
 
-// holdLock takes the console's liveness lock (see store.HoldConsole).
+// holdLock takes the console's liveness lock: while it holds it, other consoles leave its sessions
+// alone.
 func (s *Service) holdLock(ctx context.Context) error {
 	l, err := s.cfg.Store.HoldConsole(ctx, s.id)
 	if err != nil {
@@ -132,7 +133,7 @@ func (s *Service) retryPending() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		rep, err := s.closeSession(ctx, id, e)
 		cancel()
-		if err != nil && !errors.Is(err, store.ErrConflict) {
+		if err != nil && !errors.Is(err, audit.ErrConflict) {
 			s.log.Debug("session still not stored", slog.String("session", id), slog.Any("err", err))
 			continue
 		}
@@ -170,12 +171,12 @@ type Closed struct {
 	Events      int              // events in the final trace
 	Appended    int              // events the closing added (session.exclusion, session.end, journal events)
 	Torn        *trace.TornLine  // the journal's torn last line, left out
-	Recording   *store.Recording // nil: no recording on disk
+	Recording   *audit.Recording // nil: no recording on disk
 	Repaired    bool             // the recording's header had to be repaired
 	AudioLostMS int64            // media time of the last committed event beyond the recording's end
 	Graded      bool
 	Rerun       bool              // the participant runs the assignment again
-	Returned    *store.Assignment // the cell returned to the pool
+	Returned    *audit.Assignment // the cell returned to the pool
 }
 
 // closeSession closes a session in the store from what it left: the stored trace (completed with
@@ -192,8 +193,8 @@ func (s *Service) closeSession(ctx context.Context, id string, e ending) (Closed
 	if err != nil {
 		return out, err
 	}
-	if sess.Status == store.SessionEnded {
-		return out, fmt.Errorf("close session %s: %w: it has ended", id, store.ErrConflict)
+	if sess.Status == audit.SessionEnded {
+		return out, fmt.Errorf("close session %s: %w: it has ended", id, audit.ErrConflict)
 	}
 	stored, err := st.Events(ctx, id)
 	if err != nil {
@@ -269,7 +270,7 @@ func (s *Service) closeSession(ctx context.Context, id string, e ending) (Closed
 	}
 	out.Reason, out.Exclusion, out.Events, out.Appended = reason, exclusion, len(events), len(events)-len(stored)
 
-	closing := store.Closing{SessionID: id, AfterSeq: afterSeq, Append: events[len(stored):], EndReason: reason, Recording: out.Recording}
+	closing := audit.Closing{SessionID: id, AfterSeq: afterSeq, Append: events[len(stored):], EndReason: reason, Recording: out.Recording}
 	g, gerr := e.Grade, e.GradeErr
 	if g == nil && gerr == nil || e.Graded != len(events) {
 		g, gerr = s.gradeStored(ctx, sess, events)
@@ -280,7 +281,7 @@ func (s *Service) closeSession(ctx context.Context, id string, e ending) (Closed
 			return out, err
 		}
 		afa := g.AFA.Value
-		closing.Score = &store.Score{SessionID: id, GraderVersion: g.Grader, Grade: doc, WS: g.WS == 1, TS: g.TS == 1, PV: g.PV == 1,
+		closing.Score = &audit.Score{SessionID: id, GraderVersion: g.Grader, Grade: doc, WS: g.WS == 1, TS: g.TS == 1, PV: g.PV == 1,
 			AC: g.AC == 1, AV: g.AV == 1, AFA: &afa, TTRMS: g.TTRMS}
 		out.Graded = true
 	}
@@ -290,7 +291,7 @@ func (s *Service) closeSession(ctx context.Context, id string, e ending) (Closed
 		out.Exclusion = exclusion
 	}
 	if exclusion != "" {
-		closing.Exclusion = &store.Exclusion{SessionID: id, Reason: store.ExclusionReason(exclusion), Note: note, By: e.By}
+		closing.Exclusion = &audit.Exclusion{SessionID: id, Reason: audit.ExclusionReason(exclusion), Note: note, By: e.By}
 		closing.Rerun = session.Interrupted(reason)
 	}
 	out.Rerun = closing.Rerun
@@ -311,7 +312,7 @@ func (s *Service) closeSession(ctx context.Context, id string, e ending) (Closed
 
 // gradeStored grades a stored trace against the task version it ran: the loaded one, or the spec
 // the store kept. A trace that never started (no session.start) is not graded.
-func (s *Service) gradeStored(ctx context.Context, sess store.Session, events []trace.Event) (*grade.Result, error) {
+func (s *Service) gradeStored(ctx context.Context, sess audit.Session, events []trace.Event) (*grade.Result, error) {
 	if len(events) == 0 || events[0].Type != trace.SessionStart {
 		return nil, nil
 	}
@@ -359,7 +360,7 @@ func (s *Service) Reconcile(ctx context.Context) (ReconcileCounts, error) {
 			continue
 		}
 		rep, err := s.closeSession(ctx, sess.ID, ending{Reason: session.EndConsoleCrash, Exclusion: session.ExclusionPlatformLost, Note: NoteConsoleStopped})
-		if errors.Is(err, store.ErrConflict) {
+		if errors.Is(err, audit.ErrConflict) {
 			continue // closed meanwhile by another console
 		}
 		if err != nil {
@@ -412,7 +413,7 @@ func (s *Service) Settle(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if sess.Status == store.SessionEnded {
+	if sess.Status == audit.SessionEnded {
 		return nil
 	}
 	e := ending{Reason: session.EndConsoleCrash, Exclusion: session.ExclusionPlatformLost, Note: NoteConsoleStopped}
@@ -430,7 +431,7 @@ func (s *Service) Settle(ctx context.Context, id string) error {
 		return fmt.Errorf("session %s: %w", id, ErrLiveElsewhere)
 	}
 	_, err = s.closeSession(ctx, id, e)
-	if errors.Is(err, store.ErrConflict) {
+	if errors.Is(err, audit.ErrConflict) {
 		err = nil
 	}
 	if err == nil {
@@ -444,7 +445,7 @@ func (s *Service) Settle(ctx context.Context, id string) error {
 // ExcludeLive ends a running call (session.end excluded_by_experimenter, its exclusion in the
 // trace) and then excludes it with the experimenter's reason and note: the cell goes back to the
 // pool only once the call is over. It reports false when the session is not live on this console.
-func (s *Service) ExcludeLive(ctx context.Context, ex store.Exclusion) (bool, error) {
+func (s *Service) ExcludeLive(ctx context.Context, ex audit.Exclusion) (bool, error) {
 	l, ok := s.Live(ex.SessionID)
 	if !ok {
 		return false, nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
@@ -20,16 +21,15 @@ import (
 	"github.com/voicebench/humanaudit/internal/trace"
 )
 
-func TestMain(m *testing.M) { storetest.Main(m) }
-
 type kit struct {
 	db   *store.DB
 	data string
 	task *task.Task
-	p    store.Participant
+	p    audit.Participant
 }
 
-func newKit(t *testing.T) *kit {
+// newKit stores a study whose one cell (P1, position 1) is planned under cond, if given (quiet).
+func newKit(t *testing.T, cond ...string) *kit {
 	t.Helper()
 	ctx := context.Background()
 	db := storetest.New(t)
@@ -41,16 +41,20 @@ func newKit(t *testing.T) *kit {
 	if _, err := db.PutTask(ctx, tk.ID, tk.Version, spec); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.UpsertSystem(ctx, store.System{Label: "sys-a", Family: "reference"}); err != nil {
+	if _, err := db.UpsertSystem(ctx, audit.System{Label: "sys-a", Family: "reference"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.CreateStudy(ctx, store.Study{ID: "s1", Name: "S1", Seed: 1, Config: json.RawMessage(`{}`)}); err != nil {
+	if _, err := db.CreateStudy(ctx, audit.Study{ID: "s1", Name: "S1", Seed: 1, Config: json.RawMessage(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.AddPlan(ctx, "s1", []store.PlanRow{{Slot: "P1", Position: 1, Task: tk.ID, System: "sys-a", Repeat: 1}}); err != nil {
+	row := audit.PlanRow{Slot: "P1", Position: 1, Task: tk.ID, System: "sys-a", Repeat: 1}
+	if len(cond) > 0 {
+		row.Condition = cond[0]
+	}
+	if _, err := db.AddPlan(ctx, "s1", []audit.PlanRow{row}); err != nil {
 		t.Fatal(err)
 	}
-	p, err := db.CreateParticipant(ctx, store.NewParticipant{StudyID: "s1"})
+	p, err := db.CreateParticipant(ctx, audit.NewParticipant{StudyID: "s1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,14 +68,14 @@ func newKit(t *testing.T) *kit {
 // stranded leaves what a console killed mid-call leaves: a running session of consoleID with
 // events up to 1.9 s, a recording of 2 s whose header was never patched, and a journal whose
 // last line is torn.
-func (k *kit) stranded(t *testing.T, consoleID string) store.Session {
+func (k *kit) stranded(t *testing.T, consoleID string) audit.Session {
 	t.Helper()
 	ctx := context.Background()
 	a, err := k.db.ClaimNext(ctx, k.p.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := k.db.CreateSession(ctx, store.NewSession{AssignmentID: a.ID, TaskVersion: k.task.Version, ConsoleID: consoleID})
+	s, err := k.db.CreateSession(ctx, audit.NewSession{AssignmentID: a.ID, TaskVersion: k.task.Version, ConsoleID: consoleID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,8 +141,8 @@ func TestReconcileClosesWhatACrashedConsoleLeftRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != store.SessionEnded || got.EndReason != "console_crash" || got.Exclusion == nil ||
-		got.Exclusion.Reason != store.ReasonPlatformLost || got.Exclusion.Note != console.NoteConsoleStopped {
+	if got.Status != audit.SessionEnded || got.EndReason != "console_crash" || got.Exclusion == nil ||
+		got.Exclusion.Reason != audit.ReasonPlatformLost || got.Exclusion.Note != console.NoteConsoleStopped {
 		t.Fatalf("reconciled session %+v (exclusion %+v)", got, got.Exclusion)
 	}
 	events, _ := k.db.Events(ctx, s.ID)
@@ -169,7 +173,7 @@ func TestReconcileClosesWhatACrashedConsoleLeftRunning(t *testing.T) {
 		t.Fatalf("journal after reconcile: %d events, torn %+v, %v", len(jev), torn, err)
 	}
 	a, _ := k.db.Assignment(ctx, got.AssignmentID)
-	if a.Status != store.StatusPending || a.ParticipantID != k.p.ID || a.SessionID != "" {
+	if a.Status != audit.StatusPending || a.ParticipantID != k.p.ID || a.SessionID != "" {
 		t.Fatalf("assignment %+v; want it back with the participant", a)
 	}
 	// A second start finds nothing left to do.
@@ -191,7 +195,7 @@ func TestReconcileLeavesSessionsOfRunningConsolesAlone(t *testing.T) {
 	if err != nil || counts.Closed != 0 || counts.LiveElsewhere != 1 {
 		t.Fatalf("counts %+v, %v", counts, err)
 	}
-	if got, _ := k.db.Session(ctx, s.ID); got.Status != store.SessionRunning {
+	if got, _ := k.db.Session(ctx, s.ID); got.Status != audit.SessionRunning {
 		t.Fatalf("a session of a running console was touched: %+v", got)
 	}
 	// The participant asks for the call while the other console still runs it.

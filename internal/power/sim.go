@@ -18,6 +18,7 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/report"
+	"github.com/voicebench/humanaudit/internal/rng"
 	"github.com/voicebench/humanaudit/internal/study"
 )
 
@@ -277,13 +278,8 @@ func (s *Simulator) shift(j int, k metricKind, delta float64) (float64, bool) {
 	return lam, ok
 }
 
-// studySeed derives study i's seed (SplitMix64 of the simulation seed and the study number).
-func studySeed(seed uint64, i int) uint64 {
-	z := seed + uint64(i+1)*0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
+// studySeed derives study i's seed from the simulation seed.
+func studySeed(seed uint64, i int) uint64 { return rng.Derive(seed, i) }
 
 // worker holds the buffers one goroutine draws studies into.
 type worker struct {

@@ -438,3 +438,44 @@ func TestDroppedConnection(t *testing.T) {
 	c2 := dialRaw(t, s)
 	c2.next(t, "session.created")
 }
+
+// TestTextTurns: a user message with input_text is a caller turn like a spoken one, read by the
+// same dialogue: the agent answers it, records the value with a tool call and asks on.
+func TestTextTurns(t *testing.T) {
+	s := startServer(t, Config{AudioLead: -1})
+	c := dialRaw(t, s)
+	c.next(t, "session.created")
+	c.send(t, manualSession(testTools, testInstructions))
+	c.next(t, "session.updated")
+	turn := func(text string) map[string]any {
+		c.send(t, map[string]any{"type": "conversation.item.create", "item": map[string]any{"type": "message", "role": "user",
+			"content": []any{map[string]any{"type": "input_text", "text": text}}}})
+		c.send(t, map[string]any{"type": "response.create"})
+		return c.next(t, "response.done")["response"].(map[string]any)
+	}
+	said := func(r map[string]any) string {
+		var b strings.Builder
+		for _, o := range r["output"].([]any) {
+			if it := o.(map[string]any); it["type"] == "message" {
+				for _, part := range it["content"].([]any) {
+					b.WriteString(part.(map[string]any)["transcript"].(string))
+				}
+			}
+		}
+		return b.String()
+	}
+	if got := said(turn("Hi, I need help with my laptop.")); !strings.Contains(got, "employee ID?") {
+		t.Fatalf("first reply %q", got)
+	}
+	out := turn("It's four one seven.")["output"].([]any)
+	if len(out) != 1 || out[0].(map[string]any)["name"] != "record_ticket" || out[0].(map[string]any)["arguments"] != `{"employee_id":"417"}` {
+		t.Fatalf("record call %v", out)
+	}
+	call := out[0].(map[string]any)
+	c.send(t, map[string]any{"type": "conversation.item.create", "item": map[string]any{"type": "function_call_output",
+		"call_id": call["call_id"], "output": `{"ok":true}`}})
+	c.send(t, map[string]any{"type": "response.create"})
+	if got := said(c.next(t, "response.done")["response"].(map[string]any)); !strings.Contains(got, "callback phone number?") {
+		t.Errorf("next question %q", got)
+	}
+}

@@ -7,24 +7,22 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/grade"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
 
-// Source is what Load reads from the store (*store.DB implements it).
+// Source is what Load reads of a study's records (the store implements it).
 type Source interface {
-	Study(ctx context.Context, id string) (store.Study, error)
-	ListSessions(ctx context.Context, f store.SessionFilter) ([]store.SessionSummary, error)
+	Study(ctx context.Context, id string) (audit.Study, error)
+	ListSessions(ctx context.Context, f audit.SessionFilter) ([]audit.SessionSummary, error)
 	EventsOfTypes(ctx context.Context, sessionID string, types ...trace.Type) ([]trace.Event, error)
-	Task(ctx context.Context, id string, version int) (store.Task, error)
-	Systems(ctx context.Context) ([]store.System, error)
-	RatingsLong(ctx context.Context, studyID string) ([]store.RatingRow, error)
-	Assignments(ctx context.Context, studyID string) ([]store.Assignment, error)
+	Task(ctx context.Context, id string, version int) (audit.TaskVersion, error)
+	Systems(ctx context.Context) ([]audit.System, error)
+	RatingsLong(ctx context.Context, studyID string) ([]audit.RatingRow, error)
+	Assignments(ctx context.Context, studyID string) ([]audit.Assignment, error)
 }
-
-var _ Source = (*store.DB)(nil)
 
 // Load reads a study from the store: its human sessions, the synthetic sessions of the same
 // systems and tasks (run outside any study or in this one), their grades, exclusions and traces,
@@ -36,7 +34,7 @@ func Load(ctx context.Context, src Source, studyID string) (Input, error) {
 		return Input{}, fmt.Errorf("load study %s: %w", studyID, err)
 	}
 	in := Input{Study: StudyInfo{ID: st.ID, Name: st.Name, Seed: st.Seed}}
-	human, err := src.ListSessions(ctx, store.SessionFilter{StudyID: studyID, Mode: store.ModeHuman})
+	human, err := src.ListSessions(ctx, audit.SessionFilter{StudyID: studyID, Mode: audit.ModeHuman})
 	if err != nil {
 		return Input{}, fmt.Errorf("load study %s: %w", studyID, err)
 	}
@@ -59,7 +57,7 @@ func Load(ctx context.Context, src Source, studyID string) (Input, error) {
 		scopeSystems[s.System], scopeTasks[s.TaskID] = true, true
 	}
 	everything := len(scopeSystems) == 0
-	synth, err := src.ListSessions(ctx, store.SessionFilter{Mode: store.ModeSynthetic})
+	synth, err := src.ListSessions(ctx, audit.SessionFilter{Mode: audit.ModeSynthetic})
 	if err != nil {
 		return Input{}, fmt.Errorf("load study %s: %w", studyID, err)
 	}
@@ -113,9 +111,9 @@ func Load(ctx context.Context, src Source, studyID string) (Input, error) {
 	return in, nil
 }
 
-func loadSession(ctx context.Context, src Source, s store.SessionSummary) (Session, error) {
+func loadSession(ctx context.Context, src Source, s audit.SessionSummary) (Session, error) {
 	rs := Session{ID: s.ID, Task: s.TaskID, System: s.System, Mode: Mode(s.Mode), Seed: s.Seed, Repeat: s.Repeat,
-		Ended: s.Status == store.SessionEnded, EndReason: s.EndReason}
+		Ended: s.Status == audit.SessionEnded, EndReason: s.EndReason}
 	if s.ParticipantID != 0 {
 		rs.Participant = strconv.FormatInt(s.ParticipantID, 10)
 	}

@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/report"
 	"github.com/voicebench/humanaudit/internal/report/reporttest"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -45,7 +45,7 @@ func TestStudyReportEndToEnd(t *testing.T) {
 
 	type key struct {
 		sys  string
-		mode store.Mode
+		mode audit.Mode
 	}
 	counted := map[key][]reporttest.Session{}
 	excluded, excludedPassed := 0, 0
@@ -69,9 +69,9 @@ func TestStudyReportEndToEnd(t *testing.T) {
 	// Workflow Success and the gates, with Wilson intervals computed here.
 	for _, sr := range r.Systems {
 		for _, m := range []struct {
-			mode store.Mode
+			mode audit.Mode
 			res  report.ModeResult
-		}{{store.ModeHuman, sr.Human}, {store.ModeSynthetic, sr.Synthetic}} {
+		}{{audit.ModeHuman, sr.Human}, {audit.ModeSynthetic, sr.Synthetic}} {
 			ss := counted[key{sr.System.Label, m.mode}]
 			ws := 0
 			for _, s := range ss {
@@ -122,8 +122,8 @@ func TestStudyReportEndToEnd(t *testing.T) {
 		for _, sys := range []string{"alpha", "beta"} {
 			var diffs []float64
 			for _, tk := range made.Tasks {
-				h, ok1 := taskMean(counted[key{sys, store.ModeHuman}], tk.ID, f)
-				s, ok2 := taskMean(counted[key{sys, store.ModeSynthetic}], tk.ID, f)
+				h, ok1 := taskMean(counted[key{sys, audit.ModeHuman}], tk.ID, f)
+				s, ok2 := taskMean(counted[key{sys, audit.ModeSynthetic}], tk.ID, f)
 				if ok1 && ok2 {
 					diffs = append(diffs, h-s)
 					pooled[tk.ID] = append(pooled[tk.ID], h-s)
@@ -146,7 +146,7 @@ func TestStudyReportEndToEnd(t *testing.T) {
 		n := 0
 		for _, tk := range made.Tasks {
 			var c, tot int
-			for _, s := range counted[key{sr.System.Label, store.ModeSynthetic}] {
+			for _, s := range counted[key{sr.System.Label, audit.ModeSynthetic}] {
 				if s.Task == tk.ID {
 					tot++
 					c += s.Grade.WS
@@ -169,7 +169,7 @@ func TestStudyReportEndToEnd(t *testing.T) {
 	// Anchor agreement: fnol-auto-glass is the anchor task; each system's two human sessions.
 	for _, a := range r.Anchor {
 		var ws []int
-		for _, s := range counted[key{a.System, store.ModeHuman}] {
+		for _, s := range counted[key{a.System, audit.ModeHuman}] {
 			if s.Task == "fnol-auto-glass" {
 				ws = append(ws, s.Grade.WS)
 			}
@@ -219,7 +219,7 @@ func TestStudyReportEndToEnd(t *testing.T) {
 	// Response latency: caller.speech_end to the next agent.speech_start, pooled per system/mode.
 	for _, sr := range r.Systems {
 		var lat []float64
-		for _, s := range counted[key{sr.System.Label, store.ModeSynthetic}] {
+		for _, s := range counted[key{sr.System.Label, audit.ModeSynthetic}] {
 			lat = append(lat, latencies(s.Events)...)
 		}
 		sort.Float64s(lat)
@@ -231,7 +231,7 @@ func TestStudyReportEndToEnd(t *testing.T) {
 	// Cost: the first system's provider reported usage, the second's did not.
 	var in0 float64
 	calls := 0
-	for _, s := range counted[key{"alpha", store.ModeSynthetic}] {
+	for _, s := range counted[key{"alpha", audit.ModeSynthetic}] {
 		calls++
 		for _, e := range s.Events {
 			if e.Type == trace.AgentUsage {
@@ -259,7 +259,7 @@ func TestStudyReportEndToEnd(t *testing.T) {
 					if f.Field != fm.Field {
 						continue
 					}
-					if k.mode == store.ModeHuman {
+					if k.mode == audit.ModeHuman {
 						hn++
 						if !f.Pass {
 							hm++

@@ -570,7 +570,7 @@ func (s *Session) onTick() {
 	if s.transferredAt >= 0 {
 		// Handed to a human: the call ends when the agent has told the caller so.
 		if since := s.now() - s.transferredAt; since >= transferGrace ||
-			since >= time.Second && !s.synth.responseOpen && !s.agentAudible() {
+			since >= time.Second && s.synth.agentTurnOver && !s.agentAudible() {
 			s.finish(EndTransferred, "")
 		}
 		return
@@ -681,7 +681,7 @@ func (s *Session) onAgent(ev agent.Event) {
 	switch ev.Type {
 	case agent.EventAudioDelta:
 		s.lastAgentSignal = s.now()
-		s.synth.sawResponseOutput()
+		s.synth.sawAgentOutput()
 		if ev.ItemID != s.itemID {
 			s.itemID, s.itemReceivedMS = ev.ItemID, 0
 		}
@@ -694,7 +694,7 @@ func (s *Session) onAgent(ev agent.Event) {
 			s.log.Warn("push agent audio", slog.Any("err", err))
 		}
 	case agent.EventTranscriptDone:
-		s.synth.sawResponseOutput()
+		s.synth.sawAgentOutput()
 		if ev.Text == "" {
 			return
 		}
@@ -704,7 +704,7 @@ func (s *Session) onAgent(ev agent.Event) {
 		}
 	case agent.EventToolCall:
 		s.lastAgentSignal = s.now()
-		s.synth.sawToolCall()
+		s.synth.sawAgentOutput()
 		res := s.ws.Call(ev.CallID, ev.Name, ev.Arguments)
 		if err := s.adapter.SendToolResult(ev.CallID, ev.Name, res.Output); err != nil {
 			s.log.Warn("send tool result", slog.Any("err", err))
@@ -712,7 +712,16 @@ func (s *Session) onAgent(ev agent.Event) {
 	case agent.EventResponseDone:
 		s.lastAgentSignal = s.now()
 		s.emit(trace.Event{Type: trace.AgentResponseDone, Actor: trace.ActorAgent, Text: ev.Status, Meta: itemMeta(ev.ResponseID)})
-		s.synth.responseDone()
+	case agent.EventTurnEnd:
+		// The one end of the agent's turn, whatever the provider's shape: the synthetic caller
+		// waits on it, never on response.done and tool counts.
+		s.lastAgentSignal = s.now()
+		s.emit(trace.Event{Type: trace.AgentTurnEnd, Actor: trace.ActorAgent, Text: ev.Status, Meta: itemMeta(ev.ResponseID)})
+		s.synth.turnEnded(ev.Status)
+	case agent.EventReconnect:
+		// The adapter moved the call to a resumed provider session; the call goes on.
+		s.lastAgentSignal = s.now()
+		s.emit(trace.Event{Type: trace.AgentReconnect, Actor: trace.ActorAgent, Text: ev.Text})
 	case agent.EventInterrupted:
 		if s.call.AgentQueued() > 0 {
 			s.bargeIn(s.now(), "provider")

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/voicebench/humanaudit/internal/agent"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
 
@@ -17,39 +18,24 @@ const (
 	synthMaxNudges     = 3
 )
 
-// synthState is the synthetic caller's turn-taking: it answers when the agent's response (and any
-// follow-up after tool calls) is over and its audio has played out.
+// synthState is the synthetic caller's turn-taking: it answers once the adapter says the agent's
+// turn is over (agent.EventTurnEnd, whatever the provider's shape of tool turns) and the agent's
+// audio has played out. A turn that ended because the caller took the floor (cancelled) does not
+// hand it back.
 type synthState struct {
 	nextTurn      time.Duration // media time of the caller's next turn; -1 none scheduled
-	awaitFollowUp bool          // the response made tool calls: the adapter asks for a follow-up response
-	toolCalls     int
-	responseOpen  bool
-	agentTurnOver bool
+	agentTurnOver bool          // the agent ended its turn; the caller speaks once its audio has played
 	callerDone    time.Duration // when the caller's last utterance ends
 	closing       bool
 	nudges        int
 }
 
-func (st *synthState) sawResponseOutput() {
-	st.responseOpen = true
-	st.awaitFollowUp = false
-	st.agentTurnOver = false
-}
+// sawAgentOutput notes agent output (audio, transcript, a tool call): the agent's turn goes on.
+func (st *synthState) sawAgentOutput() { st.agentTurnOver = false }
 
-func (st *synthState) sawToolCall() {
-	st.responseOpen = true
-	st.toolCalls++
-	st.agentTurnOver = false
-}
-
-func (st *synthState) responseDone() {
-	st.responseOpen = false
-	if st.toolCalls > 0 {
-		st.toolCalls = 0
-		st.awaitFollowUp = true
-		return
-	}
-	st.agentTurnOver = true
+// turnEnded notes the adapter's end of the agent's turn.
+func (st *synthState) turnEnded(status string) {
+	st.agentTurnOver = status != agent.StatusCancelled
 }
 
 // synthTick decides, every tick, whether the synthetic caller speaks now.
@@ -69,8 +55,9 @@ func (s *Session) synthTick() {
 		st.nextTurn = now + synthTurnGap
 		st.agentTurnOver = false
 	}
-	// An agent that says nothing for a long time gets a nudge, and in the end a hang-up.
-	if st.nextTurn < 0 && !st.responseOpen && !s.agentAudible() && st.callerDone > 0 &&
+	// An agent that says nothing for a long time (its turn over or stalled) gets a nudge, and in
+	// the end a hang-up.
+	if st.nextTurn < 0 && !s.agentAudible() && st.callerDone > 0 &&
 		now-max(st.callerDone, s.lastAgentSignal) > synthAgentPatience {
 		if st.nudges >= synthMaxNudges {
 			s.finish(EndAgentUnresponsive, "")

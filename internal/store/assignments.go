@@ -7,104 +7,40 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/voicebench/humanaudit/internal/audit"
 )
-
-// AssignmentStatus is where a planned session stands.
-type AssignmentStatus string
-
-// Assignment states: pending → running (claimed) → done (its session ended) or excluded (its
-// session was excluded; a fresh pending copy of the cell goes back to the pool).
-const (
-	StatusPending  AssignmentStatus = "pending"
-	StatusRunning  AssignmentStatus = "running"
-	StatusDone     AssignmentStatus = "done"
-	StatusExcluded AssignmentStatus = "excluded"
-)
-
-// PlanRow is one planned session of a study plan (plan.csv): planned participant Slot does Task
-// with System at Position; Repeat is 1 for a cell's first run, 2 for the anchor repeat.
-type PlanRow struct {
-	Slot     string
-	Position int
-	Task     string
-	System   string // system label
-	Repeat   int
-}
-
-// Assignment is one planned session of one cell (task × system × repeat) at run time.
-type Assignment struct {
-	ID            int64
-	StudyID       string
-	Slot          string // "" for a cell returned to the pool
-	ParticipantID int64  // 0 until a participant is bound
-	Position      int    // 1-based order in the participant's sequence; 0 while in the pool
-	Task          string
-	System        string
-	Repeat        int
-	Status        AssignmentStatus
-	SessionID     string
-	Replaces      int64 // the excluded assignment this pool cell re-runs
-	CreatedAt     time.Time
-	ClaimedAt     time.Time
-	FinishedAt    time.Time
-}
 
 const assignmentCols = `a.id, a.study_id, a.slot, a.participant_id, a.position, a.task_id, a.system_label,
-	a.repeat, a.status, a.session_id, a.replaces, a.created_at, a.claimed_at, a.finished_at`
+	a.repeat, a.status, a.session_id, a.replaces, a.created_at, a.claimed_at, a.finished_at, a.condition`
 
-func scanAssignment(r pgx.Row) (Assignment, error) {
-	var a Assignment
+func scanAssignment(r pgx.Row) (audit.Assignment, error) {
+	var a audit.Assignment
 	var slot, session *string
 	var participant, replaces *int64
 	var position *int32
 	var repeat int16
 	var claimed, finished *time.Time
 	err := r.Scan(&a.ID, &a.StudyID, &slot, &participant, &position, &a.Task, &a.System, &repeat, &a.Status,
-		&session, &replaces, &a.CreatedAt, &claimed, &finished)
+		&session, &replaces, &a.CreatedAt, &claimed, &finished, &a.Condition)
 	a.Slot, a.ParticipantID, a.Position, a.SessionID, a.Replaces = deref(slot), deref(participant), int(deref(position)), deref(session), deref(replaces)
 	a.Repeat, a.CreatedAt, a.ClaimedAt, a.FinishedAt = int(repeat), a.CreatedAt.UTC(), derefTime(claimed), derefTime(finished)
 	return a, err
 }
 
-func collectAssignments(rows pgx.Rows) ([]Assignment, error) {
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Assignment, error) { return scanAssignment(r) })
+func collectAssignments(rows pgx.Rows) ([]audit.Assignment, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.Assignment, error) { return scanAssignment(r) })
 }
 
 // AddPlan adds plan rows to a study. It also extends a running study: rows whose (slot, position)
 // already exist are kept exactly as they are, whatever their state, and only new rows are added
 // (new slots, or new positions of a slot, which go to the slot's participant if it has one). It
 // returns how many rows were added. Systems must exist; tasks are not checked here.
-func (db *DB) AddPlan(ctx context.Context, studyID string, rows []PlanRow) (int, error) {
-	type key struct {
-		slot string
-		pos  int
+func (db *DB) AddPlan(ctx context.Context, studyID string, rows []audit.PlanRow) (int, error) {
+	if err := audit.CheckPlan(rows); err != nil {
+		return 0, err
 	}
-	seen := map[key]bool{}
-	tasks := map[string]map[string]bool{} // slot → tasks in the input
-	var slotOrder []string
-	for i, r := range rows {
-		switch {
-		case r.Slot == "":
-			return 0, newError(ErrInvalid, "plan row %d: participant slot is empty", i+1)
-		case r.Position < 1:
-			return 0, newError(ErrInvalid, "plan row %d (%s): position %d, want ≥ 1", i+1, r.Slot, r.Position)
-		case r.Task == "" || r.System == "":
-			return 0, newError(ErrInvalid, "plan row %d (%s): task and system are required", i+1, r.Slot)
-		case r.Repeat != 1 && r.Repeat != 2:
-			return 0, newError(ErrInvalid, "plan row %d (%s): repeat %d, want 1 or 2", i+1, r.Slot, r.Repeat)
-		case seen[key{r.Slot, r.Position}]:
-			return 0, newError(ErrInvalid, "plan row %d: %s position %d appears twice", i+1, r.Slot, r.Position)
-		}
-		seen[key{r.Slot, r.Position}] = true
-		if tasks[r.Slot] == nil {
-			tasks[r.Slot] = map[string]bool{}
-			slotOrder = append(slotOrder, r.Slot)
-		}
-		if tasks[r.Slot][r.Task] {
-			return 0, newError(ErrInvalid, "plan row %d: %s meets task %s twice", i+1, r.Slot, r.Task)
-		}
-		tasks[r.Slot][r.Task] = true
-	}
+	slotOrder := audit.PlanSlots(rows)
 	added := 0
 	now := db.stamp()
 	err := db.tx(ctx, func(tx pgx.Tx) error {
@@ -133,17 +69,17 @@ func (db *DB) AddPlan(ctx context.Context, studyID string, rows []PlanRow) (int,
 				var kept bool
 				tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM assignments WHERE study_id = $1 AND slot = $2 AND position = $3)`, studyID, r.Slot, r.Position).Scan(&kept)
 				if !kept {
-					return newError(ErrInvalid, "plan row %d: %s already meets task %s at position %d", i+1, r.Slot, r.Task, clash)
+					return audit.Errorf(audit.ErrInvalid, "plan row %d: %s already meets task %s at position %d", i+1, r.Slot, r.Task, clash)
 				}
 				continue
 			} else if !errors.Is(err, pgx.ErrNoRows) {
 				return err
 			}
 			tag, err := tx.Exec(ctx, `
-				INSERT INTO assignments (study_id, slot, participant_id, position, task_id, system_label, repeat, created_at)
-				SELECT $1, $2, s.participant_id, $3, $4, $5, $6, $7 FROM slots s WHERE s.study_id = $1 AND s.label = $2
+				INSERT INTO assignments (study_id, slot, participant_id, position, task_id, system_label, repeat, created_at, condition)
+				SELECT $1, $2, s.participant_id, $3, $4, $5, $6, $7, $8 FROM slots s WHERE s.study_id = $1 AND s.label = $2
 				ON CONFLICT (study_id, slot, position) DO NOTHING`,
-				studyID, r.Slot, r.Position, r.Task, r.System, r.Repeat, now)
+				studyID, r.Slot, r.Position, r.Task, r.System, r.Repeat, now, r.Condition)
 			if err != nil {
 				return translate(err, fmt.Sprintf("plan row %d (%s position %d)", i+1, r.Slot, r.Position))
 			}
@@ -162,8 +98,8 @@ func (db *DB) AddPlan(ctx context.Context, studyID string, rows []PlanRow) (int,
 // position, else — for a participant not yet bound to a plan slot — the first free slot's first
 // assignment (binding the whole slot to them; concurrent callers never get the same slot). It
 // returns ErrNoAssignment when nothing is left for them.
-func (db *DB) ClaimNext(ctx context.Context, participantID int64) (Assignment, error) {
-	var a Assignment
+func (db *DB) ClaimNext(ctx context.Context, participantID int64) (audit.Assignment, error) {
+	var a audit.Assignment
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		var study string
 		// Lock the participant: two tabs of one participant claim one after the other.
@@ -184,7 +120,7 @@ func (db *DB) ClaimNext(ctx context.Context, participantID int64) (Assignment, e
 			return err
 		}
 		if bound {
-			return ErrNoAssignment
+			return audit.ErrNoAssignment
 		}
 		now := db.stamp()
 		if _, err := bindFreeSlot(ctx, tx, study, participantID, now); err != nil {
@@ -192,12 +128,12 @@ func (db *DB) ClaimNext(ctx context.Context, participantID int64) (Assignment, e
 		}
 		a, err = claimPending(ctx, tx, participantID, now)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrNoAssignment
+			return audit.ErrNoAssignment
 		}
 		return err
 	})
-	if errors.Is(err, ErrNoAssignment) {
-		return Assignment{}, newError(ErrNoAssignment, "participant %d", participantID)
+	if errors.Is(err, audit.ErrNoAssignment) {
+		return audit.Assignment{}, audit.Errorf(audit.ErrNoAssignment, "participant %d", participantID)
 	}
 	return a, translate(err, fmt.Sprintf("claim next assignment of participant %d", participantID))
 }
@@ -216,7 +152,7 @@ func bindFreeSlot(ctx context.Context, tx pgx.Tx, study string, participantID in
 		ORDER BY s.ord LIMIT 1
 		FOR UPDATE OF s SKIP LOCKED`, study, participantID).Scan(&slot)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", ErrNoAssignment
+		return "", audit.ErrNoAssignment
 	}
 	if err != nil {
 		return "", err
@@ -230,7 +166,7 @@ func bindFreeSlot(ctx context.Context, tx pgx.Tx, study string, participantID in
 	return slot, nil
 }
 
-func claimPending(ctx context.Context, tx pgx.Tx, participantID int64, now time.Time) (Assignment, error) {
+func claimPending(ctx context.Context, tx pgx.Tx, participantID int64, now time.Time) (audit.Assignment, error) {
 	return scanAssignment(tx.QueryRow(ctx, `
 		UPDATE assignments a SET status = 'running', claimed_at = $2
 		WHERE a.id = (SELECT id FROM assignments WHERE participant_id = $1 AND status = 'pending' ORDER BY position, id LIMIT 1)
@@ -244,8 +180,8 @@ func claimPending(ctx context.Context, tx pgx.Tx, participantID int64, now time.
 // to the participant's sequence as pending (ClaimNext then starts it). A participant who still
 // has unfinished work is ErrConflict; an empty pool is ErrNoAssignment. Concurrent callers never
 // receive the same cell (SELECT … FOR UPDATE SKIP LOCKED).
-func (db *DB) HandCell(ctx context.Context, participantID int64, maxPerSystem int) (Assignment, error) {
-	var a Assignment
+func (db *DB) HandCell(ctx context.Context, participantID int64, maxPerSystem int) (audit.Assignment, error) {
+	var a audit.Assignment
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		var study string
 		if err := tx.QueryRow(ctx, `SELECT study_id FROM participants WHERE id = $1 FOR UPDATE`, participantID).Scan(&study); err != nil {
@@ -256,7 +192,7 @@ func (db *DB) HandCell(ctx context.Context, participantID int64, maxPerSystem in
 			return err
 		}
 		if open {
-			return newError(ErrConflict, "participant %d still has unfinished assignments", participantID)
+			return audit.Errorf(audit.ErrConflict, "participant %d still has unfinished assignments", participantID)
 		}
 		var id int64
 		err := tx.QueryRow(ctx, `
@@ -272,7 +208,7 @@ func (db *DB) HandCell(ctx context.Context, participantID int64, maxPerSystem in
 			LIMIT 1
 			FOR UPDATE OF a SKIP LOCKED`, study, participantID, maxPerSystem).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrNoAssignment
+			return audit.ErrNoAssignment
 		}
 		if err != nil {
 			return err
@@ -283,27 +219,27 @@ func (db *DB) HandCell(ctx context.Context, participantID int64, maxPerSystem in
 			WHERE a.id = $1 RETURNING `+assignmentCols, id, participantID))
 		return err
 	})
-	if errors.Is(err, ErrNoAssignment) {
-		return Assignment{}, newError(ErrNoAssignment, "pool of study for participant %d", participantID)
+	if errors.Is(err, audit.ErrNoAssignment) {
+		return audit.Assignment{}, audit.Errorf(audit.ErrNoAssignment, "pool of study for participant %d", participantID)
 	}
 	return a, translate(err, fmt.Sprintf("hand a cell to participant %d", participantID))
 }
 
 // Assignment returns one assignment.
-func (db *DB) Assignment(ctx context.Context, id int64) (Assignment, error) {
+func (db *DB) Assignment(ctx context.Context, id int64) (audit.Assignment, error) {
 	a, err := scanAssignment(db.pool.QueryRow(ctx, `SELECT `+assignmentCols+` FROM assignments a WHERE a.id = $1`, id))
 	return a, translate(err, fmt.Sprintf("assignment %d", id))
 }
 
 // ParticipantAssignments lists a participant's assignments in their order.
-func (db *DB) ParticipantAssignments(ctx context.Context, participantID int64) ([]Assignment, error) {
+func (db *DB) ParticipantAssignments(ctx context.Context, participantID int64) ([]audit.Assignment, error) {
 	rows, _ := db.pool.Query(ctx, `SELECT `+assignmentCols+` FROM assignments a WHERE a.participant_id = $1 ORDER BY a.position, a.id`, participantID)
 	out, err := collectAssignments(rows)
 	return out, translate(err, fmt.Sprintf("assignments of participant %d", participantID))
 }
 
 // Assignments lists a study's assignments: plan slots in order, then pool cells.
-func (db *DB) Assignments(ctx context.Context, studyID string) ([]Assignment, error) {
+func (db *DB) Assignments(ctx context.Context, studyID string) ([]audit.Assignment, error) {
 	rows, _ := db.pool.Query(ctx, `SELECT `+assignmentCols+` FROM assignments a
 		LEFT JOIN slots s ON s.study_id = a.study_id AND s.label = a.slot
 		WHERE a.study_id = $1 ORDER BY s.ord NULLS LAST, a.position, a.id`, studyID)
@@ -311,86 +247,38 @@ func (db *DB) Assignments(ctx context.Context, studyID string) ([]Assignment, er
 	return out, translate(err, "assignments of study "+studyID)
 }
 
-// Progress counts assignments by state.
-type Progress struct {
-	Pending, Running, Done, Excluded int
-}
-
-// Total is the number of assignment rows. Each exclusion adds a row (the excluded run) and returns
-// a pending copy of the cell, so the number of planned cells is Total − Excluded.
-func (p Progress) Total() int { return p.Pending + p.Running + p.Done + p.Excluded }
-
-func (p *Progress) add(status AssignmentStatus, n int) {
-	switch status {
-	case StatusPending:
-		p.Pending += n
-	case StatusRunning:
-		p.Running += n
-	case StatusDone:
-		p.Done += n
-	case StatusExcluded:
-		p.Excluded += n
-	}
-}
-
-// StudyProgress is a study's progress overall, per system label and per task.
-type StudyProgress struct {
-	Study    Progress
-	BySystem map[string]Progress
-	ByTask   map[string]Progress
-}
-
 // Progress counts a study's assignments by state, overall, per system and per task.
-func (db *DB) Progress(ctx context.Context, studyID string) (StudyProgress, error) {
+func (db *DB) Progress(ctx context.Context, studyID string) (audit.StudyProgress, error) {
 	if _, err := db.Study(ctx, studyID); err != nil {
-		return StudyProgress{}, err
+		return audit.StudyProgress{}, err
 	}
-	sp := StudyProgress{BySystem: map[string]Progress{}, ByTask: map[string]Progress{}}
+	sp := audit.StudyProgress{BySystem: map[string]audit.Progress{}, ByTask: map[string]audit.Progress{}}
 	rows, _ := db.pool.Query(ctx, `
 		SELECT system_label, task_id, status, count(*) FROM assignments WHERE study_id = $1
 		GROUP BY GROUPING SETS ((status), (system_label, status), (task_id, status))`, studyID)
 	var system, task *string
-	var status AssignmentStatus
+	var status audit.AssignmentStatus
 	var n int
 	_, err := pgx.ForEachRow(rows, []any{&system, &task, &status, &n}, func() error {
 		switch {
 		case system != nil:
 			p := sp.BySystem[*system]
-			p.add(status, n)
+			p.Add(status, n)
 			sp.BySystem[*system] = p
 		case task != nil:
 			p := sp.ByTask[*task]
-			p.add(status, n)
+			p.Add(status, n)
 			sp.ByTask[*task] = p
 		default:
-			sp.Study.add(status, n)
+			sp.Study.Add(status, n)
 		}
 		return nil
 	})
 	return sp, translate(err, "progress of study "+studyID)
 }
 
-// StatusRow is one line of status.csv: an assignment with who did it and how it ended.
-type StatusRow struct {
-	AssignmentID    int64
-	Slot            string
-	Position        int
-	ParticipantID   int64
-	ProlificPID     string
-	Task            string
-	System          string // label (experimenter-side export)
-	Alias           string
-	Repeat          int
-	Status          AssignmentStatus
-	SessionID       string
-	ClaimedAt       time.Time
-	FinishedAt      time.Time
-	ExclusionReason ExclusionReason
-	Replaces        int64
-}
-
 // StatusRows lists a study's assignments for status.csv: plan slots in order, then pool cells.
-func (db *DB) StatusRows(ctx context.Context, studyID string) ([]StatusRow, error) {
+func (db *DB) StatusRows(ctx context.Context, studyID string) ([]audit.StatusRow, error) {
 	rows, _ := db.pool.Query(ctx, `
 		SELECT a.id, coalesce(a.slot, ''), coalesce(a.position, 0), coalesce(a.participant_id, 0), coalesce(p.prolific_pid, ''),
 		       a.task_id, a.system_label, sy.alias, a.repeat, a.status, coalesce(a.session_id, ''),
@@ -402,8 +290,8 @@ func (db *DB) StatusRows(ctx context.Context, studyID string) ([]StatusRow, erro
 		LEFT JOIN exclusions e ON e.session_id = a.session_id
 		WHERE a.study_id = $1
 		ORDER BY s.ord NULLS LAST, a.position, a.id`, studyID)
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (StatusRow, error) {
-		var s StatusRow
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.StatusRow, error) {
+		var s audit.StatusRow
 		var pos int32
 		var repeat int16
 		var claimed, finished *time.Time
@@ -419,8 +307,8 @@ func (db *DB) StatusRows(ctx context.Context, studyID string) ([]StatusRow, erro
 // out: every pending assignment, and every running one that has no session yet, becomes excluded
 // and its cell goes back to the pool as a fresh pending assignment. Sessions in progress are left
 // alone (end and exclude them instead). It returns the new pool cells.
-func (db *DB) ReleaseParticipant(ctx context.Context, participantID int64) ([]Assignment, error) {
-	var cells []Assignment
+func (db *DB) ReleaseParticipant(ctx context.Context, participantID int64) ([]audit.Assignment, error) {
+	var cells []audit.Assignment
 	now := db.stamp()
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		cells = nil

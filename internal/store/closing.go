@@ -7,26 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/voicebench/humanaudit/internal/trace"
+	"github.com/voicebench/humanaudit/internal/audit"
 )
-
-// Closing is everything that ends a session, stored by CloseSession in one transaction: the
-// events that complete its trace, its recording, its grade, its end reason and its exclusion.
-type Closing struct {
-	SessionID string
-	// AfterSeq is the highest stored event seq the closing was computed from; Append continues
-	// it. A session whose log grew since then is ErrConflict (its trace was read too early).
-	AfterSeq  int64
-	Append    []trace.Event
-	EndReason string
-	Recording *Recording // nil: no recording
-	Score     *Score     // nil: not graded
-	Exclusion *Exclusion // nil: the session counts
-	// Rerun hands an excluded session's assignment back to the same participant for a new
-	// attempt (the call was cut short by the platform, not by them), instead of returning the
-	// cell to the pool for someone else.
-	Rerun bool
-}
 
 // CloseSession ends a session that is not ended yet, in one transaction: it appends c.Append to
 // the event log, stores the recording and the score, marks the session ended with c.EndReason,
@@ -34,23 +16,23 @@ type Closing struct {
 // participant as pending (c.Rerun) or to the pool as a fresh pending copy of the cell, which is
 // returned. Closing a session that has ended is ErrConflict, so concurrent closers (a console
 // starting while another retries) close it once.
-func (db *DB) CloseSession(ctx context.Context, c Closing) (Assignment, error) {
+func (db *DB) CloseSession(ctx context.Context, c audit.Closing) (audit.Assignment, error) {
 	now := db.stamp()
+	if err := c.Check(); err != nil {
+		return audit.Assignment{}, err
+	}
 	rows := make([]eventRow, 0, len(c.Append))
-	for i, e := range c.Append {
-		if e.Seq != c.AfterSeq+int64(i)+1 {
-			return Assignment{}, newError(ErrInvalid, "closing session %s: appended event %d has seq %d, want %d", c.SessionID, i+1, e.Seq, c.AfterSeq+int64(i)+1)
-		}
+	for _, e := range c.Append {
 		r, err := newEventRow(c.SessionID, e)
 		if err != nil {
-			return Assignment{}, err
+			return audit.Assignment{}, err
 		}
 		rows = append(rows, r)
 	}
-	var cell Assignment
+	var cell audit.Assignment
 	err := db.tx(ctx, func(tx pgx.Tx) error {
-		cell = Assignment{}
-		var status SessionStatus
+		cell = audit.Assignment{}
+		var status audit.SessionStatus
 		var assignment *int64
 		// The assignment moves only when this session is its current attempt.
 		if err := tx.QueryRow(ctx, `SELECT s.status, a.id FROM sessions s
@@ -58,15 +40,15 @@ func (db *DB) CloseSession(ctx context.Context, c Closing) (Assignment, error) {
 			WHERE s.id = $1 FOR UPDATE OF s`, c.SessionID).Scan(&status, &assignment); err != nil {
 			return err
 		}
-		if status == SessionEnded {
-			return newError(ErrConflict, "session %s has already ended", c.SessionID)
+		if status == audit.SessionEnded {
+			return audit.Errorf(audit.ErrConflict, "session %s has already ended", c.SessionID)
 		}
 		var last int64
 		if err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM events WHERE session_id = $1`, c.SessionID).Scan(&last); err != nil {
 			return err
 		}
 		if last != c.AfterSeq {
-			return newError(ErrConflict, "session %s has %d events, the closing was made after %d", c.SessionID, last, c.AfterSeq)
+			return audit.Errorf(audit.ErrConflict, "session %s has %d events, the closing was made after %d", c.SessionID, last, c.AfterSeq)
 		}
 		if len(rows) > 0 {
 			if err := db.insertEvents(ctx, tx, rows); err != nil {
@@ -118,23 +100,23 @@ func (db *DB) CloseSession(ctx context.Context, c Closing) (Assignment, error) {
 		return err
 	})
 	if err != nil {
-		return Assignment{}, translate(err, "close session "+c.SessionID)
+		return audit.Assignment{}, translate(err, "close session "+c.SessionID)
 	}
 	return cell, nil
 }
 
 // UnfinishedSessions lists the sessions that have not ended (created or running), oldest first:
 // after a crash, the ones a console left behind.
-func (db *DB) UnfinishedSessions(ctx context.Context) ([]Session, error) {
+func (db *DB) UnfinishedSessions(ctx context.Context) ([]audit.Session, error) {
 	rows, _ := db.pool.Query(ctx, `SELECT `+sessionCols+sessionFrom+` WHERE s.status <> 'ended' ORDER BY s.created_at, s.id`)
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Session, error) { return scanSession(r) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.Session, error) { return scanSession(r) })
 	return out, translate(err, "unfinished sessions")
 }
 
 // AssignmentSessions lists an assignment's sessions, one per attempt, first attempt first.
-func (db *DB) AssignmentSessions(ctx context.Context, assignmentID int64) ([]Session, error) {
+func (db *DB) AssignmentSessions(ctx context.Context, assignmentID int64) ([]audit.Session, error) {
 	rows, _ := db.pool.Query(ctx, `SELECT `+sessionCols+sessionFrom+` WHERE s.assignment_id = $1 ORDER BY s.attempt`, assignmentID)
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Session, error) { return scanSession(r) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.Session, error) { return scanSession(r) })
 	return out, translate(err, fmt.Sprintf("sessions of assignment %d", assignmentID))
 }
 
@@ -144,7 +126,7 @@ func consoleLock(id string) string { return "console:" + id }
 // HoldConsole takes the liveness lock of console id, held until Release: while it is held, other
 // consoles leave that console's sessions alone. The server drops it when the holder's connection
 // dies, so a console that crashed is seen as gone at once.
-func (db *DB) HoldConsole(ctx context.Context, id string) (*NamedLock, error) {
+func (db *DB) HoldConsole(ctx context.Context, id string) (audit.Lock, error) {
 	return db.TryLock(ctx, consoleLock(id))
 }
 
@@ -156,7 +138,7 @@ func (db *DB) ConsoleGone(ctx context.Context, id string) (bool, error) {
 		return true, nil
 	}
 	l, err := db.TryLock(ctx, consoleLock(id))
-	if errors.Is(err, ErrConflict) {
+	if errors.Is(err, audit.ErrConflict) {
 		return false, nil
 	}
 	if err != nil {

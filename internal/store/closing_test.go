@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -17,7 +18,7 @@ import (
 func TestInterruptedAttemptIsRunAgainByTheSameParticipant(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, []string{"alpha"}, []string{"t1", "t2"})
-	if _, err := f.db.AddPlan(ctx, f.study, []store.PlanRow{{Slot: "P1", Position: 1, Task: "t1", System: "alpha", Repeat: 1},
+	if _, err := f.db.AddPlan(ctx, f.study, []audit.PlanRow{{Slot: "P1", Position: 1, Task: "t1", System: "alpha", Repeat: 1},
 		{Slot: "P1", Position: 2, Task: "t2", System: "alpha", Repeat: 1}}); err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +27,7 @@ func TestInterruptedAttemptIsRunAgainByTheSameParticipant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s1, err := f.db.CreateSession(ctx, store.NewSession{AssignmentID: a.ID, TaskVersion: 1, ConsoleID: "c_dead"})
+	s1, err := f.db.CreateSession(ctx, audit.NewSession{AssignmentID: a.ID, TaskVersion: 1, ConsoleID: "c_dead"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,14 +49,14 @@ func TestInterruptedAttemptIsRunAgainByTheSameParticipant(t *testing.T) {
 
 	tail := []trace.Event{{Seq: 2, T: 40, Wall: f.clock.Now(), Type: trace.Exclusion, Text: "platform_lost"},
 		{Seq: 3, T: 40, Wall: f.clock.Now(), Type: trace.SessionEnd, Text: "console_crash"}}
-	closing := store.Closing{SessionID: s1.ID, AfterSeq: 1, Append: tail, EndReason: "console_crash",
-		Recording: &store.Recording{SessionID: s1.ID, Path: "/data/recordings/" + s1.ID + ".wav", SampleRate: 24000, Channels: 2, DurationMS: 40, Bytes: 3884},
-		Score:     &store.Score{SessionID: s1.ID, GraderVersion: "grade/1", Grade: []byte(`{"partial":"yes"}`)},
-		Exclusion: &store.Exclusion{SessionID: s1.ID, Reason: store.ReasonPlatformLost, Note: "the console stopped"}, Rerun: true}
+	closing := audit.Closing{SessionID: s1.ID, AfterSeq: 1, Append: tail, EndReason: "console_crash",
+		Recording: &audit.Recording{SessionID: s1.ID, Path: "/data/recordings/" + s1.ID + ".wav", SampleRate: 24000, Channels: 2, DurationMS: 40, Bytes: 3884},
+		Score:     &audit.Score{SessionID: s1.ID, GraderVersion: "grade/1", Grade: []byte(`{"partial":"yes"}`)},
+		Exclusion: &audit.Exclusion{SessionID: s1.ID, Reason: audit.ReasonPlatformLost, Note: "the console stopped"}, Rerun: true}
 	// Computed from a trace read too early: refused, nothing stored.
 	_, err = f.db.CloseSession(ctx, closing)
-	wantErr(t, err, store.ErrConflict)
-	if ss, _ := f.db.Session(ctx, s1.ID); ss.Status == store.SessionEnded || ss.Exclusion != nil {
+	wantErr(t, err, audit.ErrConflict)
+	if ss, _ := f.db.Session(ctx, s1.ID); ss.Status == audit.SessionEnded || ss.Exclusion != nil {
 		t.Fatalf("a refused closing changed the session: %+v", ss)
 	}
 	closing.AfterSeq = 2
@@ -63,12 +64,12 @@ func TestInterruptedAttemptIsRunAgainByTheSameParticipant(t *testing.T) {
 	if cell, err := f.db.CloseSession(ctx, closing); err != nil || cell.ID != 0 {
 		t.Fatalf("close: cell %+v, %v; want no pool cell for a rerun", cell, err)
 	}
-	_, err = f.db.CloseSession(ctx, store.Closing{SessionID: s1.ID, AfterSeq: 4, EndReason: "again"})
-	wantErr(t, err, store.ErrConflict) // closed once, whoever tries again
+	_, err = f.db.CloseSession(ctx, audit.Closing{SessionID: s1.ID, AfterSeq: 4, EndReason: "again"})
+	wantErr(t, err, audit.ErrConflict) // closed once, whoever tries again
 
 	got, _ := f.db.Session(ctx, s1.ID)
-	if got.Status != store.SessionEnded || got.EndReason != "console_crash" || got.Exclusion == nil ||
-		got.Exclusion.Reason != store.ReasonPlatformLost || got.RecordingPath == "" {
+	if got.Status != audit.SessionEnded || got.EndReason != "console_crash" || got.Exclusion == nil ||
+		got.Exclusion.Reason != audit.ReasonPlatformLost || got.RecordingPath == "" {
 		t.Fatalf("closed session %+v", got)
 	}
 	events, _ := f.db.Events(ctx, s1.ID)
@@ -79,7 +80,7 @@ func TestInterruptedAttemptIsRunAgainByTheSameParticipant(t *testing.T) {
 		t.Fatalf("scores %+v", sc)
 	}
 	back, _ := f.db.Assignment(ctx, a.ID)
-	if back.Status != store.StatusPending || back.ParticipantID != p.ID || back.Position != 1 || back.SessionID != "" {
+	if back.Status != audit.StatusPending || back.ParticipantID != p.ID || back.Position != 1 || back.SessionID != "" {
 		t.Fatalf("interrupted assignment %+v; want it pending for the same participant", back)
 	}
 
@@ -88,7 +89,7 @@ func TestInterruptedAttemptIsRunAgainByTheSameParticipant(t *testing.T) {
 	if err != nil || again.ID != a.ID {
 		t.Fatalf("next claim %+v, %v; want assignment %d again", again, err, a.ID)
 	}
-	s2, err := f.db.CreateSession(ctx, store.NewSession{AssignmentID: a.ID, TaskVersion: 1, ConsoleID: "c_live"})
+	s2, err := f.db.CreateSession(ctx, audit.NewSession{AssignmentID: a.ID, TaskVersion: 1, ConsoleID: "c_live"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,12 +97,12 @@ func TestInterruptedAttemptIsRunAgainByTheSameParticipant(t *testing.T) {
 		t.Fatalf("second attempt %+v; want attempt 2 re-running %s", s2, s1.ID)
 	}
 	f.db.StartSession(ctx, s2.ID)
-	if _, err := f.db.CloseSession(ctx, store.Closing{SessionID: s2.ID, EndReason: "caller_hung_up"}); err != nil {
+	if _, err := f.db.CloseSession(ctx, audit.Closing{SessionID: s2.ID, EndReason: "caller_hung_up"}); err != nil {
 		t.Fatal(err)
 	}
 	// Excluding the earlier attempt again is refused; it does not touch the assignment.
-	_, err = f.db.ExcludeSession(ctx, store.Exclusion{SessionID: s1.ID, Reason: store.ReasonOther})
-	wantErr(t, err, store.ErrConflict)
+	_, err = f.db.ExcludeSession(ctx, audit.Exclusion{SessionID: s1.ID, Reason: audit.ReasonOther})
+	wantErr(t, err, audit.ErrConflict)
 	prog, _ := f.db.Progress(ctx, f.study)
 	if prog.Study.Done != 1 || prog.Study.Excluded != 0 || prog.Study.Pending != 1 || prog.Study.Total() != 2 {
 		t.Fatalf("progress %+v; want the cell counted once, done", prog.Study)
@@ -116,20 +117,20 @@ func TestInterruptedAttemptIsRunAgainByTheSameParticipant(t *testing.T) {
 func TestClosingExcludedReturnsTheCellToThePool(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, []string{"alpha"}, []string{"t1"})
-	f.db.AddPlan(ctx, f.study, []store.PlanRow{{Slot: "P1", Position: 1, Task: "t1", System: "alpha", Repeat: 1}})
+	f.db.AddPlan(ctx, f.study, []audit.PlanRow{{Slot: "P1", Position: 1, Task: "t1", System: "alpha", Repeat: 1}})
 	p := f.participant(t)
 	a, _ := f.db.ClaimNext(ctx, p.ID)
 	s := f.session(t, a)
-	cell, err := f.db.CloseSession(ctx, store.Closing{SessionID: s.ID, EndReason: "excluded_by_experimenter",
-		Exclusion: &store.Exclusion{SessionID: s.ID, Reason: store.ReasonCallerBrokeScript, Note: "read the card aloud", By: "eve"}})
-	if err != nil || cell.ID == 0 || cell.Replaces != a.ID || cell.Status != store.StatusPending || cell.ParticipantID != 0 {
+	cell, err := f.db.CloseSession(ctx, audit.Closing{SessionID: s.ID, EndReason: "excluded_by_experimenter",
+		Exclusion: &audit.Exclusion{SessionID: s.ID, Reason: audit.ReasonCallerBrokeScript, Note: "read the card aloud", By: "eve"}})
+	if err != nil || cell.ID == 0 || cell.Replaces != a.ID || cell.Status != audit.StatusPending || cell.ParticipantID != 0 {
 		t.Fatalf("pool cell %+v, %v", cell, err)
 	}
 	got, _ := f.db.Session(ctx, s.ID)
 	if got.Exclusion == nil || got.Exclusion.By != "eve" || got.Exclusion.Note != "read the card aloud" {
 		t.Fatalf("exclusion %+v", got.Exclusion)
 	}
-	if old, _ := f.db.Assignment(ctx, a.ID); old.Status != store.StatusExcluded {
+	if old, _ := f.db.Assignment(ctx, a.ID); old.Status != audit.StatusExcluded {
 		t.Fatalf("assignment %+v", old)
 	}
 }
@@ -168,8 +169,8 @@ func TestUnreachableDatabaseIsUnavailable(t *testing.T) {
 		t.Fatal("connected to port 1")
 	}
 	err = store.Translate(err, "participant token")
-	wantErr(t, err, store.ErrUnavailable)
-	if errors.Is(store.Translate(pgx.ErrNoRows, "x"), store.ErrUnavailable) {
+	wantErr(t, err, audit.ErrUnavailable)
+	if errors.Is(store.Translate(pgx.ErrNoRows, "x"), audit.ErrUnavailable) {
 		t.Fatal("no rows is not an outage")
 	}
 }

@@ -1,8 +1,9 @@
-// Package store keeps the console's durable state in PostgreSQL: studies, systems, tasks,
-// participants, assignments, sessions with their append-only event log, recordings, scores,
-// exclusions, annotators and ratings. It is the only package that talks to the database (through
-// pgx). With no database URL it runs a private PostgreSQL cluster under the data directory from
-// the machine's binaries, so one command runs the whole console.
+// Package store keeps the console's durable state in PostgreSQL: the records of package audit
+// (studies, systems, tasks, participants, assignments, sessions with their append-only event log,
+// recordings, scores, exclusions, annotators and ratings), behind the methods of DB that each
+// consumer's interface names. It is the only package that talks to the database (through pgx).
+// With no database URL it runs a private PostgreSQL cluster under the data directory
+// (store/pgcluster), so one command runs the whole console.
 package store
 
 import (
@@ -17,6 +18,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/voicebench/humanaudit/internal/store/pgcluster"
 )
 
 // Config says which database to use.
@@ -43,7 +46,7 @@ type Config struct {
 // cluster it runs on. It is safe for concurrent use.
 type DB struct {
 	pool    *pgxpool.Pool
-	cluster *Cluster // nil with a DATABASE_URL
+	cluster *pgcluster.Cluster // nil with a DATABASE_URL
 	url     string
 	log     *slog.Logger
 	now     func() time.Time
@@ -75,7 +78,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		if name == "" {
 			name = "audit"
 		}
-		c, err := StartCluster(ctx, ClusterConfig{Dir: filepath.Join(dataDir, "pg"), BinDir: cfg.BinDir, Logger: log})
+		c, err := pgcluster.Start(ctx, pgcluster.Config{Dir: filepath.Join(dataDir, "pg"), BinDir: cfg.BinDir, Logger: log})
 		if err != nil {
 			return nil, err
 		}
@@ -154,7 +157,7 @@ func redactURLError(err error) error {
 func (db *DB) URL() string { return db.url }
 
 // Cluster is the managed cluster, or nil when the database came from a URL.
-func (db *DB) Cluster() *Cluster { return db.cluster }
+func (db *DB) Cluster() *pgcluster.Cluster { return db.cluster }
 
 // Ping checks that the database answers.
 func (db *DB) Ping(ctx context.Context) error { return db.pool.Ping(ctx) }

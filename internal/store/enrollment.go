@@ -7,30 +7,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/voicebench/humanaudit/internal/audit"
 )
 
 // Open enrollment (one study link for a recruiting platform) is bounded so that made-up recruiting
 // ids cannot drain a study: each enrollment takes a plan slot at once, and one that is not followed
 // by consent before its deadline lapses and gives the slot back.
-
-// Enrollment is what Enroll did.
-type Enrollment struct {
-	Participant Participant // with Token set: the link secret, shown once
-	Slot        string      // the plan slot taken
-	Resumed     bool        // the recruiting id was enrolled before (a new token was issued)
-}
-
-// EnrollLimits bound open enrollment.
-type EnrollLimits struct {
-	// ConsentTimeout is how long an enrollment holds its slot without consent.
-	ConsentTimeout time.Duration
-	// MaxPending caps the enrollments of a study waiting for consent at once (0: no cap).
-	MaxPending int
-}
-
-// ErrEnrollmentFull is returned by Enroll when the study's cap on enrollments waiting for consent
-// is reached.
-var ErrEnrollmentFull = errors.New("too many enrollments are waiting for consent")
 
 // Enroll enrolls a recruiting platform's participant in a study through its open link, in one
 // transaction: lapsed enrollments give their slots back first; a recruiting id seen before gets a
@@ -38,16 +21,16 @@ var ErrEnrollmentFull = errors.New("too many enrollments are waiting for consent
 // enrollment that lapsed is renewed); a new one is refused when MaxPending enrollments already wait
 // for consent (ErrEnrollmentFull) or when no plan slot is free (ErrNoAssignment), and otherwise
 // takes a free slot and a consent deadline.
-func (db *DB) Enroll(ctx context.Context, studyID string, ext ExternalIDs, lim EnrollLimits) (Enrollment, error) {
+func (db *DB) Enroll(ctx context.Context, studyID string, ext audit.ExternalIDs, lim audit.EnrollLimits) (audit.Enrollment, error) {
 	if ext.ProlificPID == "" {
-		return Enrollment{}, newError(ErrInvalid, "enroll: the recruiting id is empty")
+		return audit.Enrollment{}, audit.Errorf(audit.ErrInvalid, "enroll: the recruiting id is empty")
 	}
 	if lim.ConsentTimeout <= 0 {
 		lim.ConsentTimeout = 30 * time.Minute
 	}
-	var out Enrollment
+	var out audit.Enrollment
 	err := db.tx(ctx, func(tx pgx.Tx) error {
-		out = Enrollment{}
+		out = audit.Enrollment{}
 		// One enrollment at a time per study: the pending count and the slot are decided together.
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM studies WHERE id = $1 FOR UPDATE`, studyID); err != nil {
 			return err
@@ -109,10 +92,10 @@ func (db *DB) Enroll(ctx context.Context, studyID string, ext ExternalIDs, lim E
 		return nil
 	})
 	switch {
-	case errors.Is(err, ErrEnrollmentFull):
-		return Enrollment{}, newError(ErrEnrollmentFull, "study %s", studyID)
-	case errors.Is(err, ErrNoAssignment):
-		return Enrollment{}, newError(ErrNoAssignment, "study %s has no free plan slot", studyID)
+	case errors.Is(err, audit.ErrEnrollmentFull):
+		return audit.Enrollment{}, audit.Errorf(audit.ErrEnrollmentFull, "study %s", studyID)
+	case errors.Is(err, audit.ErrNoAssignment):
+		return audit.Enrollment{}, audit.Errorf(audit.ErrNoAssignment, "study %s has no free plan slot", studyID)
 	}
 	return out, translate(err, "enroll in study "+studyID)
 }
@@ -129,7 +112,7 @@ func checkPending(ctx context.Context, tx pgx.Tx, studyID string, except int64, 
 		return err
 	}
 	if n >= max {
-		return ErrEnrollmentFull
+		return audit.ErrEnrollmentFull
 	}
 	return nil
 }

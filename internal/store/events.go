@@ -15,28 +15,30 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/trace"
 
 	"github.com/voicebench/humanaudit/internal/redact"
 )
 
-// EventSink appends one session's events to the database's append-only event log. WriteEvent
+// eventSink appends one session's events to the database's append-only event log. WriteEvent
 // returns only after the event's INSERT has committed, so an event the session acknowledges is
 // durable. Events of all sessions share a group commit: while one commit is in flight, the events
 // that arrive meanwhile are written together by the next one.
-type EventSink struct {
+type eventSink struct {
 	db      *DB
 	session string
 }
 
-var _ trace.Sink = (*EventSink)(nil)
+var _ trace.Sink = (*eventSink)(nil)
 
-// EventSink returns the sink for a session's events (the session must exist).
-func (db *DB) EventSink(sessionID string) *EventSink { return &EventSink{db: db, session: sessionID} }
+// EventSink returns the sink for a session's events (the session must exist): each WriteEvent
+// returns once its event is durable.
+func (db *DB) EventSink(sessionID string) trace.Sink { return &eventSink{db: db, session: sessionID} }
 
 // WriteEvent stores e durably. An event whose seq is already stored for the session is ErrConflict:
 // the log is append-only.
-func (s *EventSink) WriteEvent(ctx context.Context, e trace.Event) error {
+func (s *eventSink) WriteEvent(ctx context.Context, e trace.Event) error {
 	row, err := newEventRow(s.session, e)
 	if err != nil {
 		return err
@@ -54,15 +56,12 @@ type eventRow struct {
 }
 
 func newEventRow(session string, e trace.Event) (eventRow, error) {
-	if e.Seq < 1 {
-		return eventRow{}, newError(ErrInvalid, "event of session %s: seq %d, want ≥ 1", session, e.Seq)
-	}
-	if e.Type == "" {
-		return eventRow{}, newError(ErrInvalid, "event %d of session %s has no type", e.Seq, session)
+	if err := audit.CheckEvent(session, e); err != nil {
+		return eventRow{}, err
 	}
 	b, err := trace.MarshalEvent(e)
 	if err != nil {
-		return eventRow{}, newError(ErrInvalid, "event %d of session %s: %v", e.Seq, session, err)
+		return eventRow{}, audit.Errorf(audit.ErrInvalid, "event %d of session %s: %v", e.Seq, session, err)
 	}
 	// Sessions redact as they append (trace.Log); imported traces are redacted here.
 	b = redact.Bytes(b)
@@ -198,7 +197,7 @@ func (db *DB) insertEvents(ctx context.Context, x execer, rows []eventRow) error
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == sqlUniqueViolation && len(rows) == 1 {
-		return &domainError{msg: fmt.Sprintf("event %d of session %s is already stored (the log is append-only): %s", rows[0].seq, rows[0].session, ErrConflict), kind: ErrConflict, cause: err}
+		return &audit.Error{Msg: fmt.Sprintf("event %d of session %s is already stored (the log is append-only): %s", rows[0].seq, rows[0].session, audit.ErrConflict), Kind: audit.ErrConflict, Cause: err}
 	}
 	if len(rows) == 1 {
 		return translate(err, fmt.Sprintf("append event %d of session %s", rows[0].seq, rows[0].session))
@@ -212,7 +211,7 @@ func (db *DB) AppendEvents(ctx context.Context, sessionID string, events []trace
 	rows := make([]eventRow, 0, len(events))
 	for i, e := range events {
 		if i > 0 && e.Seq <= events[i-1].Seq {
-			return newError(ErrInvalid, "event %d of session %s: seq %d does not increase", i+1, sessionID, e.Seq)
+			return audit.Errorf(audit.ErrInvalid, "event %d of session %s: seq %d does not increase", i+1, sessionID, e.Seq)
 		}
 		r, err := newEventRow(sessionID, e)
 		if err != nil {
@@ -246,6 +245,20 @@ func (db *DB) EventsAfter(ctx context.Context, sessionID string, afterSeq int64,
 		q += ` LIMIT $3`
 		args = append(args, limit)
 	}
+	events, err := db.queryEvents(ctx, sessionID, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	if len(events) == 0 && afterSeq == 0 {
+		if _, err := db.Session(ctx, sessionID); err != nil {
+			return nil, err
+		}
+	}
+	return events, nil
+}
+
+// queryEvents runs q, which selects the stored JSON of events of one session, and decodes them.
+func (db *DB) queryEvents(ctx context.Context, sessionID, q string, args ...any) ([]trace.Event, error) {
 	rows, _ := db.pool.Query(ctx, q, args...)
 	events := []trace.Event{}
 	var body []byte
@@ -259,11 +272,6 @@ func (db *DB) EventsAfter(ctx context.Context, sessionID string, afterSeq int64,
 	})
 	if err != nil {
 		return nil, translate(err, "events of session "+sessionID)
-	}
-	if len(events) == 0 && afterSeq == 0 {
-		if _, err := db.Session(ctx, sessionID); err != nil {
-			return nil, err
-		}
 	}
 	return events, nil
 }

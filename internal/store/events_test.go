@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/trace"
@@ -20,7 +21,7 @@ import (
 func newSessions(t testing.TB, db *store.DB, n int) []string {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := db.UpsertSystem(ctx, store.System{Label: "ref"}); err != nil {
+	if _, err := db.UpsertSystem(ctx, audit.System{Label: "ref"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.PutTask(ctx, "t1", 1, []byte(`{"id":"t1","version":1}`)); err != nil {
@@ -28,7 +29,7 @@ func newSessions(t testing.TB, db *store.DB, n int) []string {
 	}
 	ids := make([]string, n)
 	for i := range ids {
-		s, err := db.CreateSession(ctx, store.NewSession{TaskID: "t1", TaskVersion: 1, System: "ref", Mode: store.ModeSynthetic, Seed: int64(i)})
+		s, err := db.CreateSession(ctx, audit.NewSession{TaskID: "t1", TaskVersion: 1, System: "ref", Mode: audit.ModeSynthetic, Seed: int64(i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +112,7 @@ func TestEventLogIsAppendOnly(t *testing.T) {
 	}
 	e2 := e
 	e2.Text = "rewritten"
-	wantErr(t, sink.WriteEvent(ctx, e2), store.ErrConflict)
+	wantErr(t, sink.WriteEvent(ctx, e2), audit.ErrConflict)
 
 	for _, sql := range []string{
 		`UPDATE events SET body = '{}' WHERE session_id = $1`,
@@ -131,8 +132,8 @@ func TestEventLogIsAppendOnly(t *testing.T) {
 		t.Fatalf("events after refused edits: %+v, %v; want the original event", got, err)
 	}
 
-	wantErr(t, db.EventSink("no-such-session").WriteEvent(ctx, e), store.ErrNotFound)
-	wantErr(t, sink.WriteEvent(ctx, trace.Event{Seq: 0, Type: trace.MediaGap}), store.ErrInvalid)
+	wantErr(t, db.EventSink("no-such-session").WriteEvent(ctx, e), audit.ErrNotFound)
+	wantErr(t, sink.WriteEvent(ctx, trace.Event{Seq: 0, Type: trace.MediaGap}), audit.ErrInvalid)
 	if _, err := db.Events(ctx, "no-such-session"); err == nil {
 		t.Error("Events of an unknown session succeeded")
 	}
@@ -189,8 +190,8 @@ func TestAppendEventsImportsATrace(t *testing.T) {
 	}
 	sameEvents(t, got, evs)
 	// A trace that overlaps what is stored fails as a whole.
-	wantErr(t, db.AppendEvents(ctx, sid, []trace.Event{{Seq: 9, Type: trace.MediaGap}, {Seq: 3, Type: trace.MediaGap}}), store.ErrInvalid)
-	wantErr(t, db.AppendEvents(ctx, sid, []trace.Event{{Seq: 9, Type: trace.MediaGap}, {Seq: 8, Type: trace.MediaGap}}), store.ErrInvalid)
+	wantErr(t, db.AppendEvents(ctx, sid, []trace.Event{{Seq: 9, Type: trace.MediaGap}, {Seq: 3, Type: trace.MediaGap}}), audit.ErrInvalid)
+	wantErr(t, db.AppendEvents(ctx, sid, []trace.Event{{Seq: 9, Type: trace.MediaGap}, {Seq: 8, Type: trace.MediaGap}}), audit.ErrInvalid)
 	if err := db.AppendEvents(ctx, sid, []trace.Event{{Seq: 9, Type: trace.MediaGap}, {Seq: 10, Type: trace.MediaGap}}); err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -18,19 +14,5 @@ func (db *DB) EventsOfTypes(ctx context.Context, sessionID string, types ...trac
 	for i, t := range types {
 		names[i] = string(t)
 	}
-	rows, _ := db.pool.Query(ctx, `SELECT body::text FROM events WHERE session_id = $1 AND type = ANY($2) ORDER BY seq`, sessionID, names)
-	events := []trace.Event{}
-	var body []byte
-	_, err := pgx.ForEachRow(rows, []any{&body}, func() error {
-		var e trace.Event
-		if err := json.Unmarshal(body, &e); err != nil {
-			return fmt.Errorf("decode stored event of session %s: %w", sessionID, err)
-		}
-		events = append(events, e)
-		return nil
-	})
-	if err != nil {
-		return nil, translate(err, "events of session "+sessionID)
-	}
-	return events, nil
+	return db.queryEvents(ctx, sessionID, `SELECT body::text FROM events WHERE session_id = $1 AND type = ANY($2) ORDER BY seq`, sessionID, names)
 }

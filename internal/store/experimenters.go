@@ -14,14 +14,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/crypto/argon2"
-)
 
-// Experimenter is a person who runs studies and reviews sessions.
-type Experimenter struct {
-	ID        int64
-	Name      string
-	CreatedAt time.Time
-}
+	"github.com/voicebench/humanaudit/internal/audit"
+)
 
 // argon2id parameters (OWASP's minimum recommendation: 19 MiB, 2 passes, 1 lane).
 const (
@@ -29,7 +24,6 @@ const (
 	argonTime      = 2
 	argonThreads   = 1
 	argonKeyLen    = 32
-	minPassword    = 10
 )
 
 // hashPassword returns an argon2id PHC string.
@@ -69,14 +63,14 @@ var dummyHash = sync.OnceValue(func() string { return hashPassword("no such expe
 
 // CreateExperimenter adds an experimenter with a password (at least 10 characters), stored only
 // as an argon2id hash. A taken name is ErrConflict.
-func (db *DB) CreateExperimenter(ctx context.Context, name, password string) (Experimenter, error) {
+func (db *DB) CreateExperimenter(ctx context.Context, name, password string) (audit.Experimenter, error) {
 	if strings.TrimSpace(name) == "" {
-		return Experimenter{}, newError(ErrInvalid, "experimenter name is empty")
+		return audit.Experimenter{}, audit.Errorf(audit.ErrInvalid, "experimenter name is empty")
 	}
-	if len([]rune(password)) < minPassword {
-		return Experimenter{}, newError(ErrInvalid, "password of %s: want at least %d characters", name, minPassword)
+	if err := audit.CheckPassword(name, password); err != nil {
+		return audit.Experimenter{}, err
 	}
-	e := Experimenter{Name: name, CreatedAt: db.stamp()}
+	e := audit.Experimenter{Name: name, CreatedAt: db.stamp()}
 	err := db.pool.QueryRow(ctx, `INSERT INTO experimenters (name, password_hash, created_at) VALUES ($1, $2, $3) RETURNING id`,
 		name, hashPassword(password), e.CreatedAt).Scan(&e.ID)
 	return e, translate(err, "create experimenter "+name)
@@ -84,32 +78,32 @@ func (db *DB) CreateExperimenter(ctx context.Context, name, password string) (Ex
 
 // SetExperimenterPassword replaces an experimenter's password.
 func (db *DB) SetExperimenterPassword(ctx context.Context, name, password string) error {
-	if len([]rune(password)) < minPassword {
-		return newError(ErrInvalid, "password of %s: want at least %d characters", name, minPassword)
+	if err := audit.CheckPassword(name, password); err != nil {
+		return err
 	}
 	tag, err := db.pool.Exec(ctx, `UPDATE experimenters SET password_hash = $2 WHERE name = $1`, name, hashPassword(password))
 	if err == nil && tag.RowsAffected() == 0 {
-		return newError(ErrNotFound, "experimenter %s", name)
+		return audit.Errorf(audit.ErrNotFound, "experimenter %s", name)
 	}
 	return translate(err, "set password of "+name)
 }
 
 // CheckExperimenterPassword returns the experimenter if name and password match; any mismatch,
 // unknown names included, is ErrUnauthorized.
-func (db *DB) CheckExperimenterPassword(ctx context.Context, name, password string) (Experimenter, error) {
-	var e Experimenter
+func (db *DB) CheckExperimenterPassword(ctx context.Context, name, password string) (audit.Experimenter, error) {
+	var e audit.Experimenter
 	var phc string
 	err := db.pool.QueryRow(ctx, `SELECT id, name, password_hash, created_at FROM experimenters WHERE name = $1`, name).
 		Scan(&e.ID, &e.Name, &phc, &e.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		checkPassword(dummyHash(), password)
-		return Experimenter{}, newError(ErrUnauthorized, "sign in")
+		return audit.Experimenter{}, audit.Errorf(audit.ErrUnauthorized, "sign in")
 	}
 	if err != nil {
-		return Experimenter{}, translate(err, "sign in")
+		return audit.Experimenter{}, translate(err, "sign in")
 	}
 	if !checkPassword(phc, password) {
-		return Experimenter{}, newError(ErrUnauthorized, "sign in")
+		return audit.Experimenter{}, audit.Errorf(audit.ErrUnauthorized, "sign in")
 	}
 	e.CreatedAt = e.CreatedAt.UTC()
 	return e, nil
@@ -117,14 +111,14 @@ func (db *DB) CheckExperimenterPassword(ctx context.Context, name, password stri
 
 // ExperimenterByName returns an experimenter account by name (for operator tools that issue links;
 // never for signing in).
-func (db *DB) ExperimenterByName(ctx context.Context, name string) (Experimenter, error) {
-	var e Experimenter
+func (db *DB) ExperimenterByName(ctx context.Context, name string) (audit.Experimenter, error) {
+	var e audit.Experimenter
 	err := db.pool.QueryRow(ctx, `SELECT id, name, created_at FROM experimenters WHERE name = $1`, name).Scan(&e.ID, &e.Name, &e.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Experimenter{}, newError(ErrNotFound, "experimenter %s", name)
+		return audit.Experimenter{}, audit.Errorf(audit.ErrNotFound, "experimenter %s", name)
 	}
 	if err != nil {
-		return Experimenter{}, translate(err, "experimenter "+name)
+		return audit.Experimenter{}, translate(err, "experimenter "+name)
 	}
 	e.CreatedAt = e.CreatedAt.UTC()
 	return e, nil
@@ -135,14 +129,11 @@ func tokenDigest(token string) []byte {
 	return h[:]
 }
 
-// DefaultSignInLinkTTL is how long an experimenter sign-in link stays usable when not consumed.
-const DefaultSignInLinkTTL = 15 * time.Minute
-
 // IssueSignInLink mints a one-time sign-in link token for an experimenter, usable once within ttl
 // (0: DefaultSignInLinkTTL). Only its SHA-256 is stored: the token is shown once.
 func (db *DB) IssueSignInLink(ctx context.Context, experimenterID int64, label string, ttl time.Duration) (string, error) {
 	if ttl <= 0 {
-		ttl = DefaultSignInLinkTTL
+		ttl = audit.DefaultSignInLinkTTL
 	}
 	b := make([]byte, 32)
 	rand.Read(b)
@@ -159,64 +150,46 @@ func (db *DB) IssueSignInLink(ctx context.Context, experimenterID int64, label s
 // ConsumeSignInLink spends a sign-in link and returns its experimenter. It succeeds once: a link
 // used before, expired or revoked is ErrExpired (concurrent uses: exactly one wins); an unknown
 // one ErrUnauthorized.
-func (db *DB) ConsumeSignInLink(ctx context.Context, token string) (Experimenter, error) {
+func (db *DB) ConsumeSignInLink(ctx context.Context, token string) (audit.Experimenter, error) {
 	now := db.stamp()
 	var id int64
 	err := db.pool.QueryRow(ctx, `UPDATE experimenter_tokens SET consumed_at = $2
 		WHERE token_sha256 = $1 AND consumed_at IS NULL AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)
 		RETURNING experimenter_id`, tokenDigest(token), now).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
-		var exists bool
-		if err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM experimenter_tokens WHERE token_sha256 = $1)`, tokenDigest(token)).Scan(&exists); err != nil {
-			return Experimenter{}, translate(err, "sign-in link")
-		}
-		if exists {
-			return Experimenter{}, newError(ErrExpired, "sign-in link used before or expired")
-		}
-		return Experimenter{}, newError(ErrUnauthorized, "sign-in link")
+		return audit.Experimenter{}, db.refusal(ctx, `SELECT EXISTS (SELECT 1 FROM experimenter_tokens WHERE token_sha256 = $1)`, token,
+			"sign-in link used before or expired", "sign-in link")
 	}
 	if err != nil {
-		return Experimenter{}, translate(err, "sign-in link")
+		return audit.Experimenter{}, translate(err, "sign-in link")
 	}
 	return db.experimenter(ctx, id)
 }
 
-func (db *DB) experimenter(ctx context.Context, id int64) (Experimenter, error) {
-	var e Experimenter
+// refusal tells a token that exists but can no longer be used (ErrExpired, saying expired) from one
+// that never existed (ErrUnauthorized); existsSQL looks the token's digest up.
+func (db *DB) refusal(ctx context.Context, existsSQL, token, expired, what string) error {
+	var exists bool
+	if err := db.pool.QueryRow(ctx, existsSQL, tokenDigest(token)).Scan(&exists); err != nil {
+		return translate(err, what)
+	}
+	if exists {
+		return audit.Errorf(audit.ErrExpired, "%s", expired)
+	}
+	return audit.Errorf(audit.ErrUnauthorized, "%s", what)
+}
+
+func (db *DB) experimenter(ctx context.Context, id int64) (audit.Experimenter, error) {
+	var e audit.Experimenter
 	err := db.pool.QueryRow(ctx, `SELECT id, name, created_at FROM experimenters WHERE id = $1`, id).Scan(&e.ID, &e.Name, &e.CreatedAt)
 	e.CreatedAt = e.CreatedAt.UTC()
 	return e, translate(err, fmt.Sprintf("experimenter %d", id))
 }
 
-// ExperimenterSession is a signed-in experimenter's server-side session.
-type ExperimenterSession struct {
-	Experimenter Experimenter
-	Via          string // "password" or "link"
-	CreatedAt    time.Time
-	ExpiresAt    time.Time // absolute end
-	Idle         time.Duration
-}
-
-// SessionLimits are an experimenter session's idle and absolute lifetimes.
-type SessionLimits struct {
-	Idle     time.Duration // ends after this long without a request (default 2 h)
-	Absolute time.Duration // ends this long after sign-in whatever happens (default 12 h)
-}
-
-func (l SessionLimits) withDefaults() SessionLimits {
-	if l.Idle <= 0 {
-		l.Idle = 2 * time.Hour
-	}
-	if l.Absolute <= 0 {
-		l.Absolute = 12 * time.Hour
-	}
-	return l
-}
-
 // CreateExperimenterSession starts a session for a signed-in experimenter and returns its secret
 // (the cookie value, shown once; only its SHA-256 is stored).
-func (db *DB) CreateExperimenterSession(ctx context.Context, experimenterID int64, via string, lim SessionLimits) (string, error) {
-	lim = lim.withDefaults()
+func (db *DB) CreateExperimenterSession(ctx context.Context, experimenterID int64, via string, lim audit.SessionLimits) (string, error) {
+	lim = lim.WithDefaults()
 	b := make([]byte, 32)
 	rand.Read(b)
 	token := "xs_" + base64.RawURLEncoding.EncodeToString(b)
@@ -232,12 +205,12 @@ func (db *DB) CreateExperimenterSession(ctx context.Context, experimenterID int6
 // ExperimenterBySession returns the session a cookie value opens and records the request (which
 // resets the idle timer). An unknown value is ErrUnauthorized; a revoked, idle or expired session
 // ErrExpired.
-func (db *DB) ExperimenterBySession(ctx context.Context, token string) (ExperimenterSession, error) {
+func (db *DB) ExperimenterBySession(ctx context.Context, token string) (audit.ExperimenterSession, error) {
 	if !strings.HasPrefix(token, "xs_") || len(token) > 128 {
-		return ExperimenterSession{}, newError(ErrUnauthorized, "experimenter session")
+		return audit.ExperimenterSession{}, audit.Errorf(audit.ErrUnauthorized, "experimenter session")
 	}
 	now := db.stamp()
-	var s ExperimenterSession
+	var s audit.ExperimenterSession
 	var idle int
 	err := db.pool.QueryRow(ctx, `UPDATE experimenter_sessions t SET last_seen_at = $2
 		FROM experimenters x
@@ -246,17 +219,11 @@ func (db *DB) ExperimenterBySession(ctx context.Context, token string) (Experime
 		RETURNING x.id, x.name, x.created_at, t.via, t.created_at, t.expires_at, t.idle_seconds`, tokenDigest(token), now).
 		Scan(&s.Experimenter.ID, &s.Experimenter.Name, &s.Experimenter.CreatedAt, &s.Via, &s.CreatedAt, &s.ExpiresAt, &idle)
 	if errors.Is(err, pgx.ErrNoRows) {
-		var exists bool
-		if err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM experimenter_sessions WHERE id_sha256 = $1)`, tokenDigest(token)).Scan(&exists); err != nil {
-			return ExperimenterSession{}, translate(err, "experimenter session")
-		}
-		if exists {
-			return ExperimenterSession{}, newError(ErrExpired, "experimenter session ended")
-		}
-		return ExperimenterSession{}, newError(ErrUnauthorized, "experimenter session")
+		return audit.ExperimenterSession{}, db.refusal(ctx, `SELECT EXISTS (SELECT 1 FROM experimenter_sessions WHERE id_sha256 = $1)`, token,
+			"experimenter session ended", "experimenter session")
 	}
 	if err != nil {
-		return ExperimenterSession{}, translate(err, "experimenter session")
+		return audit.ExperimenterSession{}, translate(err, "experimenter session")
 	}
 	s.Experimenter.CreatedAt, s.CreatedAt, s.ExpiresAt = s.Experimenter.CreatedAt.UTC(), s.CreatedAt.UTC(), s.ExpiresAt.UTC()
 	s.Idle = time.Duration(idle) * time.Second

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/store"
 )
 
@@ -19,15 +20,15 @@ func TestExperimenterPasswordsAndTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = f.db.CreateExperimenter(ctx, "ana", "another long password")
-	wantErr(t, err, store.ErrConflict)
+	wantErr(t, err, audit.ErrConflict)
 	_, err = f.db.CreateExperimenter(ctx, "bob", "short")
-	wantErr(t, err, store.ErrInvalid)
+	wantErr(t, err, audit.ErrInvalid)
 	if got, err := f.db.CheckExperimenterPassword(ctx, "ana", "correct horse battery"); err != nil || got.ID != e.ID {
 		t.Fatalf("right password: %+v, %v", got, err)
 	}
 	for _, try := range [][2]string{{"ana", "correct horse batterY"}, {"ana", ""}, {"nobody", "correct horse battery"}} {
 		_, err := f.db.CheckExperimenterPassword(ctx, try[0], try[1])
-		wantErr(t, err, store.ErrUnauthorized)
+		wantErr(t, err, audit.ErrUnauthorized)
 	}
 	n, err := store.QueryInt(f.db, `SELECT count(*) FROM experimenters WHERE password_hash LIKE '$argon2id$%' AND strpos(password_hash, 'horse') = 0`)
 	if err != nil || n != 1 {
@@ -49,16 +50,16 @@ func TestExperimenterPasswordsAndTokens(t *testing.T) {
 		t.Fatal("the link token is stored in the clear")
 	}
 	_, err = f.db.ConsumeSignInLink(ctx, link+"x")
-	wantErr(t, err, store.ErrUnauthorized)
+	wantErr(t, err, audit.ErrUnauthorized)
 	if got, err := f.db.ConsumeSignInLink(ctx, link); err != nil || got.Name != "ana" {
 		t.Fatalf("first use: %+v, %v", got, err)
 	}
 	_, err = f.db.ConsumeSignInLink(ctx, link)
-	wantErr(t, err, store.ErrExpired)
+	wantErr(t, err, audit.ErrExpired)
 	late, _ := f.db.IssueSignInLink(ctx, e.ID, "cli link", 0)
-	f.clock.Advance(store.DefaultSignInLinkTTL)
+	f.clock.Advance(audit.DefaultSignInLinkTTL)
 	_, err = f.db.ConsumeSignInLink(ctx, late)
-	wantErr(t, err, store.ErrExpired)
+	wantErr(t, err, audit.ErrExpired)
 
 	// Concurrent uses of one link: exactly one succeeds.
 	race, _ := f.db.IssueSignInLink(ctx, e.ID, "race", time.Minute)
@@ -86,7 +87,7 @@ func TestExperimenterSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim := store.SessionLimits{Idle: 30 * time.Minute, Absolute: 2 * time.Hour}
+	lim := audit.SessionLimits{Idle: 30 * time.Minute, Absolute: 2 * time.Hour}
 	tok, err := f.db.CreateExperimenterSession(ctx, e.ID, "password", lim)
 	if err != nil || !strings.HasPrefix(tok, "xs_") {
 		t.Fatalf("session %q, %v", tok, err)
@@ -99,7 +100,7 @@ func TestExperimenterSessions(t *testing.T) {
 		t.Fatalf("session: %+v, %v", s, err)
 	}
 	_, err = f.db.ExperimenterBySession(ctx, tok+"x")
-	wantErr(t, err, store.ErrUnauthorized)
+	wantErr(t, err, audit.ErrUnauthorized)
 
 	t.Run("requests keep it alive until the absolute expiry", func(t *testing.T) {
 		for range 7 { // 7 × 20 min = 140 min > 2 h
@@ -109,7 +110,7 @@ func TestExperimenterSessions(t *testing.T) {
 				t.Fatalf("at %v: %v", f.clock.Now().Sub(s.CreatedAt), err)
 			}
 			if !f.clock.Now().Before(s.CreatedAt.Add(lim.Absolute)) {
-				wantErr(t, err, store.ErrExpired)
+				wantErr(t, err, audit.ErrExpired)
 			}
 		}
 	})
@@ -121,7 +122,7 @@ func TestExperimenterSessions(t *testing.T) {
 		}
 		f.clock.Advance(30 * time.Minute)
 		_, err := f.db.ExperimenterBySession(ctx, idle)
-		wantErr(t, err, store.ErrExpired)
+		wantErr(t, err, audit.ErrExpired)
 	})
 	t.Run("logout revokes", func(t *testing.T) {
 		out, _ := f.db.CreateExperimenterSession(ctx, e.ID, "password", lim)
@@ -129,6 +130,6 @@ func TestExperimenterSessions(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := f.db.ExperimenterBySession(ctx, out)
-		wantErr(t, err, store.ErrExpired)
+		wantErr(t, err, audit.ErrExpired)
 	})
 }

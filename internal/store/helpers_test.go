@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 )
@@ -47,11 +48,11 @@ func newFixture(t *testing.T, systems []string, tasks []string) *fixture {
 	db := storetest.NewWithConfig(t, store.Config{Now: c.Now})
 	f := &fixture{db: db, clock: c, study: "pilot"}
 	ctx := context.Background()
-	if _, err := db.CreateStudy(ctx, store.Study{ID: f.study, Name: "Pilot", Seed: 42, Config: json.RawMessage(`{"consent":"I agree."}`)}); err != nil {
+	if _, err := db.CreateStudy(ctx, audit.Study{ID: f.study, Name: "Pilot", Seed: 42, Config: json.RawMessage(`{"consent":"I agree."}`)}); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range systems {
-		if _, err := db.UpsertSystem(ctx, store.System{Label: s, Family: "openai-realtime"}); err != nil {
+		if _, err := db.UpsertSystem(ctx, audit.System{Label: s, Family: "openai-realtime"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -63,9 +64,9 @@ func newFixture(t *testing.T, systems []string, tasks []string) *fixture {
 	return f
 }
 
-func (f *fixture) participant(t *testing.T) store.Participant {
+func (f *fixture) participant(t *testing.T) audit.Participant {
 	t.Helper()
-	p, err := f.db.CreateParticipant(context.Background(), store.NewParticipant{StudyID: f.study})
+	p, err := f.db.CreateParticipant(context.Background(), audit.NewParticipant{StudyID: f.study})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,9 +74,9 @@ func (f *fixture) participant(t *testing.T) store.Participant {
 }
 
 // session starts and returns a session for a claimed assignment.
-func (f *fixture) session(t *testing.T, a store.Assignment) store.Session {
+func (f *fixture) session(t *testing.T, a audit.Assignment) audit.Session {
 	t.Helper()
-	s, err := f.db.CreateSession(context.Background(), store.NewSession{AssignmentID: a.ID, ParticipantID: a.ParticipantID, TaskVersion: 1})
+	s, err := f.db.CreateSession(context.Background(), audit.NewSession{AssignmentID: a.ID, ParticipantID: a.ParticipantID, TaskVersion: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/trace"
@@ -28,7 +29,7 @@ func TestNamedLockExcludesSecondHolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.TryLock(ctx, "synth:ref"); !errors.Is(err, store.ErrConflict) {
+	if _, err := b.TryLock(ctx, "synth:ref"); !errors.Is(err, audit.ErrConflict) {
 		t.Fatalf("second holder: %v, want ErrConflict", err)
 	}
 	other, err := b.TryLock(ctx, "synth:other")
@@ -57,10 +58,10 @@ func TestEventsOfTypes(t *testing.T) {
 	if _, err := db.PutTask(ctx, "t", 1, []byte(`{"id":"t"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.UpsertSystem(ctx, store.System{Label: "s", Family: "openai"}); err != nil {
+	if _, err := db.UpsertSystem(ctx, audit.System{Label: "s", Family: "openai"}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := db.CreateSession(ctx, store.NewSession{ID: "x", TaskID: "t", TaskVersion: 1, System: "s", Mode: store.ModeSynthetic, Seed: 1})
+	s, err := db.CreateSession(ctx, audit.NewSession{ID: "x", TaskID: "t", TaskVersion: 1, System: "s", Mode: audit.ModeSynthetic, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

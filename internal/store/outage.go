@@ -10,10 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// ErrUnavailable: the database cannot be reached right now (the server is down, restarting or
-// unreachable). Nothing was changed; the same request succeeds once the pool has reconnected (503).
-var ErrUnavailable = errors.New("the database is unavailable")
-
 // unavailable reports whether err says the server could not be reached or dropped the connection,
 // as opposed to refusing the statement.
 func unavailable(err error) bool {

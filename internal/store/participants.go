@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/voicebench/humanaudit/internal/audit"
 )
 
 // tokenBytes is the entropy of participant and annotator link tokens (192 bits).
@@ -30,69 +32,9 @@ func plausibleToken(t string) bool { return len(t) >= 22 && len(t) <= 128 }
 // their SHA-256: a copy of the database does not open anyone's link. A token is shown once, when
 // it is made.
 
-// Participant is a person taking part in a study, known by the token in their link.
-type Participant struct {
-	ID      int64
-	StudyID string
-	// Token is the participant's link secret, known only to calls that were given it or made it
-	// (CreateParticipant, Enroll, ParticipantByToken): the database keeps its SHA-256 only.
-	Token    string
-	External ExternalIDs
-	Consent  *Consent  // nil until given
-	MicCheck *MicCheck // nil until done
-	// ExpiresAt ends the token's validity; zero means it does not expire.
-	ExpiresAt time.Time
-	// ConsentDeadline is when an open enrollment without consent lapses; zero once consented or
-	// for participants issued a link directly.
-	ConsentDeadline time.Time
-	CreatedAt       time.Time
-}
-
-// Lapsed reports whether the participant's open enrollment lapsed without consent at now.
-func (p Participant) Lapsed(now time.Time) bool {
-	return p.Consent == nil && !p.ConsentDeadline.IsZero() && !now.Before(p.ConsentDeadline)
-}
-
-// ExternalIDs are the recruiting platform's identifiers, from the link's PROLIFIC_PID, STUDY_ID
-// and SESSION_ID query parameters.
-type ExternalIDs struct {
-	ProlificPID string
-	StudyID     string
-	SessionID   string
-}
-
-// Consent records that the participant agreed, when, and to which text (by hash).
-type Consent struct {
-	At         time.Time
-	TextSHA256 string // hex SHA-256 of the consent text shown
-}
-
-// MicCheck is what the browser granted and measured in the microphone check.
-type MicCheck struct {
-	EchoCancellation bool      `json:"echoCancellation"`
-	NoiseSuppression bool      `json:"noiseSuppression"`
-	AutoGainControl  bool      `json:"autoGainControl"`
-	Device           string    `json:"device"`     // the chosen input device's label
-	Level            float64   `json:"level"`      // peak level of the record test, 0–1
-	PlaybackOK       bool      `json:"playbackOk"` // the participant heard the 3-second playback
-	At               time.Time `json:"at"`
-	// Details keeps anything else the browser reported (sample rate, channel count, latency).
-	Details json.RawMessage `json:"details,omitempty"`
-}
-
-// NewParticipant is what CreateParticipant needs.
-type NewParticipant struct {
-	StudyID   string
-	External  ExternalIDs
-	ExpiresAt time.Time // zero: never
-	// ConsentDeadline, for open enrollments, is when the enrollment lapses without consent (its
-	// plan slot returns to the pool). Zero: never.
-	ConsentDeadline time.Time
-}
-
 // CreateParticipant adds a participant to a study with a fresh unguessable token.
-func (db *DB) CreateParticipant(ctx context.Context, np NewParticipant) (Participant, error) {
-	p := Participant{StudyID: np.StudyID, Token: newToken(), External: np.External, ExpiresAt: np.ExpiresAt.UTC(), CreatedAt: db.stamp()}
+func (db *DB) CreateParticipant(ctx context.Context, np audit.NewParticipant) (audit.Participant, error) {
+	p := audit.Participant{StudyID: np.StudyID, Token: newToken(), External: np.External, ExpiresAt: np.ExpiresAt.UTC(), CreatedAt: db.stamp()}
 	if !p.ExpiresAt.IsZero() {
 		p.ExpiresAt = p.ExpiresAt.Truncate(time.Microsecond)
 	}
@@ -102,7 +44,7 @@ func (db *DB) CreateParticipant(ctx context.Context, np NewParticipant) (Partici
 		p.StudyID, tokenDigest(p.Token), nullString(p.External.ProlificPID), nullString(p.External.StudyID), nullString(p.External.SessionID),
 		nullTime(p.ExpiresAt), nullTime(np.ConsentDeadline.UTC()), p.CreatedAt).Scan(&p.ID)
 	if err != nil {
-		return Participant{}, translate(err, "create participant in study "+np.StudyID)
+		return audit.Participant{}, translate(err, "create participant in study "+np.StudyID)
 	}
 	return p, nil
 }
@@ -110,23 +52,23 @@ func (db *DB) CreateParticipant(ctx context.Context, np NewParticipant) (Partici
 const participantCols = `id, study_id, prolific_pid, prolific_study_id, prolific_session_id,
 	consent_at, consent_sha256, mic_check, expires_at, consent_deadline, created_at`
 
-func scanParticipant(r pgx.Row) (Participant, error) {
-	var p Participant
+func scanParticipant(r pgx.Row) (audit.Participant, error) {
+	var p audit.Participant
 	var pid, sid, sess, consentSum *string
 	var consentAt, expires, deadline *time.Time
 	var mic []byte
 	err := r.Scan(&p.ID, &p.StudyID, &pid, &sid, &sess, &consentAt, &consentSum, &mic, &expires, &deadline, &p.CreatedAt)
 	if err != nil {
-		return Participant{}, err
+		return audit.Participant{}, err
 	}
-	p.External = ExternalIDs{ProlificPID: deref(pid), StudyID: deref(sid), SessionID: deref(sess)}
+	p.External = audit.ExternalIDs{ProlificPID: deref(pid), StudyID: deref(sid), SessionID: deref(sess)}
 	if consentAt != nil {
-		p.Consent = &Consent{At: consentAt.UTC(), TextSHA256: deref(consentSum)}
+		p.Consent = &audit.Consent{At: consentAt.UTC(), TextSHA256: deref(consentSum)}
 	}
 	if mic != nil {
-		p.MicCheck = new(MicCheck)
+		p.MicCheck = new(audit.MicCheck)
 		if err := json.Unmarshal(mic, p.MicCheck); err != nil {
-			return Participant{}, fmt.Errorf("participant %d mic check: %w", p.ID, err)
+			return audit.Participant{}, fmt.Errorf("participant %d mic check: %w", p.ID, err)
 		}
 	}
 	p.ExpiresAt, p.CreatedAt = derefTime(expires), p.CreatedAt.UTC()
@@ -138,58 +80,53 @@ func scanParticipant(r pgx.Row) (Participant, error) {
 
 // ParticipantByToken returns the participant whose link token is exactly token: ErrNotFound for
 // any other string, ErrExpired once the token has expired.
-func (db *DB) ParticipantByToken(ctx context.Context, token string) (Participant, error) {
+func (db *DB) ParticipantByToken(ctx context.Context, token string) (audit.Participant, error) {
 	if !plausibleToken(token) {
-		return Participant{}, newError(ErrNotFound, "participant token")
+		return audit.Participant{}, audit.Errorf(audit.ErrNotFound, "participant token")
 	}
 	p, err := scanParticipant(db.pool.QueryRow(ctx, `SELECT `+participantCols+` FROM participants WHERE token_sha256 = $1`, tokenDigest(token)))
 	if err != nil {
-		return Participant{}, translate(err, "participant token")
+		return audit.Participant{}, translate(err, "participant token")
 	}
 	if !p.ExpiresAt.IsZero() && !db.now().Before(p.ExpiresAt) {
-		return Participant{}, newError(ErrExpired, "participant token")
+		return audit.Participant{}, audit.Errorf(audit.ErrExpired, "participant token")
 	}
 	if p.Lapsed(db.now()) {
-		return Participant{}, &domainError{msg: "participant: " + ErrLapsed.Error(), kind: ErrLapsed, cause: ErrExpired}
+		return audit.Participant{}, &audit.Error{Msg: "participant: " + audit.ErrLapsed.Error(), Kind: audit.ErrLapsed, Cause: audit.ErrExpired}
 	}
 	p.Token = token // the caller's own secret, not read from the database
 	return p, nil
 }
 
 // Participant returns the participant with id.
-func (db *DB) Participant(ctx context.Context, id int64) (Participant, error) {
+func (db *DB) Participant(ctx context.Context, id int64) (audit.Participant, error) {
 	p, err := scanParticipant(db.pool.QueryRow(ctx, `SELECT `+participantCols+` FROM participants WHERE id = $1`, id))
 	return p, translate(err, fmt.Sprintf("participant %d", id))
 }
 
 // ParticipantByProlificPID finds a study's participant by the recruiting platform's id, so a
 // returning person resumes instead of starting over.
-func (db *DB) ParticipantByProlificPID(ctx context.Context, studyID, prolificPID string) (Participant, error) {
+func (db *DB) ParticipantByProlificPID(ctx context.Context, studyID, prolificPID string) (audit.Participant, error) {
 	p, err := scanParticipant(db.pool.QueryRow(ctx, `SELECT `+participantCols+` FROM participants
 		WHERE study_id = $1 AND prolific_pid = $2`, studyID, prolificPID))
 	return p, translate(err, "participant "+prolificPID)
 }
 
 // Participants lists a study's participants in creation order.
-func (db *DB) Participants(ctx context.Context, studyID string) ([]Participant, error) {
+func (db *DB) Participants(ctx context.Context, studyID string) ([]audit.Participant, error) {
 	rows, _ := db.pool.Query(ctx, `SELECT `+participantCols+` FROM participants WHERE study_id = $1 ORDER BY id`, studyID)
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Participant, error) { return scanParticipant(r) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.Participant, error) { return scanParticipant(r) })
 	return out, translate(err, "list participants of study "+studyID)
 }
-
-// MaxExternalID bounds each recruiting platform id (Prolific's are 24 characters).
-const MaxExternalID = 64
 
 // SetExternalIDs records the recruiting platform's ids seen on the participant's link. Each id is
 // fixed once recorded: a later, different value is ignored (a participant cannot rewrite their
 // recorded PROLIFIC_PID), and empty fields leave the stored value alone. An id longer than
 // MaxExternalID is ErrInvalid; a PROLIFIC_PID already used by another participant of the study is
 // ErrConflict.
-func (db *DB) SetExternalIDs(ctx context.Context, participantID int64, ext ExternalIDs) error {
-	for name, v := range map[string]string{"PROLIFIC_PID": ext.ProlificPID, "STUDY_ID": ext.StudyID, "SESSION_ID": ext.SessionID} {
-		if len(v) > MaxExternalID {
-			return newError(ErrInvalid, "%s: %d characters, at most %d", name, len(v), MaxExternalID)
-		}
+func (db *DB) SetExternalIDs(ctx context.Context, participantID int64, ext audit.ExternalIDs) error {
+	if err := ext.Check(); err != nil {
+		return err
 	}
 	tag, err := db.pool.Exec(ctx, `UPDATE participants SET
 		prolific_pid        = coalesce(prolific_pid, $2),
@@ -197,46 +134,46 @@ func (db *DB) SetExternalIDs(ctx context.Context, participantID int64, ext Exter
 		prolific_session_id = coalesce(prolific_session_id, $4)
 		WHERE id = $1`, participantID, nullString(ext.ProlificPID), nullString(ext.StudyID), nullString(ext.SessionID))
 	if err == nil && tag.RowsAffected() == 0 {
-		return newError(ErrNotFound, "participant %d", participantID)
+		return audit.Errorf(audit.ErrNotFound, "participant %d", participantID)
 	}
 	return translate(err, "record external ids")
 }
 
 // RecordConsent records that the participant consented to text now. Consent is given once: the
 // same text again returns the first record; a different text is ErrConflict.
-func (db *DB) RecordConsent(ctx context.Context, participantID int64, text string) (Consent, error) {
+func (db *DB) RecordConsent(ctx context.Context, participantID int64, text string) (audit.Consent, error) {
 	sum := sha256.Sum256([]byte(text))
-	c := Consent{At: db.stamp(), TextSHA256: hex.EncodeToString(sum[:])}
+	c := audit.Consent{At: db.stamp(), TextSHA256: hex.EncodeToString(sum[:])}
 	var at time.Time
 	var stored string
 	err := db.pool.QueryRow(ctx, `
 		UPDATE participants SET consent_at = coalesce(consent_at, $2), consent_sha256 = coalesce(consent_sha256, $3)
 		WHERE id = $1 RETURNING consent_at, consent_sha256`, participantID, c.At, c.TextSHA256).Scan(&at, &stored)
 	if err != nil {
-		return Consent{}, translate(err, fmt.Sprintf("record consent of participant %d", participantID))
+		return audit.Consent{}, translate(err, fmt.Sprintf("record consent of participant %d", participantID))
 	}
 	if stored != c.TextSHA256 {
-		return Consent{}, newError(ErrConflict, "participant %d consented to another text earlier", participantID)
+		return audit.Consent{}, audit.Errorf(audit.ErrConflict, "participant %d consented to another text earlier", participantID)
 	}
-	return Consent{At: at.UTC(), TextSHA256: stored}, nil
+	return audit.Consent{At: at.UTC(), TextSHA256: stored}, nil
 }
 
 // RecordMicCheck stores the latest microphone check (a participant may redo it).
-func (db *DB) RecordMicCheck(ctx context.Context, participantID int64, mc MicCheck) error {
+func (db *DB) RecordMicCheck(ctx context.Context, participantID int64, mc audit.MicCheck) error {
 	if mc.At.IsZero() {
 		mc.At = db.stamp()
 	}
 	mc.At = mc.At.UTC()
 	if len(mc.Details) > 0 && !json.Valid(mc.Details) {
-		return newError(ErrInvalid, "mic check details: want JSON")
+		return audit.Errorf(audit.ErrInvalid, "mic check details: want JSON")
 	}
 	b, err := json.Marshal(mc)
 	if err != nil {
-		return newError(ErrInvalid, "mic check: %v", err)
+		return audit.Errorf(audit.ErrInvalid, "mic check: %v", err)
 	}
 	tag, err := db.pool.Exec(ctx, `UPDATE participants SET mic_check = $2, mic_checked_at = $3 WHERE id = $1`, participantID, b, mc.At)
 	if err == nil && tag.RowsAffected() == 0 {
-		return newError(ErrNotFound, "participant %d", participantID)
+		return audit.Errorf(audit.ErrNotFound, "participant %d", participantID)
 	}
 	return translate(err, "record mic check")
 }

@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/audit"
 )
 
 func TestParticipantTokenLookupReturnsOnlyThatParticipant(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, []string{"alpha"}, []string{"task01", "task02"})
 	p1, p2 := f.participant(t), f.participant(t)
-	for _, p := range []store.Participant{p1, p2} {
+	for _, p := range []audit.Participant{p1, p2} {
 		raw, err := base64.RawURLEncoding.DecodeString(p.Token)
 		if err != nil || len(raw)*8 < 128 {
 			t.Fatalf("token %q carries %d bits; want ≥ 128 random bits", p.Token, len(raw)*8)
@@ -40,12 +40,12 @@ func TestParticipantTokenLookupReturnsOnlyThatParticipant(t *testing.T) {
 		if got, err := f.db.ParticipantByToken(ctx, probe); err == nil {
 			t.Errorf("ParticipantByToken(%q) returned participant %d", probe, got.ID)
 		} else {
-			wantErr(t, err, store.ErrNotFound)
+			wantErr(t, err, audit.ErrNotFound)
 		}
 	}
 
 	// Sessions: a participant reaches only their own.
-	if _, err := f.db.AddPlan(ctx, f.study, []store.PlanRow{
+	if _, err := f.db.AddPlan(ctx, f.study, []audit.PlanRow{
 		{Slot: "P01", Position: 1, Task: "task01", System: "alpha", Repeat: 1},
 		{Slot: "P02", Position: 1, Task: "task02", System: "alpha", Repeat: 1},
 	}); err != nil {
@@ -58,17 +58,17 @@ func TestParticipantTokenLookupReturnsOnlyThatParticipant(t *testing.T) {
 		t.Fatalf("own session: %+v, %v", s, err)
 	}
 	_, err = f.db.ParticipantSession(ctx, p1.ID, s2.ID)
-	wantErr(t, err, store.ErrNotFound)
+	wantErr(t, err, audit.ErrNotFound)
 	// Nor can one participant start a session on another's assignment.
-	_, err = f.db.CreateSession(ctx, store.NewSession{AssignmentID: a2.ID, ParticipantID: p1.ID, TaskVersion: 1})
-	wantErr(t, err, store.ErrConflict)
+	_, err = f.db.CreateSession(ctx, audit.NewSession{AssignmentID: a2.ID, ParticipantID: p1.ID, TaskVersion: 1})
+	wantErr(t, err, audit.ErrConflict)
 	as, _ := f.db.ParticipantAssignments(ctx, p1.ID)
 	if len(as) != 1 || as[0].ID != a1.ID {
 		t.Fatalf("p1's assignments: %+v", as)
 	}
 
 	// Expiry follows the injected clock.
-	p3, err := f.db.CreateParticipant(ctx, store.NewParticipant{StudyID: f.study, ExpiresAt: f.clock.Now().Add(time.Hour)})
+	p3, err := f.db.CreateParticipant(ctx, audit.NewParticipant{StudyID: f.study, ExpiresAt: f.clock.Now().Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,13 +77,13 @@ func TestParticipantTokenLookupReturnsOnlyThatParticipant(t *testing.T) {
 	}
 	f.clock.Advance(time.Hour)
 	_, err = f.db.ParticipantByToken(ctx, p3.Token)
-	wantErr(t, err, store.ErrExpired)
+	wantErr(t, err, audit.ErrExpired)
 }
 
 func TestParticipantRecordsConsentMicCheckAndPlatformIDs(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, nil, nil)
-	p, err := f.db.CreateParticipant(ctx, store.NewParticipant{StudyID: f.study, External: store.ExternalIDs{ProlificPID: "5f1a", StudyID: "st-1"}})
+	p, err := f.db.CreateParticipant(ctx, audit.NewParticipant{StudyID: f.study, External: audit.ExternalIDs{ProlificPID: "5f1a", StudyID: "st-1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,14 +100,14 @@ func TestParticipantRecordsConsentMicCheckAndPlatformIDs(t *testing.T) {
 		t.Fatalf("repeated consent: %+v, %v; want the first record kept", again, err)
 	}
 	_, err = f.db.RecordConsent(ctx, p.ID, "Something else.")
-	wantErr(t, err, store.ErrConflict)
+	wantErr(t, err, audit.ErrConflict)
 
-	mc := store.MicCheck{EchoCancellation: true, NoiseSuppression: true, AutoGainControl: false, Device: "USB mic", Level: 0.42,
+	mc := audit.MicCheck{EchoCancellation: true, NoiseSuppression: true, AutoGainControl: false, Device: "USB mic", Level: 0.42,
 		PlaybackOK: true, Details: json.RawMessage(`{"sampleRate":48000}`)}
 	if err := f.db.RecordMicCheck(ctx, p.ID, mc); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.db.SetExternalIDs(ctx, p.ID, store.ExternalIDs{SessionID: "sess-9"}); err != nil {
+	if err := f.db.SetExternalIDs(ctx, p.ID, audit.ExternalIDs{SessionID: "sess-9"}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := f.db.ParticipantByToken(ctx, p.Token)
@@ -121,16 +121,16 @@ func TestParticipantRecordsConsentMicCheckAndPlatformIDs(t *testing.T) {
 		m.Level != 0.42 || !m.At.Equal(f.clock.Now()) || !strings.Contains(string(m.Details), "48000") {
 		t.Errorf("mic check read back %+v", got.MicCheck)
 	}
-	if got.External != (store.ExternalIDs{ProlificPID: "5f1a", StudyID: "st-1", SessionID: "sess-9"}) {
+	if got.External != (audit.ExternalIDs{ProlificPID: "5f1a", StudyID: "st-1", SessionID: "sess-9"}) {
 		t.Errorf("external ids %+v", got.External)
 	}
 	if byPID, err := f.db.ParticipantByProlificPID(ctx, f.study, "5f1a"); err != nil || byPID.ID != p.ID {
 		t.Errorf("ParticipantByProlificPID = %+v, %v", byPID, err)
 	}
-	_, err = f.db.CreateParticipant(ctx, store.NewParticipant{StudyID: f.study, External: store.ExternalIDs{ProlificPID: "5f1a"}})
-	wantErr(t, err, store.ErrConflict)
-	_, err = f.db.CreateParticipant(ctx, store.NewParticipant{StudyID: "nope"})
-	wantErr(t, err, store.ErrNotFound)
+	_, err = f.db.CreateParticipant(ctx, audit.NewParticipant{StudyID: f.study, External: audit.ExternalIDs{ProlificPID: "5f1a"}})
+	wantErr(t, err, audit.ErrConflict)
+	_, err = f.db.CreateParticipant(ctx, audit.NewParticipant{StudyID: "nope"})
+	wantErr(t, err, audit.ErrNotFound)
 	if ps, err := f.db.Participants(ctx, f.study); err != nil || len(ps) != 1 {
 		t.Errorf("Participants = %d, %v", len(ps), err)
 	}

@@ -2,27 +2,17 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-)
 
-// Annotator rates frozen caller utterances for a study, reached by the token in their link.
-type Annotator struct {
-	ID      int64
-	StudyID string
-	Token   string // the annotator's link secret, known only to CreateAnnotator and AnnotatorByToken: the database keeps its SHA-256
-	// SeedPosition distinguishes annotators in the study seed, so each gets their own item order.
-	SeedPosition int
-	CreatedAt    time.Time
-}
+	"github.com/voicebench/humanaudit/internal/audit"
+)
 
 // CreateAnnotator adds an annotator to a study with a fresh unguessable token at the next seed
 // position.
-func (db *DB) CreateAnnotator(ctx context.Context, studyID string) (Annotator, error) {
-	a := Annotator{StudyID: studyID, Token: newToken(), CreatedAt: db.stamp()}
+func (db *DB) CreateAnnotator(ctx context.Context, studyID string) (audit.Annotator, error) {
+	a := audit.Annotator{StudyID: studyID, Token: newToken(), CreatedAt: db.stamp()}
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM studies WHERE id = $1 FOR UPDATE`, studyID); err != nil {
 			return err
@@ -36,17 +26,17 @@ func (db *DB) CreateAnnotator(ctx context.Context, studyID string) (Annotator, e
 
 const annotatorCols = `id, study_id, seed_position, created_at`
 
-func scanAnnotator(r pgx.Row) (Annotator, error) {
-	var a Annotator
+func scanAnnotator(r pgx.Row) (audit.Annotator, error) {
+	var a audit.Annotator
 	err := r.Scan(&a.ID, &a.StudyID, &a.SeedPosition, &a.CreatedAt)
 	a.CreatedAt = a.CreatedAt.UTC()
 	return a, err
 }
 
 // AnnotatorByToken returns the annotator whose link token is exactly token (else ErrNotFound).
-func (db *DB) AnnotatorByToken(ctx context.Context, token string) (Annotator, error) {
+func (db *DB) AnnotatorByToken(ctx context.Context, token string) (audit.Annotator, error) {
 	if !plausibleToken(token) {
-		return Annotator{}, newError(ErrNotFound, "annotator token")
+		return audit.Annotator{}, audit.Errorf(audit.ErrNotFound, "annotator token")
 	}
 	a, err := scanAnnotator(db.pool.QueryRow(ctx, `SELECT `+annotatorCols+` FROM annotators WHERE token_sha256 = $1`, tokenDigest(token)))
 	if err == nil {
@@ -56,36 +46,22 @@ func (db *DB) AnnotatorByToken(ctx context.Context, token string) (Annotator, er
 }
 
 // Annotators lists a study's annotators by seed position.
-func (db *DB) Annotators(ctx context.Context, studyID string) ([]Annotator, error) {
+func (db *DB) Annotators(ctx context.Context, studyID string) ([]audit.Annotator, error) {
 	rows, _ := db.pool.Query(ctx, `SELECT `+annotatorCols+` FROM annotators WHERE study_id = $1 ORDER BY seed_position`, studyID)
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Annotator, error) { return scanAnnotator(r) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.Annotator, error) { return scanAnnotator(r) })
 	return out, translate(err, "annotators of study "+studyID)
 }
 
-// RatingItem is one frozen caller utterance to rate.
-type RatingItem struct {
-	ID      string
-	TaskID  string
-	PlanID  string
-	Variant string
-	// Payload is what an annotator may see: the task-visible user state, the structured plan, the
-	// transcript and the audio's location. Never gold or grader state.
-	Payload   json.RawMessage
-	CreatedAt time.Time
-}
-
 // PutRatingItems stores the rating set, replacing items with the same id.
-func (db *DB) PutRatingItems(ctx context.Context, items []RatingItem) error {
+func (db *DB) PutRatingItems(ctx context.Context, items []audit.RatingItem) error {
 	now := db.stamp()
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		for _, it := range items {
-			if it.ID == "" || it.TaskID == "" || it.PlanID == "" {
-				return newError(ErrInvalid, "rating item %q: id, task and plan are required", it.ID)
-			}
-			payload, err := jsonObject(it.Payload, "rating item "+it.ID+" payload")
+			it, err := it.Checked()
 			if err != nil {
 				return err
 			}
+			payload := it.Payload
 			// An item annotators have rated is frozen: its content may not change under their
 			// ratings (a changed utterance is a new item with a new id).
 			tag, err := tx.Exec(ctx, `INSERT INTO rating_items (id, task_id, plan_id, variant, payload, created_at)
@@ -100,7 +76,7 @@ func (db *DB) PutRatingItems(ctx context.Context, items []RatingItem) error {
 				return err
 			}
 			if tag.RowsAffected() == 0 {
-				return newError(ErrConflict, "rating item %s has ratings and its content differs: a rated item cannot change; give the changed item a new id", it.ID)
+				return audit.Errorf(audit.ErrConflict, "rating item %s has ratings and its content differs: a rated item cannot change; give the changed item a new id", it.ID)
 			}
 		}
 		return nil
@@ -110,46 +86,31 @@ func (db *DB) PutRatingItems(ctx context.Context, items []RatingItem) error {
 
 const itemCols = `id, task_id, plan_id, variant, payload, created_at`
 
-func scanItem(r pgx.Row) (RatingItem, error) {
-	var it RatingItem
+func scanItem(r pgx.Row) (audit.RatingItem, error) {
+	var it audit.RatingItem
 	err := r.Scan(&it.ID, &it.TaskID, &it.PlanID, &it.Variant, &it.Payload, &it.CreatedAt)
 	it.CreatedAt = it.CreatedAt.UTC()
 	return it, err
 }
 
 // RatingItem returns one item.
-func (db *DB) RatingItem(ctx context.Context, id string) (RatingItem, error) {
+func (db *DB) RatingItem(ctx context.Context, id string) (audit.RatingItem, error) {
 	it, err := scanItem(db.pool.QueryRow(ctx, `SELECT `+itemCols+` FROM rating_items WHERE id = $1`, id))
 	return it, translate(err, "rating item "+id)
 }
 
 // RatingItems lists every item by id (the rating app orders them per annotator).
-func (db *DB) RatingItems(ctx context.Context) ([]RatingItem, error) {
+func (db *DB) RatingItems(ctx context.Context) ([]audit.RatingItem, error) {
 	rows, _ := db.pool.Query(ctx, `SELECT `+itemCols+` FROM rating_items ORDER BY id`)
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (RatingItem, error) { return scanItem(r) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.RatingItem, error) { return scanItem(r) })
 	return out, translate(err, "list rating items")
-}
-
-// Rating is one annotator's judgement of one item.
-type Rating struct {
-	AnnotatorID int64
-	ItemID      string
-	Fidelity    int  // semantic fidelity to the plan, 1–5
-	Naturalness int  // naturalness as spoken interaction, 1–5
-	Leakage     bool // the utterance gives away something the caller should not know
-	Note        string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
 }
 
 // SaveRating stores an annotator's rating of an item, replacing their earlier rating of it (an
 // annotator may go back and edit); CreatedAt keeps the first time.
-func (db *DB) SaveRating(ctx context.Context, r Rating) (Rating, error) {
-	if r.Fidelity < 1 || r.Fidelity > 5 {
-		return Rating{}, newError(ErrInvalid, "fidelity %d: want 1–5", r.Fidelity)
-	}
-	if r.Naturalness < 1 || r.Naturalness > 5 {
-		return Rating{}, newError(ErrInvalid, "naturalness %d: want 1–5", r.Naturalness)
+func (db *DB) SaveRating(ctx context.Context, r audit.Rating) (audit.Rating, error) {
+	if err := r.Check(); err != nil {
+		return audit.Rating{}, err
 	}
 	now := db.stamp()
 	err := db.pool.QueryRow(ctx, `INSERT INTO ratings (annotator_id, item_id, fidelity, naturalness, leakage, note, created_at, updated_at)
@@ -164,11 +125,11 @@ func (db *DB) SaveRating(ctx context.Context, r Rating) (Rating, error) {
 
 // AnnotatorRatings returns only this annotator's ratings, by item id: what the rating app shows
 // them to resume or edit. No call returns another annotator's ratings to an annotator.
-func (db *DB) AnnotatorRatings(ctx context.Context, annotatorID int64) ([]Rating, error) {
+func (db *DB) AnnotatorRatings(ctx context.Context, annotatorID int64) ([]audit.Rating, error) {
 	rows, _ := db.pool.Query(ctx, `SELECT annotator_id, item_id, fidelity, naturalness, leakage, note, created_at, updated_at
 		FROM ratings WHERE annotator_id = $1 ORDER BY item_id`, annotatorID)
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Rating, error) {
-		var r Rating
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (audit.Rating, error) {
+		var r audit.Rating
 		var f, n int16
 		err := row.Scan(&r.AnnotatorID, &r.ItemID, &f, &n, &r.Leakage, &r.Note, &r.CreatedAt, &r.UpdatedAt)
 		r.Fidelity, r.Naturalness, r.CreatedAt, r.UpdatedAt = int(f), int(n), r.CreatedAt.UTC(), r.UpdatedAt.UTC()
@@ -177,28 +138,14 @@ func (db *DB) AnnotatorRatings(ctx context.Context, annotatorID int64) ([]Rating
 	return out, translate(err, fmt.Sprintf("ratings of annotator %d", annotatorID))
 }
 
-// RatingRow is one line of ratings.csv (long format), for the experimenter and the report.
-type RatingRow struct {
-	ItemID      string
-	TaskID      string
-	PlanID      string
-	Variant     string
-	AnnotatorID int64
-	Fidelity    int
-	Naturalness int
-	Leakage     bool
-	Note        string
-	UpdatedAt   time.Time
-}
-
 // RatingsLong lists every rating of a study's annotators, by item then annotator.
-func (db *DB) RatingsLong(ctx context.Context, studyID string) ([]RatingRow, error) {
+func (db *DB) RatingsLong(ctx context.Context, studyID string) ([]audit.RatingRow, error) {
 	rows, _ := db.pool.Query(ctx, `SELECT i.id, i.task_id, i.plan_id, i.variant, r.annotator_id, r.fidelity, r.naturalness,
 		r.leakage, r.note, r.updated_at
 		FROM ratings r JOIN annotators a ON a.id = r.annotator_id JOIN rating_items i ON i.id = r.item_id
 		WHERE a.study_id = $1 ORDER BY i.id, r.annotator_id`, studyID)
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (RatingRow, error) {
-		var r RatingRow
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (audit.RatingRow, error) {
+		var r audit.RatingRow
 		var f, n int16
 		err := row.Scan(&r.ItemID, &r.TaskID, &r.PlanID, &r.Variant, &r.AnnotatorID, &f, &n, &r.Leakage, &r.Note, &r.UpdatedAt)
 		r.Fidelity, r.Naturalness, r.UpdatedAt = int(f), int(n), r.UpdatedAt.UTC()

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 )
 
@@ -14,32 +14,32 @@ import (
 func TestRatedItemsAreFrozen(t *testing.T) {
 	db := storetest.New(t)
 	ctx := context.Background()
-	item := store.RatingItem{ID: "it-1", TaskID: "t", PlanID: "open", Variant: "1", Payload: json.RawMessage(`{"transcript":"Hi."}`)}
-	if err := db.PutRatingItems(ctx, []store.RatingItem{item}); err != nil {
+	item := audit.RatingItem{ID: "it-1", TaskID: "t", PlanID: "open", Variant: "1", Payload: json.RawMessage(`{"transcript":"Hi."}`)}
+	if err := db.PutRatingItems(ctx, []audit.RatingItem{item}); err != nil {
 		t.Fatal(err)
 	}
 	changed := item
 	changed.Payload = json.RawMessage(`{"transcript":"Hi. My VIN is 4S4BSANC2K3318820."}`)
-	if err := db.PutRatingItems(ctx, []store.RatingItem{changed}); err != nil {
+	if err := db.PutRatingItems(ctx, []audit.RatingItem{changed}); err != nil {
 		t.Fatalf("an unrated item may still change: %v", err)
 	}
-	if err := db.PutRatingItems(ctx, []store.RatingItem{item}); err != nil {
+	if err := db.PutRatingItems(ctx, []audit.RatingItem{item}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.CreateStudy(ctx, store.Study{ID: "s", Name: "s", Seed: 1}); err != nil {
+	if _, err := db.CreateStudy(ctx, audit.Study{ID: "s", Name: "s", Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
 	a, err := db.CreateAnnotator(ctx, "s")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.SaveRating(ctx, store.Rating{AnnotatorID: a.ID, ItemID: "it-1", Fidelity: 4, Naturalness: 5}); err != nil {
+	if _, err := db.SaveRating(ctx, audit.Rating{AnnotatorID: a.ID, ItemID: "it-1", Fidelity: 4, Naturalness: 5}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.PutRatingItems(ctx, []store.RatingItem{item}); err != nil {
+	if err := db.PutRatingItems(ctx, []audit.RatingItem{item}); err != nil {
 		t.Errorf("storing a rated item unchanged: %v", err)
 	}
-	if err := db.PutRatingItems(ctx, []store.RatingItem{changed}); !errors.Is(err, store.ErrConflict) {
+	if err := db.PutRatingItems(ctx, []audit.RatingItem{changed}); !errors.Is(err, audit.ErrConflict) {
 		t.Errorf("changing a rated item: %v, want ErrConflict", err)
 	}
 	got, _ := db.RatingItem(ctx, "it-1")

@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/audit"
 )
 
 func TestRatingsUpsertAndStayPerAnnotator(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, nil, nil)
-	items := []store.RatingItem{
+	items := []audit.RatingItem{
 		{ID: "i1", TaskID: "task01", PlanID: "p-open", Variant: "v1", Payload: json.RawMessage(`{"transcript":"Hi, I need a quote."}`)},
 		{ID: "i2", TaskID: "task01", PlanID: "p-answer", Variant: "v2"},
 	}
@@ -31,18 +31,18 @@ func TestRatingsUpsertAndStayPerAnnotator(t *testing.T) {
 		t.Fatalf("AnnotatorByToken = %+v, %v", got, err)
 	}
 	_, err = f.db.AnnotatorByToken(ctx, a2.Token[1:])
-	wantErr(t, err, store.ErrNotFound)
+	wantErr(t, err, audit.ErrNotFound)
 
-	first, err := f.db.SaveRating(ctx, store.Rating{AnnotatorID: a1.ID, ItemID: "i1", Fidelity: 4, Naturalness: 3})
+	first, err := f.db.SaveRating(ctx, audit.Rating{AnnotatorID: a1.ID, ItemID: "i1", Fidelity: 4, Naturalness: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.db.SaveRating(ctx, store.Rating{AnnotatorID: a1.ID, ItemID: "i2", Fidelity: 5, Naturalness: 5})
-	f.db.SaveRating(ctx, store.Rating{AnnotatorID: a2.ID, ItemID: "i1", Fidelity: 1, Naturalness: 2, Leakage: true, Note: "names the account number"})
+	f.db.SaveRating(ctx, audit.Rating{AnnotatorID: a1.ID, ItemID: "i2", Fidelity: 5, Naturalness: 5})
+	f.db.SaveRating(ctx, audit.Rating{AnnotatorID: a2.ID, ItemID: "i1", Fidelity: 1, Naturalness: 2, Leakage: true, Note: "names the account number"})
 
 	// a1 goes back and edits i1.
 	f.clock.Advance(10 * time.Minute)
-	edited, err := f.db.SaveRating(ctx, store.Rating{AnnotatorID: a1.ID, ItemID: "i1", Fidelity: 2, Naturalness: 3, Leakage: true, Note: "on second listen"})
+	edited, err := f.db.SaveRating(ctx, audit.Rating{AnnotatorID: a1.ID, ItemID: "i1", Fidelity: 2, Naturalness: 3, Leakage: true, Note: "on second listen"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,15 +86,15 @@ func TestRatingsUpsertAndStayPerAnnotator(t *testing.T) {
 		}
 	}
 
-	for _, bad := range []store.Rating{
+	for _, bad := range []audit.Rating{
 		{AnnotatorID: a1.ID, ItemID: "i1", Fidelity: 0, Naturalness: 3},
 		{AnnotatorID: a1.ID, ItemID: "i1", Fidelity: 3, Naturalness: 6},
 	} {
 		_, err := f.db.SaveRating(ctx, bad)
-		wantErr(t, err, store.ErrInvalid)
+		wantErr(t, err, audit.ErrInvalid)
 	}
-	_, err = f.db.SaveRating(ctx, store.Rating{AnnotatorID: a1.ID, ItemID: "nope", Fidelity: 3, Naturalness: 3})
-	wantErr(t, err, store.ErrNotFound)
+	_, err = f.db.SaveRating(ctx, audit.Rating{AnnotatorID: a1.ID, ItemID: "nope", Fidelity: 3, Naturalness: 3})
+	wantErr(t, err, audit.ErrNotFound)
 	if it, err := f.db.RatingItem(ctx, "i1"); err != nil || string(it.Payload) != `{"transcript": "Hi, I need a quote."}` {
 		t.Errorf("RatingItem = %s, %v", it.Payload, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 )
@@ -84,7 +85,7 @@ func TestMigrationHashesExistingTokens(t *testing.T) {
 	}
 	// The reusable experimenter tokens of before are revoked, not turned into one-time links.
 	_, err = db.ConsumeSignInLink(ctx, "old-link")
-	wantErr(t, err, store.ErrExpired)
+	wantErr(t, err, audit.ErrExpired)
 }
 
 // Open enrollment: every enrollment takes a slot at once, at most MaxPending wait for consent, a
@@ -93,37 +94,37 @@ func TestMigrationHashesExistingTokens(t *testing.T) {
 func TestEnrollment(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, []string{"sys-a"}, []string{"t1"})
-	var rows []store.PlanRow
+	var rows []audit.PlanRow
 	for _, s := range names("P", 4) {
-		rows = append(rows, store.PlanRow{Slot: s, Position: 1, Task: "t1", System: "sys-a", Repeat: 1})
+		rows = append(rows, audit.PlanRow{Slot: s, Position: 1, Task: "t1", System: "sys-a", Repeat: 1})
 	}
 	if _, err := f.db.AddPlan(ctx, f.study, rows); err != nil {
 		t.Fatal(err)
 	}
-	lim := store.EnrollLimits{ConsentTimeout: 30 * time.Minute, MaxPending: 2}
-	a, err := f.db.Enroll(ctx, f.study, store.ExternalIDs{ProlificPID: "pid-a"}, lim)
+	lim := audit.EnrollLimits{ConsentTimeout: 30 * time.Minute, MaxPending: 2}
+	a, err := f.db.Enroll(ctx, f.study, audit.ExternalIDs{ProlificPID: "pid-a"}, lim)
 	if err != nil || a.Slot != "P01" || a.Participant.Token == "" || a.Resumed {
 		t.Fatalf("first enrollment: %+v, %v", a, err)
 	}
-	again, err := f.db.Enroll(ctx, f.study, store.ExternalIDs{ProlificPID: "pid-a"}, lim)
+	again, err := f.db.Enroll(ctx, f.study, audit.ExternalIDs{ProlificPID: "pid-a"}, lim)
 	if err != nil || !again.Resumed || again.Participant.ID != a.Participant.ID || again.Slot != "P01" || again.Participant.Token == a.Participant.Token {
 		t.Fatalf("returning id: %+v, %v", again, err)
 	}
 	if _, err := f.db.ParticipantByToken(ctx, a.Participant.Token); err == nil {
 		t.Error("the superseded token still opens the enrollment")
 	}
-	b, err := f.db.Enroll(ctx, f.study, store.ExternalIDs{ProlificPID: "pid-b"}, lim)
+	b, err := f.db.Enroll(ctx, f.study, audit.ExternalIDs{ProlificPID: "pid-b"}, lim)
 	if err != nil || b.Slot != "P02" {
 		t.Fatalf("second id: %+v, %v", b, err)
 	}
-	_, err = f.db.Enroll(ctx, f.study, store.ExternalIDs{ProlificPID: "pid-c"}, lim)
-	wantErr(t, err, store.ErrEnrollmentFull)
+	_, err = f.db.Enroll(ctx, f.study, audit.ExternalIDs{ProlificPID: "pid-c"}, lim)
+	wantErr(t, err, audit.ErrEnrollmentFull)
 
 	// Consent frees a pending place; the consented participant keeps its slot.
 	if _, err := f.db.RecordConsent(ctx, b.Participant.ID, "I agree."); err != nil {
 		t.Fatal(err)
 	}
-	c, err := f.db.Enroll(ctx, f.study, store.ExternalIDs{ProlificPID: "pid-c"}, lim)
+	c, err := f.db.Enroll(ctx, f.study, audit.ExternalIDs{ProlificPID: "pid-c"}, lim)
 	if err != nil || c.Slot != "P03" {
 		t.Fatalf("after a consent: %+v, %v", c, err)
 	}
@@ -135,8 +136,8 @@ func TestEnrollment(t *testing.T) {
 	// go back, and a new id takes the first free slot again.
 	f.clock.Advance(31 * time.Minute)
 	_, err = f.db.ParticipantByToken(ctx, c.Participant.Token)
-	wantErr(t, err, store.ErrExpired)
-	d, err := f.db.Enroll(ctx, f.study, store.ExternalIDs{ProlificPID: "pid-d"}, lim)
+	wantErr(t, err, audit.ErrExpired)
+	d, err := f.db.Enroll(ctx, f.study, audit.ExternalIDs{ProlificPID: "pid-d"}, lim)
 	if err != nil || d.Slot != "P01" {
 		t.Fatalf("after the deadline: %+v, %v", d, err)
 	}
@@ -148,7 +149,7 @@ func TestEnrollment(t *testing.T) {
 		t.Errorf("the consented participant lost its link: %v", err)
 	}
 	// A lapsed id that returns is renewed with a new deadline and a slot.
-	c2, err := f.db.Enroll(ctx, f.study, store.ExternalIDs{ProlificPID: "pid-c"}, lim)
+	c2, err := f.db.Enroll(ctx, f.study, audit.ExternalIDs{ProlificPID: "pid-c"}, lim)
 	if err != nil || !c2.Resumed || c2.Slot == "" {
 		t.Fatalf("returning lapsed id: %+v, %v", c2, err)
 	}
@@ -156,12 +157,12 @@ func TestEnrollment(t *testing.T) {
 		t.Errorf("renewed enrollment: %v", err)
 	}
 	// The plan is full now: P01 (pid-d), P02 (pid-b), P03/P04 (pid-c and one free).
-	e, err := f.db.Enroll(ctx, f.study, store.ExternalIDs{ProlificPID: "pid-e"}, store.EnrollLimits{ConsentTimeout: time.Hour})
+	e, err := f.db.Enroll(ctx, f.study, audit.ExternalIDs{ProlificPID: "pid-e"}, audit.EnrollLimits{ConsentTimeout: time.Hour})
 	if err != nil {
 		t.Fatalf("last free slot: %v", err)
 	}
-	_, err = f.db.Enroll(ctx, f.study, store.ExternalIDs{ProlificPID: "pid-f"}, store.EnrollLimits{ConsentTimeout: time.Hour})
-	wantErr(t, err, store.ErrNoAssignment)
+	_, err = f.db.Enroll(ctx, f.study, audit.ExternalIDs{ProlificPID: "pid-f"}, audit.EnrollLimits{ConsentTimeout: time.Hour})
+	wantErr(t, err, audit.ErrNoAssignment)
 	_ = e
 }
 
@@ -170,16 +171,16 @@ func TestExternalIDsAreFixed(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, nil, nil)
 	p := f.participant(t)
-	if err := f.db.SetExternalIDs(ctx, p.ID, store.ExternalIDs{ProlificPID: "first"}); err != nil {
+	if err := f.db.SetExternalIDs(ctx, p.ID, audit.ExternalIDs{ProlificPID: "first"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.db.SetExternalIDs(ctx, p.ID, store.ExternalIDs{ProlificPID: "second", SessionID: "s1"}); err != nil {
+	if err := f.db.SetExternalIDs(ctx, p.ID, audit.ExternalIDs{ProlificPID: "second", SessionID: "s1"}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := f.db.Participant(ctx, p.ID)
 	if got.External.ProlificPID != "first" || got.External.SessionID != "s1" {
 		t.Errorf("external ids %+v", got.External)
 	}
-	err := f.db.SetExternalIDs(ctx, p.ID, store.ExternalIDs{StudyID: strings.Repeat("x", 3000)})
-	wantErr(t, err, store.ErrInvalid)
+	err := f.db.SetExternalIDs(ctx, p.ID, audit.ExternalIDs{StudyID: strings.Repeat("x", 3000)})
+	wantErr(t, err, audit.ErrInvalid)
 }

@@ -3,101 +3,41 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/redact"
 )
-
-// Mode says who made the call.
-type Mode string
-
-// Session modes.
-const (
-	ModeHuman     Mode = "human"
-	ModeSynthetic Mode = "synthetic"
-)
-
-// SessionStatus is a session's lifecycle state. Whether it counts is a separate matter: see
-// Exclusion.
-type SessionStatus string
-
-// Session states.
-const (
-	SessionCreated SessionStatus = "created"
-	SessionRunning SessionStatus = "running"
-	SessionEnded   SessionStatus = "ended"
-)
-
-// Session is one call (human or synthetic) of one task with one system.
-type Session struct {
-	ID            string
-	StudyID       string // "" for a synthetic run outside a study
-	AssignmentID  int64  // 0 when not planned
-	ParticipantID int64  // 0 for synthetic sessions
-	TaskID        string
-	TaskVersion   int
-	System        string // label
-	Mode          Mode
-	Seed          int64
-	Status        SessionStatus
-	CreatedAt     time.Time
-	StartedAt     time.Time
-	EndedAt       time.Time
-	EndReason     string
-	RecordingPath string     // the stereo recording, once stored
-	Exclusion     *Exclusion // nil unless excluded
-	// Attempt counts the sessions of the same assignment: 1, or more when earlier attempts were
-	// cut short by the platform; Reruns is then the session this attempt runs again.
-	Attempt   int
-	Reruns    string
-	ConsoleID string // the console process that ran the session ("" before it was recorded)
-}
-
-// NewSession is what CreateSession needs. With an AssignmentID, the study, participant, task and
-// system default to the assignment's and must agree with it.
-type NewSession struct {
-	ID            string // empty: a random id
-	StudyID       string
-	AssignmentID  int64
-	ParticipantID int64
-	TaskID        string
-	TaskVersion   int
-	System        string
-	Mode          Mode
-	Seed          int64
-	ConsoleID     string // the console process running it, for reconciliation after a crash
-}
 
 // CreateSession stores a new session. For a planned session the assignment must be running
 // (claimed) by the same participant and not have a session yet (ErrConflict otherwise); the
 // assignment then points at the session. An assignment whose earlier attempts were cut short by
 // the platform gets the next attempt number, linked to the last attempt. The task version must be
 // stored (PutTask).
-func (db *DB) CreateSession(ctx context.Context, ns NewSession) (Session, error) {
+func (db *DB) CreateSession(ctx context.Context, ns audit.NewSession) (audit.Session, error) {
 	if ns.ID == "" {
 		ns.ID = "s_" + newToken()[:22]
 	}
 	if ns.Mode == "" {
-		ns.Mode = ModeHuman
+		ns.Mode = audit.ModeHuman
 	}
-	if ns.Mode != ModeHuman && ns.Mode != ModeSynthetic {
-		return Session{}, newError(ErrInvalid, "session mode %q: want human or synthetic", ns.Mode)
+	if err := ns.Mode.Check(); err != nil {
+		return audit.Session{}, err
 	}
-	s := Session{ID: ns.ID, StudyID: ns.StudyID, AssignmentID: ns.AssignmentID, ParticipantID: ns.ParticipantID,
+	s := audit.Session{ID: ns.ID, StudyID: ns.StudyID, AssignmentID: ns.AssignmentID, ParticipantID: ns.ParticipantID,
 		TaskID: ns.TaskID, TaskVersion: ns.TaskVersion, System: ns.System, Mode: ns.Mode, Seed: ns.Seed,
-		Status: SessionCreated, CreatedAt: db.stamp(), Attempt: 1, ConsoleID: ns.ConsoleID}
+		Status: audit.SessionCreated, CreatedAt: db.stamp(), Attempt: 1, ConsoleID: ns.ConsoleID, Condition: ns.Condition}
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		if ns.AssignmentID != 0 {
 			a, err := scanAssignment(tx.QueryRow(ctx, `SELECT `+assignmentCols+` FROM assignments a WHERE a.id = $1 FOR UPDATE`, ns.AssignmentID))
 			if err != nil {
 				return err
 			}
-			if err := s.fromAssignment(a); err != nil {
+			if err := s.Assign(a); err != nil {
 				return err
 			}
 			var last *string
@@ -107,14 +47,14 @@ func (db *DB) CreateSession(ctx context.Context, ns NewSession) (Session, error)
 			}
 			s.Reruns = deref(last)
 		}
-		if s.Mode == ModeHuman && s.ParticipantID == 0 {
-			return newError(ErrInvalid, "human session %s has no participant", s.ID)
+		if s.Mode == audit.ModeHuman && s.ParticipantID == 0 {
+			return audit.Errorf(audit.ErrInvalid, "human session %s has no participant", s.ID)
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO sessions (id, study_id, assignment_id, participant_id, task_id, task_version,
-			system_label, mode, seed, status, created_at, attempt, reruns, console_id)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			system_label, mode, seed, status, created_at, attempt, reruns, console_id, condition)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 			s.ID, nullString(s.StudyID), nullInt(s.AssignmentID), nullInt(s.ParticipantID), s.TaskID, s.TaskVersion,
-			s.System, s.Mode, s.Seed, s.Status, s.CreatedAt, s.Attempt, nullString(s.Reruns), s.ConsoleID)
+			s.System, s.Mode, s.Seed, s.Status, s.CreatedAt, s.Attempt, nullString(s.Reruns), s.ConsoleID, s.Condition)
 		if err != nil {
 			return err
 		}
@@ -124,51 +64,23 @@ func (db *DB) CreateSession(ctx context.Context, ns NewSession) (Session, error)
 		return err
 	})
 	if err != nil {
-		return Session{}, translate(err, "create session")
+		return audit.Session{}, translate(err, "create session")
 	}
 	return s, nil
-}
-
-// fromAssignment fills s from a and checks that what the caller gave agrees with it.
-func (s *Session) fromAssignment(a Assignment) error {
-	fill := func(field string, have *string, want string) error {
-		if *have == "" {
-			*have = want
-		}
-		if *have != want {
-			return newError(ErrInvalid, "session %s %s %q does not match assignment %d (%q)", s.ID, field, *have, a.ID, want)
-		}
-		return nil
-	}
-	if err := errors.Join(fill("study", &s.StudyID, a.StudyID), fill("task", &s.TaskID, a.Task), fill("system", &s.System, a.System)); err != nil {
-		return err
-	}
-	if s.ParticipantID == 0 {
-		s.ParticipantID = a.ParticipantID
-	}
-	switch {
-	case a.ParticipantID == 0 || s.ParticipantID != a.ParticipantID:
-		return newError(ErrConflict, "assignment %d is not the participant's", a.ID)
-	case a.Status != StatusRunning:
-		return newError(ErrConflict, "assignment %d is %s, not running", a.ID, a.Status)
-	case a.SessionID != "":
-		return newError(ErrConflict, "assignment %d already has session %s", a.ID, a.SessionID)
-	}
-	return nil
 }
 
 // StartSession marks a created session running (the call connected). Starting a running session
 // again is a no-op; an ended one is ErrConflict.
 func (db *DB) StartSession(ctx context.Context, id string) error {
-	var status SessionStatus
+	var status audit.SessionStatus
 	err := db.pool.QueryRow(ctx, `
 		WITH u AS (UPDATE sessions SET status = 'running', started_at = $2 WHERE id = $1 AND status = 'created' RETURNING status)
 		SELECT coalesce((SELECT status FROM u), (SELECT status FROM sessions WHERE id = $1))`, id, db.stamp()).Scan(&status)
 	if err == nil && status == "" {
-		return newError(ErrNotFound, "session %s", id)
+		return audit.Errorf(audit.ErrNotFound, "session %s", id)
 	}
-	if err == nil && status == SessionEnded {
-		return newError(ErrConflict, "session %s has ended", id)
+	if err == nil && status == audit.SessionEnded {
+		return audit.Errorf(audit.ErrConflict, "session %s has ended", id)
 	}
 	return translate(err, "start session "+id)
 }
@@ -180,11 +92,11 @@ func (db *DB) EndSession(ctx context.Context, id, reason string) error {
 	reason = redact.String(reason)
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		var assignment *int64
-		var status SessionStatus
+		var status audit.SessionStatus
 		if err := tx.QueryRow(ctx, `SELECT status, assignment_id FROM sessions WHERE id = $1 FOR UPDATE`, id).Scan(&status, &assignment); err != nil {
 			return err
 		}
-		if status == SessionEnded {
+		if status == audit.SessionEnded {
 			return nil
 		}
 		if _, err := tx.Exec(ctx, `UPDATE sessions SET status = 'ended', ended_at = $2, end_reason = $3,
@@ -202,69 +114,46 @@ func (db *DB) EndSession(ctx context.Context, id, reason string) error {
 
 const sessionCols = `s.id, s.study_id, s.assignment_id, s.participant_id, s.task_id, s.task_version, s.system_label,
 	s.mode, s.seed, s.status, s.created_at, s.started_at, s.ended_at, s.end_reason,
-	r.path, e.reason, e.note, e.excluded_by, e.excluded_at, s.attempt, coalesce(s.reruns, ''), s.console_id`
+	r.path, e.reason, e.note, e.excluded_by, e.excluded_at, s.attempt, coalesce(s.reruns, ''), s.console_id, s.condition`
 
 const sessionFrom = ` FROM sessions s
 	LEFT JOIN recordings r ON r.session_id = s.id AND r.kind = 'stereo'
 	LEFT JOIN exclusions e ON e.session_id = s.id`
 
-func scanSession(r pgx.Row, extra ...any) (Session, error) {
-	var s Session
+func scanSession(r pgx.Row, extra ...any) (audit.Session, error) {
+	var s audit.Session
 	var study, recording, reason, note, by *string
 	var assignment, participant *int64
 	var started, ended, excludedAt *time.Time
 	dest := append([]any{&s.ID, &study, &assignment, &participant, &s.TaskID, &s.TaskVersion, &s.System, &s.Mode, &s.Seed,
 		&s.Status, &s.CreatedAt, &started, &ended, &s.EndReason, &recording, &reason, &note, &by, &excludedAt,
-		&s.Attempt, &s.Reruns, &s.ConsoleID}, extra...)
+		&s.Attempt, &s.Reruns, &s.ConsoleID, &s.Condition}, extra...)
 	if err := r.Scan(dest...); err != nil {
-		return Session{}, err
+		return audit.Session{}, err
 	}
 	s.StudyID, s.AssignmentID, s.ParticipantID, s.RecordingPath = deref(study), deref(assignment), deref(participant), deref(recording)
 	s.CreatedAt, s.StartedAt, s.EndedAt = s.CreatedAt.UTC(), derefTime(started), derefTime(ended)
 	if reason != nil {
-		s.Exclusion = &Exclusion{SessionID: s.ID, Reason: ExclusionReason(*reason), Note: deref(note), By: deref(by), At: derefTime(excludedAt)}
+		s.Exclusion = &audit.Exclusion{SessionID: s.ID, Reason: audit.ExclusionReason(*reason), Note: deref(note), By: deref(by), At: derefTime(excludedAt)}
 	}
 	return s, nil
 }
 
 // Session returns a session with its recording path and exclusion.
-func (db *DB) Session(ctx context.Context, id string) (Session, error) {
+func (db *DB) Session(ctx context.Context, id string) (audit.Session, error) {
 	s, err := scanSession(db.pool.QueryRow(ctx, `SELECT `+sessionCols+sessionFrom+` WHERE s.id = $1`, id))
 	return s, translate(err, "session "+id)
 }
 
 // ParticipantSession returns session id only if it belongs to the participant: another
 // participant's session is ErrNotFound, exactly like a session that does not exist.
-func (db *DB) ParticipantSession(ctx context.Context, participantID int64, id string) (Session, error) {
+func (db *DB) ParticipantSession(ctx context.Context, participantID int64, id string) (audit.Session, error) {
 	s, err := scanSession(db.pool.QueryRow(ctx, `SELECT `+sessionCols+sessionFrom+` WHERE s.id = $1 AND s.participant_id = $2`, id, participantID))
 	return s, translate(err, "session "+id)
 }
 
-// SessionFilter selects sessions for ListSessions; zero fields match everything.
-type SessionFilter struct {
-	StudyID string
-	Mode    Mode
-	System  string // label
-	TaskID  string
-	Status  SessionStatus
-	// GraderVersion picks which score to attach; empty: the most recent one.
-	GraderVersion string
-}
-
-// SessionSummary is a session as the dashboard and the report list it: with the system's alias,
-// the plan cell, the participant's platform id and its score.
-type SessionSummary struct {
-	Session
-	Alias       string
-	Repeat      int // 0 when not planned
-	Slot        string
-	Position    int
-	ProlificPID string
-	Score       *Score // nil until graded
-}
-
 // ListSessions lists sessions matching f, oldest first, with scores and exclusions.
-func (db *DB) ListSessions(ctx context.Context, f SessionFilter) ([]SessionSummary, error) {
+func (db *DB) ListSessions(ctx context.Context, f audit.SessionFilter) ([]audit.SessionSummary, error) {
 	var where []string
 	args := []any{f.GraderVersion}
 	add := func(cond string, v any) {
@@ -299,8 +188,8 @@ func (db *DB) ListSessions(ctx context.Context, f SessionFilter) ([]SessionSumma
 	}
 	q += " ORDER BY s.created_at, s.id"
 	rows, _ := db.pool.Query(ctx, q, args...)
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SessionSummary, error) {
-		var ss SessionSummary
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.SessionSummary, error) {
+		var ss audit.SessionSummary
 		var repeat int16
 		var pos int32
 		var version, grade *string
@@ -315,7 +204,7 @@ func (db *DB) ListSessions(ctx context.Context, f SessionFilter) ([]SessionSumma
 		}
 		ss.Session, ss.Repeat, ss.Position = s, int(repeat), int(pos)
 		if version != nil {
-			ss.Score = &Score{SessionID: s.ID, GraderVersion: *version, Grade: json.RawMessage(deref(grade)),
+			ss.Score = &audit.Score{SessionID: s.ID, GraderVersion: *version, Grade: json.RawMessage(deref(grade)),
 				WS: deref(ws), TS: deref(ts), PV: deref(pv), AC: deref(ac), AV: deref(av), AFA: afa, TTRMS: ttr, GradedAt: derefTime(graded)}
 		}
 		return ss, nil
@@ -323,30 +212,14 @@ func (db *DB) ListSessions(ctx context.Context, f SessionFilter) ([]SessionSumma
 	return out, translate(err, "list sessions")
 }
 
-// Recording is a stored audio file of a session.
-type Recording struct {
-	SessionID  string
-	Kind       string // RecordingStereo, or another file of the session
-	Path       string
-	SampleRate int
-	Channels   int
-	DurationMS int64
-	Bytes      int64
-	SHA256     string
-	CreatedAt  time.Time
-}
-
-// RecordingStereo is the time-aligned stereo recording (left caller, right agent).
-const RecordingStereo = "stereo"
-
 // SaveRecording stores or replaces (after the file is finalised) a session's recording of a kind.
-func (db *DB) SaveRecording(ctx context.Context, r Recording) error {
+func (db *DB) SaveRecording(ctx context.Context, r audit.Recording) error {
 	return translate(db.saveRecording(ctx, db.pool, r), "save recording of session "+r.SessionID)
 }
 
-func (db *DB) saveRecording(ctx context.Context, x execer, r Recording) error {
+func (db *DB) saveRecording(ctx context.Context, x execer, r audit.Recording) error {
 	if r.Kind == "" {
-		r.Kind = RecordingStereo
+		r.Kind = audit.RecordingStereo
 	}
 	_, err := x.Exec(ctx, `INSERT INTO recordings (session_id, kind, path, sample_rate, channels, duration_ms, bytes, sha256, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
@@ -357,11 +230,11 @@ func (db *DB) saveRecording(ctx context.Context, x execer, r Recording) error {
 }
 
 // Recordings lists a session's recordings by kind.
-func (db *DB) Recordings(ctx context.Context, sessionID string) ([]Recording, error) {
+func (db *DB) Recordings(ctx context.Context, sessionID string) ([]audit.Recording, error) {
 	rows, _ := db.pool.Query(ctx, `SELECT session_id, kind, path, sample_rate, channels, duration_ms, bytes, sha256, created_at
 		FROM recordings WHERE session_id = $1 ORDER BY kind`, sessionID)
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Recording, error) {
-		var r Recording
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (audit.Recording, error) {
+		var r audit.Recording
 		var ch int16
 		err := row.Scan(&r.SessionID, &r.Kind, &r.Path, &r.SampleRate, &ch, &r.DurationMS, &r.Bytes, &r.SHA256, &r.CreatedAt)
 		r.Channels, r.CreatedAt = int(ch), r.CreatedAt.UTC()
@@ -370,31 +243,15 @@ func (db *DB) Recordings(ctx context.Context, sessionID string) ([]Recording, er
 	return out, translate(err, "recordings of session "+sessionID)
 }
 
-// Score is one grading of a session by one grader version: the grader's JSON document and its
-// headline figures (the four gates, Workflow Success, Artifact Field Accuracy, time-to-resolution).
-type Score struct {
-	SessionID     string
-	GraderVersion string
-	Grade         json.RawMessage // the grade document exactly as the grader produced it
-	WS, TS, PV    bool            // Workflow Success, Target State, Process Validity
-	AC, AV        bool            // Action Completion, Artifact Validity
-	AFA           *float64        // nil when the task has no graded fields
-	TTRMS         *int64          // nil when never resolved
-	GradedAt      time.Time
-}
-
 // SaveScore stores a session's grade, replacing an earlier grade by the same grader version.
-func (db *DB) SaveScore(ctx context.Context, s Score) error {
+func (db *DB) SaveScore(ctx context.Context, s audit.Score) error {
 	return db.saveScore(ctx, db.pool, s)
 }
 
-func (db *DB) saveScore(ctx context.Context, x execer, s Score) error {
-	if s.GraderVersion == "" {
-		return newError(ErrInvalid, "score of session %s has no grader version", s.SessionID)
-	}
+func (db *DB) saveScore(ctx context.Context, x execer, s audit.Score) error {
 	s.Grade = redact.Bytes(s.Grade) // a judge's error note may quote its key
-	if !json.Valid(s.Grade) {
-		return newError(ErrInvalid, "score of session %s: grade is not valid JSON", s.SessionID)
+	if err := s.Check(); err != nil {
+		return err
 	}
 	if s.GradedAt.IsZero() {
 		s.GradedAt = db.stamp()
@@ -408,11 +265,11 @@ func (db *DB) saveScore(ctx context.Context, x execer, s Score) error {
 }
 
 // Scores lists a session's grades, newest first.
-func (db *DB) Scores(ctx context.Context, sessionID string) ([]Score, error) {
+func (db *DB) Scores(ctx context.Context, sessionID string) ([]audit.Score, error) {
 	rows, _ := db.pool.Query(ctx, `SELECT session_id, grader_version, grade::text, ws, ts, pv, ac, av, afa, ttr_ms, graded_at
 		FROM scores WHERE session_id = $1 ORDER BY graded_at DESC, grader_version DESC`, sessionID)
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Score, error) {
-		var s Score
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.Score, error) {
+		var s audit.Score
 		var grade string
 		err := r.Scan(&s.SessionID, &s.GraderVersion, &grade, &s.WS, &s.TS, &s.PV, &s.AC, &s.AV, &s.AFA, &s.TTRMS, &s.GradedAt)
 		s.Grade, s.GradedAt = json.RawMessage(grade), s.GradedAt.UTC()
@@ -421,35 +278,13 @@ func (db *DB) Scores(ctx context.Context, sessionID string) ([]Score, error) {
 	return out, translate(err, "scores of session "+sessionID)
 }
 
-// ExclusionReason says why a session does not count.
-type ExclusionReason string
-
-// Exclusion reasons.
-const (
-	ReasonCallerBrokeScript ExclusionReason = "caller_broke_script"
-	ReasonPlatformLost      ExclusionReason = "platform_lost"
-	ReasonGraderError       ExclusionReason = "grader_error"
-	ReasonOther             ExclusionReason = "other"
-)
-
-// Exclusion marks a session as not counting, with who decided and why.
-type Exclusion struct {
-	SessionID string
-	Reason    ExclusionReason
-	Note      string
-	By        string // experimenter name, or "system" for automatic exclusions
-	At        time.Time
-}
-
 // ExcludeSession records an exclusion. A planned session's assignment becomes excluded and its
 // cell returns to the study's pool as a fresh pending assignment (which HandCell gives to another
 // participant); that new assignment is returned (zero for unplanned sessions). Excluding a session
 // twice is ErrConflict.
-func (db *DB) ExcludeSession(ctx context.Context, e Exclusion) (Assignment, error) {
-	switch e.Reason {
-	case ReasonCallerBrokeScript, ReasonPlatformLost, ReasonGraderError, ReasonOther:
-	default:
-		return Assignment{}, newError(ErrInvalid, "exclusion reason %q: want caller_broke_script, platform_lost, grader_error or other", e.Reason)
+func (db *DB) ExcludeSession(ctx context.Context, e audit.Exclusion) (audit.Assignment, error) {
+	if err := e.Reason.Check(); err != nil {
+		return audit.Assignment{}, err
 	}
 	if e.By == "" {
 		e.By = "system"
@@ -458,7 +293,7 @@ func (db *DB) ExcludeSession(ctx context.Context, e Exclusion) (Assignment, erro
 	if e.At.IsZero() {
 		e.At = db.stamp()
 	}
-	var cell Assignment
+	var cell audit.Assignment
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		var assignment *int64
 		// Only the assignment's current attempt moves it: an earlier attempt's exclusion leaves it alone.
@@ -472,7 +307,7 @@ func (db *DB) ExcludeSession(ctx context.Context, e Exclusion) (Assignment, erro
 			return err
 		}
 		if tag.RowsAffected() == 0 {
-			return newError(ErrConflict, "session %s is already excluded", e.SessionID)
+			return audit.Errorf(audit.ErrConflict, "session %s is already excluded", e.SessionID)
 		}
 		if assignment == nil {
 			return nil
@@ -487,17 +322,17 @@ func (db *DB) ExcludeSession(ctx context.Context, e Exclusion) (Assignment, erro
 		return err
 	})
 	if err != nil {
-		return Assignment{}, translate(err, "exclude session "+e.SessionID)
+		return audit.Assignment{}, translate(err, "exclude session "+e.SessionID)
 	}
 	return cell, nil
 }
 
 // Exclusions lists a study's exclusions in the order they were made.
-func (db *DB) Exclusions(ctx context.Context, studyID string) ([]Exclusion, error) {
+func (db *DB) Exclusions(ctx context.Context, studyID string) ([]audit.Exclusion, error) {
 	rows, _ := db.pool.Query(ctx, `SELECT e.session_id, e.reason, e.note, e.excluded_by, e.excluded_at
 		FROM exclusions e JOIN sessions s ON s.id = e.session_id WHERE s.study_id = $1 ORDER BY e.excluded_at, e.session_id`, studyID)
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Exclusion, error) {
-		var e Exclusion
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.Exclusion, error) {
+		var e audit.Exclusion
 		err := r.Scan(&e.SessionID, &e.Reason, &e.Note, &e.By, &e.At)
 		e.At = e.At.UTC()
 		return e, err

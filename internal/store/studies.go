@@ -1,53 +1,38 @@
 package store
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/voicebench/humanaudit/internal/audit"
 )
 
-// Study is one audit study: its plan, participants and annotators hang off it.
-type Study struct {
-	ID   string // short slug chosen by the experimenter ("pilot-1"); used in URLs and reports
-	Name string
-	Seed int64 // seeds the plan and annotator orders
-	// Config holds the study's settings for the console (consent text, completion code, …).
-	Config    json.RawMessage
-	CreatedAt time.Time
-}
-
-var studyID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-
 // CreateStudy stores a new study; an existing ID is ErrConflict.
-func (db *DB) CreateStudy(ctx context.Context, s Study) (Study, error) {
-	if !studyID.MatchString(s.ID) {
-		return Study{}, newError(ErrInvalid, "study id %q: want 1–64 lowercase letters, digits, - or _", s.ID)
+func (db *DB) CreateStudy(ctx context.Context, s audit.Study) (audit.Study, error) {
+	if err := audit.CheckStudyID(s.ID); err != nil {
+		return audit.Study{}, err
 	}
-	cfg, err := jsonObject(s.Config, "study config")
+	cfg, err := audit.ConfigObject(s.Config, "study config")
 	if err != nil {
-		return Study{}, err
+		return audit.Study{}, err
 	}
 	s.Config, s.CreatedAt = cfg, db.stamp()
 	_, err = db.pool.Exec(ctx, `INSERT INTO studies (id, name, seed, config, created_at) VALUES ($1, $2, $3, $4, $5)`,
 		s.ID, s.Name, s.Seed, []byte(cfg), s.CreatedAt)
 	if err != nil {
-		return Study{}, translate(err, "create study "+s.ID)
+		return audit.Study{}, translate(err, "create study "+s.ID)
 	}
 	return s, nil
 }
 
 // Study returns the study with id.
-func (db *DB) Study(ctx context.Context, id string) (Study, error) {
-	var s Study
+func (db *DB) Study(ctx context.Context, id string) (audit.Study, error) {
+	var s audit.Study
 	err := db.pool.QueryRow(ctx, `SELECT id, name, seed, config, created_at FROM studies WHERE id = $1`, id).
 		Scan(&s.ID, &s.Name, &s.Seed, &s.Config, &s.CreatedAt)
 	s.CreatedAt = s.CreatedAt.UTC()
@@ -55,10 +40,10 @@ func (db *DB) Study(ctx context.Context, id string) (Study, error) {
 }
 
 // Studies lists every study, oldest first.
-func (db *DB) Studies(ctx context.Context) ([]Study, error) {
+func (db *DB) Studies(ctx context.Context) ([]audit.Study, error) {
 	rows, _ := db.pool.Query(ctx, `SELECT id, name, seed, config, created_at FROM studies ORDER BY created_at, id`)
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Study, error) {
-		var s Study
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.Study, error) {
+		var s audit.Study
 		err := r.Scan(&s.ID, &s.Name, &s.Seed, &s.Config, &s.CreatedAt)
 		s.CreatedAt = s.CreatedAt.UTC()
 		return s, err
@@ -68,40 +53,29 @@ func (db *DB) Studies(ctx context.Context) ([]Study, error) {
 
 // SetStudyConfig replaces a study's config.
 func (db *DB) SetStudyConfig(ctx context.Context, id string, config json.RawMessage) error {
-	cfg, err := jsonObject(config, "study config")
+	cfg, err := audit.ConfigObject(config, "study config")
 	if err != nil {
 		return err
 	}
 	tag, err := db.pool.Exec(ctx, `UPDATE studies SET config = $2 WHERE id = $1`, id, []byte(cfg))
 	if err == nil && tag.RowsAffected() == 0 {
-		return newError(ErrNotFound, "study %s", id)
+		return audit.Errorf(audit.ErrNotFound, "study %s", id)
 	}
 	return translate(err, "set config of study "+id)
 }
 
-// System is an evaluated voice agent. Participants and annotators only ever see its Alias.
-type System struct {
-	Label  string // the experimenter's name for it, also the key under which its API key is found
-	Alias  string // blind name shown to participants ("Agent A"); assigned when empty
-	Family string // protocol family (openai-realtime, …)
-	// Config holds non-secret settings (model, voice, endpoint). Keys never go here: UpsertSystem
-	// refuses anything that looks like a credential.
-	Config    json.RawMessage
-	CreatedAt time.Time
-}
-
 // UpsertSystem stores s, or updates the family, config and (when given) alias of an existing
 // system with the same label. An empty alias gets the next free "Agent A", "Agent B", ….
-func (db *DB) UpsertSystem(ctx context.Context, s System) (System, error) {
+func (db *DB) UpsertSystem(ctx context.Context, s audit.System) (audit.System, error) {
 	if strings.TrimSpace(s.Label) == "" {
-		return System{}, newError(ErrInvalid, "system label is empty")
+		return audit.System{}, audit.Errorf(audit.ErrInvalid, "system label is empty")
 	}
-	cfg, err := jsonObject(s.Config, "system "+s.Label+" config")
+	cfg, err := audit.ConfigObject(s.Config, "system "+s.Label+" config")
 	if err != nil {
-		return System{}, err
+		return audit.System{}, err
 	}
 	if path := secretPath(cfg); path != "" {
-		return System{}, newError(ErrInvalid, "system %s config field %s looks like a credential: keys belong in secrets.txt, never in the database", s.Label, path)
+		return audit.System{}, audit.Errorf(audit.ErrInvalid, "system %s config field %s looks like a credential: keys belong in secrets.txt, never in the database", s.Label, path)
 	}
 	s.Config = cfg
 	err = db.tx(ctx, func(tx pgx.Tx) error {
@@ -190,73 +164,61 @@ func secretPath(doc json.RawMessage) string {
 
 const systemCols = `label, alias, family, config, created_at`
 
-func scanSystem(r pgx.Row) (System, error) {
-	var s System
+func scanSystem(r pgx.Row) (audit.System, error) {
+	var s audit.System
 	err := r.Scan(&s.Label, &s.Alias, &s.Family, &s.Config, &s.CreatedAt)
 	s.CreatedAt = s.CreatedAt.UTC()
 	return s, err
 }
 
 // System returns the system with label.
-func (db *DB) System(ctx context.Context, label string) (System, error) {
+func (db *DB) System(ctx context.Context, label string) (audit.System, error) {
 	s, err := scanSystem(db.pool.QueryRow(ctx, `SELECT `+systemCols+` FROM systems WHERE label = $1`, label))
 	return s, translate(err, "system "+label)
 }
 
 // SystemByAlias returns the system shown to participants as alias.
-func (db *DB) SystemByAlias(ctx context.Context, alias string) (System, error) {
+func (db *DB) SystemByAlias(ctx context.Context, alias string) (audit.System, error) {
 	s, err := scanSystem(db.pool.QueryRow(ctx, `SELECT `+systemCols+` FROM systems WHERE alias = $1`, alias))
 	return s, translate(err, "system "+alias)
 }
 
 // Systems lists every system by alias.
-func (db *DB) Systems(ctx context.Context) ([]System, error) {
+func (db *DB) Systems(ctx context.Context) ([]audit.System, error) {
 	rows, _ := db.pool.Query(ctx, `SELECT `+systemCols+` FROM systems ORDER BY length(alias), alias`)
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (System, error) { return scanSystem(r) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.System, error) { return scanSystem(r) })
 	return out, translate(err, "list systems")
-}
-
-// Task is one version of a task spec as loaded from tasks/.
-type Task struct {
-	ID       string
-	Version  int
-	SHA256   string          // hex SHA-256 of Spec
-	Spec     json.RawMessage // the task file's bytes, kept exactly
-	LoadedAt time.Time
 }
 
 // PutTask stores version of task id with the given spec (the task file's JSON). Storing the same
 // bytes again is a no-op; other bytes under a stored (id, version) are ErrConflict, because stored
 // sessions must stay gradable against the spec they ran: change the version instead.
-func (db *DB) PutTask(ctx context.Context, id string, version int, spec []byte) (Task, error) {
-	if id == "" || version < 0 {
-		return Task{}, newError(ErrInvalid, "task %q version %d: want a non-empty id and a version ≥ 0", id, version)
+func (db *DB) PutTask(ctx context.Context, id string, version int, spec []byte) (audit.TaskVersion, error) {
+	t, err := audit.NewTaskVersion(id, version, spec)
+	if err != nil {
+		return audit.TaskVersion{}, err
 	}
-	if !json.Valid(spec) {
-		return Task{}, newError(ErrInvalid, "task %s version %d: spec is not valid JSON", id, version)
-	}
-	sum := sha256.Sum256(spec)
-	t := Task{ID: id, Version: version, SHA256: hex.EncodeToString(sum[:]), Spec: append(json.RawMessage(nil), spec...), LoadedAt: db.stamp()}
+	t.LoadedAt = db.stamp()
 	tag, err := db.pool.Exec(ctx, `INSERT INTO tasks (id, version, sha256, spec, loaded_at) VALUES ($1, $2, $3, $4::json, $5)
 		ON CONFLICT (id, version) DO NOTHING`, t.ID, t.Version, t.SHA256, string(spec), t.LoadedAt)
 	if err != nil {
-		return Task{}, translate(err, fmt.Sprintf("store task %s version %d", id, version))
+		return audit.TaskVersion{}, translate(err, fmt.Sprintf("store task %s version %d", id, version))
 	}
 	if tag.RowsAffected() == 1 {
 		return t, nil
 	}
 	stored, err := db.Task(ctx, id, version)
 	if err != nil {
-		return Task{}, err
+		return audit.TaskVersion{}, err
 	}
 	if stored.SHA256 != t.SHA256 {
-		return Task{}, newError(ErrConflict, "task %s version %d is stored with other content (sha256 %.12s…, file has %.12s…): bump the task's version", id, version, stored.SHA256, t.SHA256)
+		return audit.TaskVersion{}, audit.Errorf(audit.ErrConflict, "task %s version %d is stored with other content (sha256 %.12s…, file has %.12s…): bump the task's version", id, version, stored.SHA256, t.SHA256)
 	}
 	return stored, nil
 }
 
-func scanTask(r pgx.Row) (Task, error) {
-	var t Task
+func scanTask(r pgx.Row) (audit.TaskVersion, error) {
+	var t audit.TaskVersion
 	var spec string
 	err := r.Scan(&t.ID, &t.Version, &t.SHA256, &spec, &t.LoadedAt)
 	t.Spec, t.LoadedAt = json.RawMessage(spec), t.LoadedAt.UTC()
@@ -266,32 +228,20 @@ func scanTask(r pgx.Row) (Task, error) {
 const taskCols = `id, version, sha256, spec::text, loaded_at`
 
 // Task returns one version of a task.
-func (db *DB) Task(ctx context.Context, id string, version int) (Task, error) {
+func (db *DB) Task(ctx context.Context, id string, version int) (audit.TaskVersion, error) {
 	t, err := scanTask(db.pool.QueryRow(ctx, `SELECT `+taskCols+` FROM tasks WHERE id = $1 AND version = $2`, id, version))
 	return t, translate(err, fmt.Sprintf("task %s version %d", id, version))
 }
 
 // LatestTask returns the highest stored version of a task.
-func (db *DB) LatestTask(ctx context.Context, id string) (Task, error) {
+func (db *DB) LatestTask(ctx context.Context, id string) (audit.TaskVersion, error) {
 	t, err := scanTask(db.pool.QueryRow(ctx, `SELECT `+taskCols+` FROM tasks WHERE id = $1 ORDER BY version DESC LIMIT 1`, id))
 	return t, translate(err, "task "+id)
 }
 
 // Tasks lists the latest version of every task by id.
-func (db *DB) Tasks(ctx context.Context) ([]Task, error) {
+func (db *DB) Tasks(ctx context.Context) ([]audit.TaskVersion, error) {
 	rows, _ := db.pool.Query(ctx, `SELECT DISTINCT ON (id) `+taskCols+` FROM tasks ORDER BY id, version DESC`)
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Task, error) { return scanTask(r) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.TaskVersion, error) { return scanTask(r) })
 	return out, translate(err, "list tasks")
-}
-
-// jsonObject checks that doc is a JSON object (empty means {}) and returns it.
-func jsonObject(doc json.RawMessage, what string) (json.RawMessage, error) {
-	doc = bytes.TrimSpace(doc)
-	if len(doc) == 0 {
-		return json.RawMessage(`{}`), nil
-	}
-	if !json.Valid(doc) || doc[0] != '{' {
-		return nil, newError(ErrInvalid, "%s: want a JSON object", what)
-	}
-	return doc, nil
 }

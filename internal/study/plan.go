@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/voicebench/humanaudit/internal/rng"
 	"github.com/voicebench/humanaudit/internal/task"
 )
 
@@ -330,12 +331,12 @@ func build(in input) (*Plan, error) {
 
 	fam := buildFamily(n, k, g)
 	seed := in.req.Seed
-	rowRNG := newStream(seed, "rows")
+	rowRNG := rng.New(seed, "rows")
 	var rows [][]int
 	var groupOf []int
 	for j := 0; j < g; j++ {
 		base := fam.bases[j%len(fam.bases)]
-		for _, s := range rowRNG.perm(n) {
+		for _, s := range rowRNG.Perm(n) {
 			rows = append(rows, shifted(base, s, n))
 			groupOf = append(groupOf, j)
 		}
@@ -347,24 +348,24 @@ func build(in input) (*Plan, error) {
 	order := make([]string, n)
 	if c := len(in.conditions); c > 0 {
 		// Systems and conditions are each put in a random order, keeping the interleaving.
-		sp, cp := newStream(seed, "systems").perm(len(in.labels)), newStream(seed, "conditions").perm(c)
+		sp, cp := rng.New(seed, "systems").Perm(len(in.labels)), rng.New(seed, "conditions").Perm(c)
 		for x := range order {
 			order[x] = armKey(in.labels[sp[x/c]], in.conditions[cp[x%c]])
 		}
 	} else {
-		for x, i := range newStream(seed, "systems").perm(n) {
+		for x, i := range rng.New(seed, "systems").Perm(n) {
 			order[x] = in.systems[i]
 		}
 	}
 
 	// Units, hardest first: risk tier, then required fields, then tool burden; ties at random.
-	tieRNG := newStream(seed, "ties")
+	tieRNG := rng.New(seed, "ties")
 	units := make([]unit, 0, m)
 	for i := range in.tasks {
-		units = append(units, unit{task: i, repeat: 1, tie: tieRNG.next()})
+		units = append(units, unit{task: i, repeat: 1, tie: tieRNG.Uint64()})
 	}
 	for _, i := range in.anchors {
-		units = append(units, unit{task: i, repeat: 2, tie: tieRNG.next()})
+		units = append(units, unit{task: i, repeat: 2, tie: tieRNG.Uint64()})
 	}
 	sort.SliceStable(units, func(a, b int) bool {
 		ta, tb := in.tasks[units[a].task], in.tasks[units[b].task]
@@ -448,7 +449,7 @@ func placeUnits(rows [][]int, units []unit, locked, n, k int, seed int64) [][]in
 		// A task can appear in the mixed container once for every n of its participants.
 		caps, limits = append(caps, len(mixedRows)*k/n), append(limits, len(mixedRows)/n)
 	}
-	alloc, ok := allocate(units, caps, limits, newStream(seed, fmt.Sprintf("allocate/%d", locked)))
+	alloc, ok := allocate(units, caps, limits, rng.New(seed, fmt.Sprintf("allocate/%d", locked)))
 	if !ok {
 		return nil
 	}
@@ -458,7 +459,7 @@ func placeUnits(rows [][]int, units []unit, locked, n, k int, seed int64) [][]in
 	}
 	// Group j starts its hardest task at a position spread evenly over 1..K (in a random order of
 	// groups), so every position gets its share of hard tasks.
-	offsets := newStream(seed, "offsets").perm(max(locked, 1))
+	offsets := rng.New(seed, "offsets").Perm(max(locked, 1))
 	for j := 0; j < locked; j++ {
 		off := offsets[j] * k / max(locked, 1)
 		for i, u := range alloc[j] {
@@ -469,7 +470,7 @@ func placeUnits(rows [][]int, units []unit, locked, n, k int, seed int64) [][]in
 		}
 	}
 	if len(mixedRows) > 0 {
-		assigned, ok := assignMixed(mixedRows, alloc[len(alloc)-1], units, n, newStream(seed, fmt.Sprintf("mixed/%d", locked)))
+		assigned, ok := assignMixed(mixedRows, alloc[len(alloc)-1], units, n, rng.New(seed, fmt.Sprintf("mixed/%d", locked)))
 		if !ok {
 			return nil
 		}
@@ -482,14 +483,14 @@ func placeUnits(rows [][]int, units []unit, locked, n, k int, seed int64) [][]in
 // difficulty: each unit goes to the container that is least full relative to its capacity and
 // holds fewer than its limit of units of that task. When the only containers left are at the
 // limit, one earlier unit is swapped out. It returns each container's units in dealing order.
-func allocate(units []unit, caps, limits []int, rs *stream) ([][]int, bool) {
+func allocate(units []unit, caps, limits []int, rs *rng.Stream) ([][]int, bool) {
 	for attempt := 0; attempt < 50; attempt++ {
 		out := make([][]int, len(caps))
 		holds := make([]map[int]int, len(caps))
 		for i := range holds {
 			holds[i] = map[int]int{}
 		}
-		prefer := rs.perm(len(caps))
+		prefer := rs.Perm(len(caps))
 		ok := true
 		for ui, u := range units {
 			best := -1
@@ -550,7 +551,7 @@ func swapIn(ui int, units []unit, caps, limits []int, out [][]int, holds []map[i
 // assignMixed assigns the mixed container's units to the sessions of its participants (rows): for
 // each system in turn, a perfect matching of units to the sessions with that system, never giving
 // a participant a task they already have. It retries with other orders when a matching fails.
-func assignMixed(rows [][]int, unitIdx []int, units []unit, n int, rs *stream) ([][]int, bool) {
+func assignMixed(rows [][]int, unitIdx []int, units []unit, n int, rs *rng.Stream) ([][]int, bool) {
 	type pos struct{ q, p int }
 	bySystem := make([][]pos, n)
 	for q, row := range rows {
@@ -568,9 +569,9 @@ func assignMixed(rows [][]int, unitIdx []int, units []unit, n int, rs *stream) (
 			has[q] = map[int]bool{}
 		}
 		ok := true
-		for _, s := range rs.perm(n) {
+		for _, s := range rs.Perm(n) {
 			slots := slices.Clone(bySystem[s])
-			rs.shuffle(len(slots), func(i, j int) { slots[i], slots[j] = slots[j], slots[i] })
+			rs.Shuffle(len(slots), func(i, j int) { slots[i], slots[j] = slots[j], slots[i] })
 			if len(slots) != len(unitIdx) {
 				return nil, false // system totals differ: cannot happen with partialRows
 			}
@@ -594,7 +595,7 @@ func assignMixed(rows [][]int, unitIdx []int, units []unit, n int, rs *stream) (
 				return false
 			}
 			order := slices.Clone(unitIdx)
-			rs.shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+			rs.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 			for _, u := range order {
 				visited = make([]bool, len(slots))
 				if !augment(u) {

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/audit"
 )
 
 // PlanConfig is what a study's config records about its plan (under "plan") so that the console
@@ -34,15 +34,7 @@ func PlanConfigOf(sessions []Session) PlanConfig {
 
 // WithPlanConfig returns the study config document cfg with pc set under "plan".
 func WithPlanConfig(cfg json.RawMessage, pc PlanConfig) (json.RawMessage, error) {
-	doc := map[string]json.RawMessage{}
-	if len(cfg) > 0 {
-		if err := json.Unmarshal(cfg, &doc); err != nil {
-			return nil, fmt.Errorf("study config: %w", err)
-		}
-	}
-	b, _ := json.Marshal(pc)
-	doc["plan"] = b
-	return json.Marshal(doc)
+	return audit.WithConfig(cfg, "plan", pc)
 }
 
 // StudyPlanConfig reads the plan settings of a study's config (zero when it has none).
@@ -54,44 +46,53 @@ func StudyPlanConfig(cfg json.RawMessage) PlanConfig {
 	return doc.Plan
 }
 
+// Handout is what NextAssignment needs of the study's records (the store implements it).
+type Handout interface {
+	ClaimNext(ctx context.Context, participantID int64) (audit.Assignment, error)
+	HandCell(ctx context.Context, participantID int64, maxPerSystem int) (audit.Assignment, error)
+	Participant(ctx context.Context, id int64) (audit.Participant, error)
+	Study(ctx context.Context, id string) (audit.Study, error)
+	ParticipantAssignments(ctx context.Context, participantID int64) ([]audit.Assignment, error)
+}
+
 // NextAssignment hands a participant their next session at run time: their plan slot's next
 // unfinished session (ClaimNext binds a free slot on first use and resumes a running one); once
 // no slot work is left, a cell returned to the pool by an exclusion, coverage first (HandCell:
 // first runs before anchor repeats, least-covered cells first), never a task they met and never
 // more than the plan's ⌈K/n⌉ sessions with one system, until they have run K sessions that
-// count. It returns store.ErrNoAssignment when nothing is left for them.
-func NextAssignment(ctx context.Context, db *store.DB, participantID int64) (store.Assignment, error) {
+// count. It returns audit.ErrNoAssignment when nothing is left for them.
+func NextAssignment(ctx context.Context, db Handout, participantID int64) (audit.Assignment, error) {
 	a, err := db.ClaimNext(ctx, participantID)
-	if !errors.Is(err, store.ErrNoAssignment) {
+	if !errors.Is(err, audit.ErrNoAssignment) {
 		return a, err
 	}
 	p, err := db.Participant(ctx, participantID)
 	if err != nil {
-		return store.Assignment{}, err
+		return audit.Assignment{}, err
 	}
 	st, err := db.Study(ctx, p.StudyID)
 	if err != nil {
-		return store.Assignment{}, err
+		return audit.Assignment{}, err
 	}
 	pc := StudyPlanConfig(st.Config)
 	if pc.SessionsPerParticipant == 0 {
-		return store.Assignment{}, fmt.Errorf("study %s records no plan limits: %w", st.ID, store.ErrNoAssignment)
+		return audit.Assignment{}, fmt.Errorf("study %s records no plan limits: %w", st.ID, audit.ErrNoAssignment)
 	}
 	mine, err := db.ParticipantAssignments(ctx, participantID)
 	if err != nil {
-		return store.Assignment{}, err
+		return audit.Assignment{}, err
 	}
 	counted := 0
 	for _, m := range mine {
-		if m.Status != store.StatusExcluded {
+		if m.Status != audit.StatusExcluded {
 			counted++
 		}
 	}
 	if counted >= pc.SessionsPerParticipant {
-		return store.Assignment{}, fmt.Errorf("participant %d has run %d sessions: %w", participantID, counted, store.ErrNoAssignment)
+		return audit.Assignment{}, fmt.Errorf("participant %d has run %d sessions: %w", participantID, counted, audit.ErrNoAssignment)
 	}
 	if _, err := db.HandCell(ctx, participantID, pc.MaxPerSystem); err != nil {
-		return store.Assignment{}, err
+		return audit.Assignment{}, err
 	}
 	return db.ClaimNext(ctx, participantID)
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 )
@@ -15,7 +16,7 @@ func storePlan(t *testing.T, db *store.DB, id string, p *Plan) {
 	t.Helper()
 	ctx := context.Background()
 	for _, s := range p.Request.Systems {
-		if _, err := db.UpsertSystem(ctx, store.System{Label: s}); err != nil {
+		if _, err := db.UpsertSystem(ctx, audit.System{Label: s}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -23,12 +24,12 @@ func storePlan(t *testing.T, db *store.DB, id string, p *Plan) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.CreateStudy(ctx, store.Study{ID: id, Name: id, Seed: p.Request.Seed, Config: cfg}); err != nil {
+	if _, err := db.CreateStudy(ctx, audit.Study{ID: id, Name: id, Seed: p.Request.Seed, Config: cfg}); err != nil {
 		t.Fatal(err)
 	}
-	var rows []store.PlanRow
+	var rows []audit.PlanRow
 	for _, s := range p.Sessions {
-		rows = append(rows, store.PlanRow{Slot: s.Participant, Position: s.Position, Task: s.Task, System: s.System, Repeat: s.Repeat})
+		rows = append(rows, audit.PlanRow{Slot: s.Participant, Position: s.Position, Task: s.Task, System: s.System, Repeat: s.Repeat})
 	}
 	if _, err := db.AddPlan(ctx, id, rows); err != nil {
 		t.Fatal(err)
@@ -36,7 +37,7 @@ func storePlan(t *testing.T, db *store.DB, id string, p *Plan) {
 }
 
 // runSession claims and finishes a participant's next session; exclude marks it excluded.
-func runSession(t *testing.T, db *store.DB, pid int64, exclude bool) store.Assignment {
+func runSession(t *testing.T, db *store.DB, pid int64, exclude bool) audit.Assignment {
 	t.Helper()
 	ctx := context.Background()
 	a, err := NextAssignment(ctx, db, pid)
@@ -46,7 +47,7 @@ func runSession(t *testing.T, db *store.DB, pid int64, exclude bool) store.Assig
 	if _, err := db.PutTask(ctx, a.Task, 1, []byte(`{"id":"`+a.Task+`"}`)); err != nil {
 		t.Fatal(err)
 	}
-	s, err := db.CreateSession(ctx, store.NewSession{AssignmentID: a.ID, TaskVersion: 1})
+	s, err := db.CreateSession(ctx, audit.NewSession{AssignmentID: a.ID, TaskVersion: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func runSession(t *testing.T, db *store.DB, pid int64, exclude bool) store.Assig
 		t.Fatal(err)
 	}
 	if exclude {
-		if _, err := db.ExcludeSession(ctx, store.Exclusion{SessionID: s.ID, Reason: store.ReasonCallerBrokeScript, By: "test"}); err != nil {
+		if _, err := db.ExcludeSession(ctx, audit.Exclusion{SessionID: s.ID, Reason: audit.ReasonCallerBrokeScript, By: "test"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -75,7 +76,7 @@ func TestNextAssignmentRunsTheSlotThenExcludedCellsCoverageFirst(t *testing.T) {
 	storePlan(t, db, "rt", p) // 10 sessions, 5 slots of 2
 	var people []int64
 	for i := 0; i < 6; i++ {
-		pp, err := db.CreateParticipant(ctx, store.NewParticipant{StudyID: "rt"})
+		pp, err := db.CreateParticipant(ctx, audit.NewParticipant{StudyID: "rt"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +90,7 @@ func TestNextAssignmentRunsTheSlotThenExcludedCellsCoverageFirst(t *testing.T) {
 	}
 	// Their excluded cell went to the pool; they have one counted session, so they may take a pool
 	// cell, but not that one (they met its task): the pool holds nothing else, so nothing is left.
-	if _, err := NextAssignment(ctx, db, people[0]); !errors.Is(err, store.ErrNoAssignment) {
+	if _, err := NextAssignment(ctx, db, people[0]); !errors.Is(err, audit.ErrNoAssignment) {
 		t.Fatalf("the participant who met the task got more work: %v", err)
 	}
 	// Participants 2–5 take the remaining slots.
@@ -102,7 +103,7 @@ func TestNextAssignmentRunsTheSlotThenExcludedCellsCoverageFirst(t *testing.T) {
 	if a.Task != a2.Task || a.System != a2.System || a.Repeat != a2.Repeat || a.Replaces == 0 {
 		t.Fatalf("pool hand-out gave %s×%s#%d (replaces %d), want the excluded cell %s×%s#%d", a.Task, a.System, a.Repeat, a.Replaces, a2.Task, a2.System, a2.Repeat)
 	}
-	if _, err := NextAssignment(ctx, db, people[5]); !errors.Is(err, store.ErrNoAssignment) {
+	if _, err := NextAssignment(ctx, db, people[5]); !errors.Is(err, audit.ErrNoAssignment) {
 		t.Fatalf("want no assignment after the pool is empty, got %v", err)
 	}
 	prog, err := db.Progress(ctx, "rt")
@@ -136,7 +137,7 @@ func TestNextAssignmentKeepsTheSystemCap(t *testing.T) {
 	}
 	storePlan(t, db, "cap", plan)
 	person := func() int64 {
-		p, err := db.CreateParticipant(ctx, store.NewParticipant{StudyID: "cap"})
+		p, err := db.CreateParticipant(ctx, audit.NewParticipant{StudyID: "cap"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +154,7 @@ func TestNextAssignmentKeepsTheSystemCap(t *testing.T) {
 	runSession(t, db, d, false) // T3@y
 	// a has met T2 and has had x once: neither pool cell (T2@y, T4@x) is allowed; d likewise.
 	for _, who := range []int64{a, d} {
-		if got, err := NextAssignment(ctx, db, who); !errors.Is(err, store.ErrNoAssignment) {
+		if got, err := NextAssignment(ctx, db, who); !errors.Is(err, audit.ErrNoAssignment) {
 			t.Fatalf("participant %d got %s@%s (%v); the task or the system cap forbids both pool cells", who, got.Task, got.System, err)
 		}
 	}
@@ -164,7 +165,7 @@ func TestNextAssignmentKeepsTheSystemCap(t *testing.T) {
 	if got := runSession(t, db, e, false); got.Task != "T4" || got.System != "x" {
 		t.Fatalf("newcomer got %s@%s second, want T4@x", got.Task, got.System)
 	}
-	if _, err := NextAssignment(ctx, db, e); !errors.Is(err, store.ErrNoAssignment) {
+	if _, err := NextAssignment(ctx, db, e); !errors.Is(err, audit.ErrNoAssignment) {
 		t.Fatalf("newcomer got a third session: %v", err)
 	}
 	cfg := StudyPlanConfig(mustStudy(t, db, "cap").Config)
@@ -173,7 +174,7 @@ func TestNextAssignmentKeepsTheSystemCap(t *testing.T) {
 	}
 }
 
-func mustStudy(t *testing.T, db *store.DB, id string) store.Study {
+func mustStudy(t *testing.T, db *store.DB, id string) audit.Study {
 	t.Helper()
 	st, err := db.Study(context.Background(), id)
 	if err != nil {

@@ -2,7 +2,8 @@ package study
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // Verify checks a plan (its sessions alone, as read back from plan.csv) against the study's
@@ -90,11 +91,4 @@ func Verify(sessions []Session) []string {
 	return problems
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -3,6 +3,8 @@ package study
 import (
 	"fmt"
 	"slices"
+
+	"github.com/voicebench/humanaudit/internal/rng"
 )
 
 // family is the set of base system sequences that groups of participants cycle through. A base is
@@ -233,7 +235,7 @@ func shifted(base []int, k, n int) []int {
 // complete groups' rows, leaves the position counts and then first-order carry-over most even. If no such choice exists it
 // reads r windows of length K off a tape repeating a Williams row, which always has equal totals
 // because r·K is a multiple of n.
-func partialRows(fam family, n, k, r int, full [][]int, rs *stream) [][]int {
+func partialRows(fam family, n, k, r int, full [][]int, rs *rng.Stream) [][]int {
 	if r == 0 {
 		return nil
 	}
@@ -250,7 +252,7 @@ func partialRows(fam family, n, k, r int, full [][]int, rs *stream) [][]int {
 	var cands [][]int
 	seen := map[string]bool{}
 	for _, b := range fam.bases {
-		for _, s := range rs.perm(n) {
+		for _, s := range rs.Perm(n) {
 			row := shifted(b, s, n)
 			if key := fmt.Sprint(row); !seen[key] {
 				seen[key] = true

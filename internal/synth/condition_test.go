@@ -13,9 +13,9 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/condition"
 	"github.com/voicebench/humanaudit/internal/session"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/task"
 )
@@ -87,7 +87,11 @@ func TestRunUnderConditions(t *testing.T) {
 	if !strings.Contains(tv, "background_tv-10") {
 		t.Errorf("session id %s does not name the condition", tv)
 	}
-	conds, err := db.SessionConditions(ctx, "fake-ga", store.ModeSynthetic)
+	ss, err := db.ListSessions(ctx, audit.SessionFilter{Mode: audit.ModeSynthetic, System: "fake-ga"})
+	conds := map[string]string{}
+	for _, s := range ss {
+		conds[s.ID] = s.Condition
+	}
 	if err != nil || len(conds) != 2 || conds[tv] != "background_tv@10" {
 		t.Fatalf("stored conditions %v %v", conds, err)
 	}

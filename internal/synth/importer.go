@@ -14,10 +14,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/session"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -27,7 +27,7 @@ var ErrBadTrace = errors.New("bad trace")
 
 // ImportConfig says where imported traces go.
 type ImportConfig struct {
-	Store *store.DB
+	Store Store
 	Tasks []*task.Task
 	// System labels the traces whose session.start names no system; when a trace names one too,
 	// they must agree.
@@ -201,7 +201,7 @@ func importOne(ctx context.Context, cfg ImportConfig, tasks map[string]*task.Tas
 	if _, err := st.Session(ctx, c.id); err == nil {
 		r.Status, r.Reason = "skipped", "session "+c.id+" is already stored"
 		return r
-	} else if !errors.Is(err, store.ErrNotFound) {
+	} else if !errors.Is(err, audit.ErrNotFound) {
 		r.Status, r.Reason = "refused", err.Error()
 		return r
 	}
@@ -233,15 +233,12 @@ func importOne(ctx context.Context, cfg ImportConfig, tasks map[string]*task.Tas
 	if wav := strings.TrimSuffix(file, ".jsonl") + ".wav"; fileExists(wav) {
 		res.Recording = wav
 	}
-	if _, err := st.CreateSession(ctx, store.NewSession{ID: c.id, TaskID: c.task.ID, TaskVersion: c.task.Version, System: c.system,
-		Mode: store.ModeSynthetic, Seed: c.seed}); err != nil {
+	if _, err := st.CreateSession(ctx, audit.NewSession{ID: c.id, TaskID: c.task.ID, TaskVersion: c.task.Version, System: c.system,
+		Mode: audit.ModeSynthetic, Seed: c.seed, Condition: cond}); err != nil {
 		r.Status, r.Reason = "refused", err.Error()
 		return r
 	}
 	err = st.StartSession(ctx, c.id)
-	if err == nil && cond != "" {
-		err = st.SetSessionCondition(ctx, c.id, cond)
-	}
 	if err == nil {
 		err = st.AppendEvents(ctx, c.id, c.events)
 	}
@@ -266,13 +263,13 @@ func importOne(ctx context.Context, cfg ImportConfig, tasks map[string]*task.Tas
 
 // storeReason maps an exclusion recorded in a trace to a store reason ("other" for unknown ones).
 func storeReason(s string) string {
-	switch store.ExclusionReason(s) {
+	switch audit.ExclusionReason(s) {
 	case "":
 		return ""
-	case store.ReasonCallerBrokeScript, store.ReasonPlatformLost, store.ReasonGraderError, store.ReasonOther:
+	case audit.ReasonCallerBrokeScript, audit.ReasonPlatformLost, audit.ReasonGraderError, audit.ReasonOther:
 		return s
 	}
-	return string(store.ReasonOther)
+	return string(audit.ReasonOther)
 }
 
 func registerImport(ctx context.Context, cfg ImportConfig, c checked, registered map[string]bool) error {
@@ -287,8 +284,8 @@ func registerImport(ctx context.Context, cfg ImportConfig, c checked, registered
 		registered["task:"+c.task.ID] = true
 	}
 	if !registered["system:"+c.system] {
-		if _, err := cfg.Store.System(ctx, c.system); errors.Is(err, store.ErrNotFound) {
-			if _, err := cfg.Store.UpsertSystem(ctx, store.System{Label: c.system, Family: cfg.Family}); err != nil {
+		if _, err := cfg.Store.System(ctx, c.system); errors.Is(err, audit.ErrNotFound) {
+			if _, err := cfg.Store.UpsertSystem(ctx, audit.System{Label: c.system, Family: cfg.Family}); err != nil {
 				return fmt.Errorf("store system %s: %w", c.system, err)
 			}
 		} else if err != nil {

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/textcall"
 	"github.com/voicebench/humanaudit/internal/trace"
@@ -102,7 +102,7 @@ func TestImportTraces(t *testing.T) {
 		}
 	}
 
-	ss, err := db.ListSessions(ctx, store.SessionFilter{Mode: store.ModeSynthetic, System: "vendor-x"})
+	ss, err := db.ListSessions(ctx, audit.SessionFilter{Mode: audit.ModeSynthetic, System: "vendor-x"})
 	if err != nil || len(ss) != 2 {
 		t.Fatalf("stored %d sessions (%v), want 2", len(ss), err)
 	}
@@ -126,7 +126,7 @@ func TestImportTraces(t *testing.T) {
 		if s.Score == nil || json.Unmarshal(s.Score.Grade, &got) != nil || got.WS != want.WS || got.AV != want.AV || got.AFA != want.AFA {
 			t.Errorf("%s: stored grade %+v, want %+v", s.ID, got, want)
 		}
-		if s.Status != store.SessionEnded || s.EndReason != "caller_hung_up" || s.Seed == 0 {
+		if s.Status != audit.SessionEnded || s.EndReason != "caller_hung_up" || s.Seed == 0 {
 			t.Errorf("%s: status %s reason %s seed %d", s.ID, s.Status, s.EndReason, s.Seed)
 		}
 		if (s.TaskID == "fnol-auto-glass") != (s.RecordingPath != "") {

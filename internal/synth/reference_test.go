@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/refagent"
 	"github.com/voicebench/humanaudit/internal/report"
 	"github.com/voicebench/humanaudit/internal/session"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/task"
 )
@@ -80,7 +80,7 @@ func TestRunAgainstReferenceAgent(t *testing.T) {
 		t.Errorf("console trace of %s does not verify: %v", o.Session, err)
 	}
 
-	if _, err := db.CreateStudy(ctx, store.Study{ID: "synthetic-only", Name: "synthetic only", Seed: 1}); err != nil {
+	if _, err := db.CreateStudy(ctx, audit.Study{ID: "synthetic-only", Name: "synthetic only", Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
 	in, err := report.Load(ctx, db, "synthetic-only")

@@ -9,7 +9,6 @@ package synth
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,12 +22,12 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/condition"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/session"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -63,7 +62,7 @@ func Order(tasks []*task.Task, seeds int) []Pair {
 
 // Config describes a synthetic run of one system.
 type Config struct {
-	Store  *store.DB
+	Store  Store
 	System systems.System
 	Keys   systems.Keys
 	// Endpoint overrides the system's endpoint (the in-process reference agent's ws:// URL).
@@ -157,7 +156,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	label := cfg.System.Label
 	lock, err := cfg.Store.TryLock(ctx, "synth:"+label)
-	if errors.Is(err, store.ErrConflict) {
+	if errors.Is(err, audit.ErrConflict) {
 		return Summary{}, fmt.Errorf("system %s: %w", label, ErrLocked)
 	}
 	if err != nil {
@@ -264,10 +263,8 @@ func register(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("synth: store task %s: %w (bump the task's version when its content changes)", t.ID, err)
 		}
 	}
-	s := cfg.System
-	conf, _ := json.Marshal(map[string]any{"model": s.Model, "voice": s.Voice, "endpoint": s.Endpoint, "server_vad": s.ServerVAD})
-	if _, err := cfg.Store.UpsertSystem(ctx, store.System{Label: s.Label, Family: string(s.Family), Config: conf}); err != nil {
-		return fmt.Errorf("synth: store system %s: %w", s.Label, err)
+	if _, err := cfg.Store.UpsertSystem(ctx, console.SystemRecord(cfg.System)); err != nil {
+		return fmt.Errorf("synth: store system %s: %w", cfg.System.Label, err)
 	}
 	return nil
 }
@@ -280,7 +277,7 @@ type pairKey struct {
 // finished returns the system's finished pairs (a graded, ended, not excluded synthetic session)
 // under the run's condition with the session that finished each, and how many sessions each pair
 // has had (to name the next).
-func finished(ctx context.Context, st *store.DB, label, cond string) (map[pairKey]string, map[pairKey]int, error) {
+func finished(ctx context.Context, st Store, label, cond string) (map[pairKey]string, map[pairKey]int, error) {
 	ss, err := conditionSessions(ctx, st, label, cond)
 	if err != nil {
 		return nil, nil, err
@@ -289,7 +286,7 @@ func finished(ctx context.Context, st *store.DB, label, cond string) (map[pairKe
 	for _, s := range ss {
 		k := pairKey{s.TaskID, s.Seed}
 		attempts[k]++
-		if s.Status == store.SessionEnded && s.Score != nil && s.Exclusion == nil && done[k] == "" {
+		if s.Status == audit.SessionEnded && s.Score != nil && s.Exclusion == nil && done[k] == "" {
 			done[k] = s.ID
 		}
 	}
@@ -297,18 +294,14 @@ func finished(ctx context.Context, st *store.DB, label, cond string) (map[pairKe
 }
 
 // conditionSessions lists the system's synthetic sessions run under cond.
-func conditionSessions(ctx context.Context, st *store.DB, label, cond string) ([]store.SessionSummary, error) {
-	ss, err := st.ListSessions(ctx, store.SessionFilter{Mode: store.ModeSynthetic, System: label})
+func conditionSessions(ctx context.Context, st Store, label, cond string) ([]audit.SessionSummary, error) {
+	ss, err := st.ListSessions(ctx, audit.SessionFilter{Mode: audit.ModeSynthetic, System: label})
 	if err != nil {
 		return nil, fmt.Errorf("synth: list sessions: %w", err)
 	}
-	conds, err := st.SessionConditions(ctx, label, store.ModeSynthetic)
-	if err != nil {
-		return nil, fmt.Errorf("synth: %w", err)
-	}
 	out := ss[:0]
 	for _, s := range ss {
-		if sameCondition(conds[s.ID], cond) {
+		if sameCondition(s.Condition, cond) {
 			out = append(out, s)
 		}
 	}
@@ -340,8 +333,12 @@ func runOne(ctx context.Context, cfg Config, p Pair, attempts map[pairKey]int) O
 	attemptsMu.Unlock()
 	st := cfg.Store
 	sctx := context.WithoutCancel(ctx) // storing what happened must not be cut short
-	if _, err := st.CreateSession(sctx, store.NewSession{ID: out.Session, TaskID: p.Task.ID, TaskVersion: p.Task.Version,
-		System: cfg.System.Label, Mode: store.ModeSynthetic, Seed: p.Seed}); err != nil {
+	ns := audit.NewSession{ID: out.Session, TaskID: p.Task.ID, TaskVersion: p.Task.Version,
+		System: cfg.System.Label, Mode: audit.ModeSynthetic, Seed: p.Seed}
+	if cfg.Condition != nil {
+		ns.Condition = cfg.Condition.String()
+	}
+	if _, err := st.CreateSession(sctx, ns); err != nil {
 		out.Err = fmt.Errorf("create session: %w", err)
 		return out
 	}
@@ -355,12 +352,8 @@ func runOne(ctx context.Context, cfg Config, p Pair, attempts map[pairKey]int) O
 		var err error
 		if proc, err = lib.Processor(sctx, *cfg.Condition, condSeed); err != nil {
 			st.EndSession(sctx, out.Session, session.EndCancelled)
-			st.ExcludeSession(sctx, store.Exclusion{SessionID: out.Session, Reason: store.ReasonOther, Note: "listening condition: " + err.Error(), By: "system"})
+			st.ExcludeSession(sctx, audit.Exclusion{SessionID: out.Session, Reason: audit.ReasonOther, Note: "listening condition: " + err.Error(), By: "system"})
 			out.Err = fmt.Errorf("condition %s: %w", cfg.Condition, err)
-			return out
-		}
-		if err := st.SetSessionCondition(sctx, out.Session, cfg.Condition.String()); err != nil {
-			out.Err = fmt.Errorf("store condition: %w", err)
 			return out
 		}
 	}
@@ -379,7 +372,7 @@ func runOne(ctx context.Context, cfg Config, p Pair, attempts map[pairKey]int) O
 	if err != nil {
 		// As for a human call: an unreachable agent is recorded as a platform_lost exclusion.
 		st.EndSession(sctx, out.Session, session.EndPlatformLost)
-		st.ExcludeSession(sctx, store.Exclusion{SessionID: out.Session, Reason: store.ReasonPlatformLost,
+		st.ExcludeSession(sctx, audit.Exclusion{SessionID: out.Session, Reason: audit.ReasonPlatformLost,
 			Note: "agent could not be reached: " + err.Error(), By: "system"})
 		out.Err = fmt.Errorf("%w: %w", errConnect, err)
 		out.Reason, out.Exclusion = session.EndPlatformLost, session.ExclusionPlatformLost
@@ -418,12 +411,12 @@ func export(ctx context.Context, cfg Config, plan []Pair) error {
 		want[pairKey{p.Task.ID, p.Seed}] = true
 	}
 	// Rows in coverage-first order (seed, then task), each pair's attempts in the order they ran.
-	slices.SortStableFunc(ss, func(a, b store.SessionSummary) int {
+	slices.SortStableFunc(ss, func(a, b audit.SessionSummary) int {
 		return cmp.Or(cmp.Compare(a.Seed, b.Seed), cmp.Compare(a.TaskID, b.TaskID))
 	})
 	rows := [][]string{{"session", "system", "task", "seed", "status", "end_reason", "excluded", "ws", "ts", "pv", "ac", "av", "afa", "ttr_ms", "trace", "grade"}}
 	for _, s := range ss {
-		if !want[pairKey{s.TaskID, s.Seed}] || s.Status != store.SessionEnded {
+		if !want[pairKey{s.TaskID, s.Seed}] || s.Status != audit.SessionEnded {
 			continue
 		}
 		tracePath := filepath.Join("traces", s.ID+".jsonl")

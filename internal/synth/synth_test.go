@@ -18,9 +18,9 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/session"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
@@ -139,12 +139,12 @@ func TestRunAgainstProtocolFake(t *testing.T) {
 
 	// What a synthetic session leaves is what a human one does: a sealed trace in the store, a
 	// stereo recording, a score.
-	ss, err := db.ListSessions(ctx, store.SessionFilter{Mode: store.ModeSynthetic, System: "fake-ga"})
+	ss, err := db.ListSessions(ctx, audit.SessionFilter{Mode: audit.ModeSynthetic, System: "fake-ga"})
 	if err != nil || len(ss) != 4 {
 		t.Fatalf("stored sessions %d (%v), want 4", len(ss), err)
 	}
 	first := ss[0]
-	if first.Score == nil || first.Status != store.SessionEnded || first.RecordingPath == "" {
+	if first.Score == nil || first.Status != audit.SessionEnded || first.RecordingPath == "" {
 		t.Errorf("session %+v lacks score, end or recording", first)
 	}
 	if st, err := os.Stat(first.RecordingPath); err != nil || st.Size() < 24000*4 {
@@ -193,7 +193,7 @@ func TestRunAgainstProtocolFake(t *testing.T) {
 	}
 
 	// An excluded pair is not finished: the next run calls it again under a new session id.
-	if _, err := db.ExcludeSession(ctx, store.Exclusion{SessionID: first.ID, Reason: store.ReasonOther, Note: "test", By: "tester"}); err != nil {
+	if _, err := db.ExcludeSession(ctx, audit.Exclusion{SessionID: first.ID, Reason: audit.ReasonOther, Note: "test", By: "tester"}); err != nil {
 		t.Fatal(err)
 	}
 	sum, err = Run(ctx, cfg(2, io.Discard))
@@ -236,9 +236,9 @@ func TestRunStopsWhenAgentIsDown(t *testing.T) {
 	if sum.Failed < 2 || sum.Failed > 3 || sum.Ran != 0 {
 		t.Errorf("summary %+v", sum)
 	}
-	ss, _ := db.ListSessions(context.Background(), store.SessionFilter{System: "down"})
+	ss, _ := db.ListSessions(context.Background(), audit.SessionFilter{System: "down"})
 	for _, s := range ss {
-		if s.Exclusion == nil || s.Exclusion.Reason != store.ReasonPlatformLost {
+		if s.Exclusion == nil || s.Exclusion.Reason != audit.ReasonPlatformLost {
 			t.Errorf("session %s exclusion %+v, want platform_lost", s.ID, s.Exclusion)
 		}
 	}
@@ -278,8 +278,8 @@ func TestRunInterrupted(t *testing.T) {
 	if sum.Ran != 1 || sum.Excluded != 1 || len(sum.Outcomes) != 1 || sum.Outcomes[0].Reason != session.EndCancelled {
 		t.Fatalf("summary %+v\n%s", sum, progress.String())
 	}
-	ss, _ := db.ListSessions(context.Background(), store.SessionFilter{System: "fake-int"})
-	if len(ss) != 1 || ss[0].Exclusion == nil || ss[0].Exclusion.Reason != store.ReasonOther {
+	ss, _ := db.ListSessions(context.Background(), audit.SessionFilter{System: "fake-int"})
+	if len(ss) != 1 || ss[0].Exclusion == nil || ss[0].Exclusion.Reason != audit.ReasonOther {
 		t.Errorf("stored %+v, want one session excluded as other", ss)
 	}
 }

@@ -34,9 +34,15 @@ const (
 	AgentTranscript   Type = "agent.transcript" // a final transcript segment of agent speech
 	AgentAct          Type = "agent.act"        // semantic act recognised in agent speech
 	AgentResponseDone Type = "agent.response_done"
-	AgentUsage        Type = "agent.usage"
-	AgentError        Type = "agent.error"
-	AgentRaw          Type = "agent.raw" // a provider event kept verbatim for audits
+	// AgentTurnEnd: the agent's turn is over (no output comes without new caller input), whatever
+	// the provider's shape; Text is its status (completed, cancelled, failed, incomplete).
+	AgentTurnEnd Type = "agent.turn_end"
+	// AgentReconnect: the adapter moved the call to a resumed provider session (Gemini goAway);
+	// the call, its media clock and the conversation continue. Text says why.
+	AgentReconnect Type = "agent.reconnect"
+	AgentUsage     Type = "agent.usage"
+	AgentError     Type = "agent.error"
+	AgentRaw       Type = "agent.raw" // a provider event kept verbatim for audits
 )
 
 // Tool calls and their results, as executed by the workspace.

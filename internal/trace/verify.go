@@ -245,7 +245,7 @@ func typeInfo(t Type) (required []string, known bool) {
 	case CallerPlan:
 		return reqPlan, true
 	case SessionStart, SessionEnd, Exclusion, CallerAudioStart, CallerSpeechStart, CallerSpeechEnd, CallerUtterance,
-		AgentSpeechStart, AgentSpeechEnd, AgentTranscript, AgentResponseDone, AgentUsage, AgentError, AgentRaw,
+		AgentSpeechStart, AgentSpeechEnd, AgentTranscript, AgentResponseDone, AgentTurnEnd, AgentReconnect, AgentUsage, AgentError, AgentRaw,
 		AuthVerified, MediaBargeIn, MediaGap, MediaStats:
 		return nil, true
 	}

@@ -1,7 +1,7 @@
 // Package tts speaks text with Debian's CMU Flite, deterministically: the same voice and text give
 // the same samples, resampled in process (with the resampler's delay removed) to the rate asked
 // for. The frozen caller bank, the reference agent, synthetic callers and browser tests all speak
-// through it.
+// through it: it is the project's one Flite wrapper.
 package tts
 
 import (
@@ -43,6 +43,9 @@ type Flite struct {
 	Binary    string // default DefaultBinary
 	Rate      int    // output rate, default media.RecordRate (24 kHz)
 	MemoLimit int    // sentences remembered, default 512; negative remembers none
+	// Stretch is Flite's duration_stretch: below 1 speaks faster than the voice's own pace, above
+	// 1 slower; 0 keeps the voice's pace.
+	Stretch float64
 
 	mu     sync.Mutex
 	memo   map[[2]string][]int16
@@ -97,7 +100,11 @@ func (f *Flite) Speak(ctx context.Context, voice, text string) ([]int16, error) 
 	}
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "say.wav")
-	cmd := exec.CommandContext(ctx, binary, "-voice", voice, "-t", text, "-o", out)
+	args := []string{"-voice", voice}
+	if f.Stretch > 0 {
+		args = append(args, "--setf", fmt.Sprintf("duration_stretch=%g", f.Stretch))
+	}
+	cmd := exec.CommandContext(ctx, binary, append(args, "-t", text, "-o", out)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {

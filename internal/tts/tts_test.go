@@ -58,3 +58,19 @@ func TestUnknownVoice(t *testing.T) {
 		t.Fatalf("missing binary: %v", err)
 	}
 }
+
+func TestStretchChangesThePace(t *testing.T) {
+	needFlite(t)
+	ctx := context.Background()
+	plain, err := (&Flite{MemoLimit: -1}).Speak(ctx, "kal", "Thank you for calling. How can I help you today?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, err := (&Flite{MemoLimit: -1, Stretch: 0.9}).Speak(ctx, "kal", "Thank you for calling. How can I help you today?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := float64(len(fast)) / float64(len(plain)); r < 0.7 || r > 0.95 {
+		t.Errorf("stretch 0.9 gives %d samples against %d at the voice's pace (ratio %.2f)", len(fast), len(plain), r)
+	}
+}

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voicebench/humanaudit/internal/store/storetest"
+	"github.com/voicebench/humanaudit/internal/audit/audittest"
 	"github.com/voicebench/humanaudit/internal/web"
 )
 
@@ -199,7 +199,7 @@ func TestACMECertificateFromPebble(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := web.New(web.Config{Store: storetest.New(t), DataDir: t.TempDir(), Security: web.Security{TLS: acme.TLS()}})
+	srv, err := web.New(web.Config{Store: audittest.New(), DataDir: t.TempDir(), Security: web.Security{TLS: acme.TLS()}})
 	if err != nil {
 		t.Fatal(err)
 	}

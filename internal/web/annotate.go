@@ -12,25 +12,15 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/voicebench/humanaudit/internal/annotate"
-	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/audit"
 )
 
 // The annotator's rating app: a token link (/a/<token>) opens a page that rates the study's
 // frozen caller utterances one by one, in the annotator's own order. Every response is built from
 // the blinded rating items and this annotator's own ratings only.
-func init() { registerRoutes(func(s *Server) { s.annotatorRoutes() }) }
 
 // maxNote bounds an annotator's note (characters).
 const maxNote = 2000
-
-func (s *Server) annotatorRoutes() {
-	s.app.Get("/a/:token", s.annotatorPage)
-	api := s.app.Group("/api/a/:token", s.annotatorAuth)
-	api.Get("/state", s.annotatorState)
-	api.Get("/items/:item", s.annotatorItem)
-	api.Get("/items/:item/audio", s.annotatorAudio)
-	api.Put("/ratings/:item", s.annotatorRate)
-}
 
 func (s *Server) annotatorAuth(c *fiber.Ctx) error {
 	a, err := s.cfg.Store.AnnotatorByToken(c.UserContext(), c.Params("token"))
@@ -41,7 +31,7 @@ func (s *Server) annotatorAuth(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-func annotatorOf(c *fiber.Ctx) store.Annotator { return c.Locals("annotator").(store.Annotator) }
+func annotatorOf(c *fiber.Ctx) audit.Annotator { return c.Locals("annotator").(audit.Annotator) }
 
 func (s *Server) annotatorPage(c *fiber.Ctx) error {
 	if _, err := s.cfg.Store.AnnotatorByToken(c.UserContext(), c.Params("token")); err != nil {
@@ -56,7 +46,7 @@ type annotatorSet struct {
 	order []string
 }
 
-func (s *Server) ratingSet(c *fiber.Ctx, a store.Annotator) (annotatorSet, error) {
+func (s *Server) ratingSet(c *fiber.Ctx, a audit.Annotator) (annotatorSet, error) {
 	ctx := c.UserContext()
 	st, err := s.cfg.Store.Study(ctx, a.StudyID)
 	if err != nil {
@@ -77,7 +67,7 @@ type ratingView struct {
 	Note        string `json:"note"`
 }
 
-func viewOf(r store.Rating) ratingView {
+func viewOf(r audit.Rating) ratingView {
 	return ratingView{Fidelity: r.Fidelity, Naturalness: r.Naturalness, Leakage: r.Leakage, Note: r.Note}
 }
 
@@ -132,15 +122,15 @@ type itemView struct {
 
 // setItem returns the item if it is in the annotator's set, else ErrNotFound: an annotator can
 // reach nothing outside their set.
-func (s *Server) setItem(c *fiber.Ctx, a store.Annotator) (store.RatingItem, annotatorSet, int, error) {
+func (s *Server) setItem(c *fiber.Ctx, a audit.Annotator) (audit.RatingItem, annotatorSet, int, error) {
 	set, err := s.ratingSet(c, a)
 	if err != nil {
-		return store.RatingItem{}, set, 0, err
+		return audit.RatingItem{}, set, 0, err
 	}
 	id := c.Params("item")
 	idx := slices.Index(set.order, id)
 	if idx < 0 {
-		return store.RatingItem{}, set, 0, store.ErrNotFound
+		return audit.RatingItem{}, set, 0, audit.ErrNotFound
 	}
 	it, err := s.cfg.Store.RatingItem(c.UserContext(), id)
 	return it, set, idx, err
@@ -186,7 +176,7 @@ func (s *Server) annotatorAudio(c *fiber.Ctx) error {
 	}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return store.ErrNotFound
+		return audit.ErrNotFound
 	}
 	if err != nil {
 		return err
@@ -223,7 +213,7 @@ func (s *Server) annotatorRate(c *fiber.Ctx) error {
 	case utf8.RuneCountInString(in.Note) > maxNote:
 		return badRequest("note: at most %d characters", maxNote)
 	}
-	r, err := s.cfg.Store.SaveRating(c.UserContext(), store.Rating{AnnotatorID: a.ID, ItemID: it.ID, Fidelity: in.Fidelity,
+	r, err := s.cfg.Store.SaveRating(c.UserContext(), audit.Rating{AnnotatorID: a.ID, ItemID: it.ID, Fidelity: in.Fidelity,
 		Naturalness: in.Naturalness, Leakage: *in.Leakage, Note: strings.TrimSpace(in.Note)})
 	if err != nil {
 		return err

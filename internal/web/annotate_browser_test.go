@@ -19,7 +19,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/voicebench/humanaudit/internal/annotate"
-	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/audit"
 )
 
 // annotChromium is Debian's Chromium (scripts/deps.sh installs it).
@@ -30,7 +30,7 @@ const annotChromium = "/usr/bin/chromium"
 type annotTab struct {
 	t     *testing.T
 	ctx   context.Context
-	who   store.Annotator
+	who   audit.Annotator
 	order []string
 
 	mu     sync.Mutex
@@ -61,7 +61,7 @@ func annotBrowser(t *testing.T) context.Context {
 }
 
 // openTab opens a new tab of the browser for annotator a and starts recording what it receives.
-func (k *annotKit) openTab(t *testing.T, browser context.Context, a store.Annotator) *annotTab {
+func (k *annotKit) openTab(t *testing.T, browser context.Context, a audit.Annotator) *annotTab {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(browser)
 	tab := &annotTab{t: t, ctx: ctx, who: a, order: annotate.Order(k.study.Seed, a.SeedPosition, k.items),

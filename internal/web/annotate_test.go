@@ -14,10 +14,9 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/annotate"
+	"github.com/voicebench/humanaudit/internal/audit"
 	bankpkg "github.com/voicebench/humanaudit/internal/bank"
 	"github.com/voicebench/humanaudit/internal/media"
-	"github.com/voicebench/humanaudit/internal/store"
-	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/web"
 )
@@ -25,15 +24,15 @@ import (
 // annotKit is a running console with a study whose rating set holds frozen utterances of the
 // real task suite (blinded by annotate.Prepare, audio under DATA/bank) and three annotators.
 type annotKit struct {
-	db         *store.DB
+	db         kitStore
 	srv        *web.Server
 	base       string
 	data       string
-	study      store.Study
+	study      audit.Study
 	tasks      map[string]*task.Task
 	items      []string // the study's item ids
 	outside    string   // an item stored but not in the study's set
-	annotators []store.Annotator
+	annotators []audit.Annotator
 }
 
 // annotTone writes a 24 kHz WAV of a 440 Hz tone.
@@ -51,7 +50,13 @@ func annotTone(t *testing.T, path string, d time.Duration) {
 
 func startAnnotKit(t *testing.T, taskCount int) *annotKit {
 	t.Helper()
-	db := storetest.New(t)
+	return startAnnotKitOn(t, postgres, taskCount)
+}
+
+// startAnnotKitOn is startAnnotKit on a store of the given backend.
+func startAnnotKitOn(t *testing.T, backend backend, taskCount int) *annotKit {
+	t.Helper()
+	db := backend.open(t)
 	all, probs := task.LoadAll(filepath.Join("..", "..", "tasks"))
 	if len(probs) > 0 {
 		t.Fatal(probs)
@@ -115,7 +120,7 @@ func startAnnotKit(t *testing.T, taskCount int) *annotKit {
 		}
 	}
 	cfg, _ := annotate.WithSet(json.RawMessage(`{"title":"Utterance rating (test)"}`), annotate.SetConfig{Items: k.items})
-	if k.study, err = db.CreateStudy(ctx, store.Study{ID: "rate", Name: "Rating study", Seed: 11, Config: cfg}); err != nil {
+	if k.study, err = db.CreateStudy(ctx, audit.Study{ID: "rate", Name: "Rating study", Seed: 11, Config: cfg}); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
@@ -178,12 +183,16 @@ type annotState struct {
 }
 
 func TestAnnotatorAPIStaysInsideTheAnnotatorsSet(t *testing.T) {
-	if testing.Short() {
+	onEachStore(t, testAnnotatorAPIStaysInsideTheAnnotatorsSet)
+}
+
+func testAnnotatorAPIStaysInsideTheAnnotatorsSet(t *testing.T, bk backend) {
+	if testing.Short() && bk.name == postgres.name {
 		t.Skip("needs PostgreSQL")
 	}
-	k := startAnnotKit(t, 2)
+	k := startAnnotKitOn(t, bk, 2)
 	a, b := k.annotators[0], k.annotators[1]
-	api := func(a store.Annotator, path string) string { return k.base + "/api/a/" + a.Token + path }
+	api := func(a audit.Annotator, path string) string { return k.base + "/api/a/" + a.Token + path }
 
 	var st annotState
 	if code, body := annotCall(t, "GET", api(a, "/state"), "", &st); code != 200 {
@@ -259,7 +268,7 @@ func TestAnnotatorAPIStaysInsideTheAnnotatorsSet(t *testing.T) {
 	}
 	// A study without a rating set says so.
 	ctx := context.Background()
-	k.db.CreateStudy(ctx, store.Study{ID: "empty", Name: "No set", Seed: 1})
+	k.db.CreateStudy(ctx, audit.Study{ID: "empty", Name: "No set", Seed: 1})
 	lone, _ := k.db.CreateAnnotator(ctx, "empty")
 	if code, body := annotCall(t, "GET", k.base+"/api/a/"+lone.Token+"/state", "", nil); code != 409 || !strings.Contains(body, "no rating set") {
 		t.Fatalf("no set: %d %s", code, body)
@@ -269,7 +278,11 @@ func TestAnnotatorAPIStaysInsideTheAnnotatorsSet(t *testing.T) {
 // Every item an annotator can fetch speaks the caller's language: no tool or action identifier of
 // the agent side, and approval or revocation plans say what they are about by the caller's cue.
 func TestAnnotatorItemsCarryNoAgentIdentifiers(t *testing.T) {
-	k := startAnnotKit(t, 6)
+	onEachStore(t, testAnnotatorItemsCarryNoAgentIdentifiers)
+}
+
+func testAnnotatorItemsCarryNoAgentIdentifiers(t *testing.T, bk backend) {
+	k := startAnnotKitOn(t, bk, 6)
 	a := k.annotators[0]
 	var ids []string
 	for _, tk := range k.tasks {

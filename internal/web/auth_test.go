@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
-	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/audit"
 )
 
 // get fetches a path (no redirects followed) and returns status and body. A POST or PUT to the API
@@ -48,15 +48,17 @@ func consentAndMic(t *testing.T, base, token string) {
 
 // TestAuthorization: every participant and experimenter route needs its own token, and a
 // participant can reach nothing of anyone else's, nor any grade.
-func TestAuthorization(t *testing.T) {
+func TestAuthorization(t *testing.T) { onEachStore(t, testAuthorization) }
+
+func testAuthorization(t *testing.T, bk backend) {
 	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{})
-	k := startKit(t, `{"systems":[{"label":"sys-owl","family":"reference","endpoint":"`+fake.URL()+`"}]}`)
+	k := startKitOn(t, bk, `{"systems":[{"label":"sys-owl","family":"reference","endpoint":"`+fake.URL()+`"}]}`, nil)
 	a := k.participant(t, "auth", "sys-owl", "it-vpn-incident")
 	ctx := context.Background()
-	if _, err := k.db.AddPlan(ctx, "auth", []store.PlanRow{{Slot: "p2", Position: 1, Task: "it-vpn-incident", System: "sys-owl", Repeat: 1}}); err != nil {
+	if _, err := k.db.AddPlan(ctx, "auth", []audit.PlanRow{{Slot: "p2", Position: 1, Task: "it-vpn-incident", System: "sys-owl", Repeat: 1}}); err != nil {
 		t.Fatal(err)
 	}
-	b, err := k.db.CreateParticipant(ctx, store.NewParticipant{StudyID: "auth"})
+	b, err := k.db.CreateParticipant(ctx, audit.NewParticipant{StudyID: "auth"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,9 +106,11 @@ func TestAuthorization(t *testing.T) {
 	}
 }
 
-func TestClearErrors(t *testing.T) {
+func TestClearErrors(t *testing.T) { onEachStore(t, testClearErrors) }
+
+func testClearErrors(t *testing.T, bk backend) {
 	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{})
-	k := startKit(t, `{"systems":[{"label":"sys-owl","family":"reference","endpoint":"`+fake.URL()+`"}]}`)
+	k := startKitOn(t, bk, `{"systems":[{"label":"sys-owl","family":"reference","endpoint":"`+fake.URL()+`"}]}`, nil)
 	ctx := context.Background()
 	p := k.participant(t, "errs", "sys-owl", "it-vpn-incident")
 	consentAndMic(t, k.base, p.Token)
@@ -128,7 +132,7 @@ func TestClearErrors(t *testing.T) {
 	})
 
 	t.Run("expired token", func(t *testing.T) {
-		old, err := k.db.CreateParticipant(ctx, store.NewParticipant{StudyID: "errs", ExpiresAt: time.Now().Add(-time.Hour)})
+		old, err := k.db.CreateParticipant(ctx, audit.NewParticipant{StudyID: "errs", ExpiresAt: time.Now().Add(-time.Hour)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,9 +160,9 @@ func TestClearErrors(t *testing.T) {
 		if _, err := k.db.PutTask(ctx, "retired-task", 1, spec); err != nil {
 			t.Fatal(err)
 		}
-		q, _ := k.db.CreateStudy(ctx, store.Study{ID: "errs2", Name: "x", Seed: 1})
-		k.db.AddPlan(ctx, q.ID, []store.PlanRow{{Slot: "s", Position: 1, Task: "retired-task", System: "sys-owl", Repeat: 1}})
-		r, _ := k.db.CreateParticipant(ctx, store.NewParticipant{StudyID: q.ID})
+		q, _ := k.db.CreateStudy(ctx, audit.Study{ID: "errs2", Name: "x", Seed: 1})
+		k.db.AddPlan(ctx, q.ID, []audit.PlanRow{{Slot: "s", Position: 1, Task: "retired-task", System: "sys-owl", Repeat: 1}})
+		r, _ := k.db.CreateParticipant(ctx, audit.NewParticipant{StudyID: q.ID})
 		consentAndMic(t, k.base, r.Token)
 		st, body := get(t, "GET", k.base+"/api/p/"+r.Token+"/state", "")
 		if st != 503 || !strings.Contains(body, "task is not available") {
@@ -173,15 +177,17 @@ func TestClearErrors(t *testing.T) {
 
 // One study link for a recruiting platform: each PROLIFIC_PID is enrolled once and sent to its own
 // token link; studies without open enrollment have no such link.
-func TestJoinLink(t *testing.T) {
+func TestJoinLink(t *testing.T) { onEachStore(t, testJoinLink) }
+
+func testJoinLink(t *testing.T, bk backend) {
 	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{})
-	k := startKit(t, `{"systems":[{"label":"sys-owl","family":"reference","endpoint":"`+fake.URL()+`"}]}`)
+	k := startKitOn(t, bk, `{"systems":[{"label":"sys-owl","family":"reference","endpoint":"`+fake.URL()+`"}]}`, nil)
 	ctx := context.Background()
 	k.participant(t, "closed", "sys-owl", "it-vpn-incident")
-	if _, err := k.db.CreateStudy(ctx, store.Study{ID: "open1", Name: "Open", Seed: 1, Config: json.RawMessage(`{"enrollment":"open"}`)}); err != nil {
+	if _, err := k.db.CreateStudy(ctx, audit.Study{ID: "open1", Name: "Open", Seed: 1, Config: json.RawMessage(`{"enrollment":"open"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.db.AddPlan(ctx, "open1", []store.PlanRow{{Slot: "o1", Position: 1, Task: "it-vpn-incident", System: "sys-owl", Repeat: 1},
+	if _, err := k.db.AddPlan(ctx, "open1", []audit.PlanRow{{Slot: "o1", Position: 1, Task: "it-vpn-incident", System: "sys-owl", Repeat: 1},
 		{Slot: "o2", Position: 1, Task: "it-vpn-incident", System: "sys-owl", Repeat: 1}}); err != nil {
 		t.Fatal(err)
 	}
@@ -220,8 +226,10 @@ func TestJoinLink(t *testing.T) {
 	}
 }
 
-func TestPasswordGuessingIsSlowed(t *testing.T) {
-	k := startKit(t, `{"systems":[{"label":"sys-owl","family":"reference"}]}`)
+func TestPasswordGuessingIsSlowed(t *testing.T) { onEachStore(t, testPasswordGuessingIsSlowed) }
+
+func testPasswordGuessingIsSlowed(t *testing.T, bk backend) {
+	k := startKitOn(t, bk, `{"systems":[{"label":"sys-owl","family":"reference"}]}`, nil)
 	if _, err := k.db.CreateExperimenter(context.Background(), "mallory-target", "a long enough passphrase"); err != nil {
 		t.Fatal(err)
 	}

@@ -18,22 +18,20 @@ import (
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
 	"github.com/voicebench/humanaudit/internal/agent/systems"
 	"github.com/voicebench/humanaudit/internal/annotate"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/browsertest"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/rtc"
-	"github.com/voicebench/humanaudit/internal/store"
-	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
 	"github.com/voicebench/humanaudit/internal/web"
 )
 
-func TestMain(m *testing.M) { storetest.Main(m) }
-
-// consoleKit is a running console on loopback: real PostgreSQL, real WebRTC endpoint, real web app.
+// consoleKit is a running console on loopback: a store (real PostgreSQL unless the test runs on
+// each backend: onEachStore), real WebRTC endpoint, real web app.
 type consoleKit struct {
-	db      *store.DB
+	db      kitStore
 	console *console.Service
 	srv     *web.Server
 	base    string
@@ -43,13 +41,19 @@ type consoleKit struct {
 
 func startKit(t *testing.T, sysJSON string) *consoleKit {
 	t.Helper()
-	return startKitWith(t, sysJSON, nil)
+	return startKitOn(t, postgres, sysJSON, nil)
 }
 
 // startKitWith is startKit with the web app's configuration adjusted by configure (TLS, limits).
 func startKitWith(t *testing.T, sysJSON string, configure func(*web.Config)) *consoleKit {
 	t.Helper()
-	db := storetest.New(t)
+	return startKitOn(t, postgres, sysJSON, configure)
+}
+
+// startKitOn is startKitWith on a store of the given backend.
+func startKitOn(t *testing.T, backend backend, sysJSON string, configure func(*web.Config)) *consoleKit {
+	t.Helper()
+	db := backend.open(t)
 	tasks, probs := task.LoadAll(filepath.Join("..", "grade", "testdata", "tasks"))
 	if len(probs) > 0 {
 		t.Fatal(probs)
@@ -93,21 +97,21 @@ func startKitWith(t *testing.T, sysJSON string, configure func(*web.Config)) *co
 }
 
 // participant creates a study with one participant whose plan runs the given tasks on system.
-func (k *consoleKit) participant(t *testing.T, study, system string, tasks ...string) store.Participant {
+func (k *consoleKit) participant(t *testing.T, study, system string, tasks ...string) audit.Participant {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := k.db.CreateStudy(ctx, store.Study{ID: study, Name: "Test study " + study, Seed: 7,
+	if _, err := k.db.CreateStudy(ctx, audit.Study{ID: study, Name: "Test study " + study, Seed: 7,
 		Config: json.RawMessage(`{"completion_code":"DONE-123"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	var rows []store.PlanRow
+	var rows []audit.PlanRow
 	for i, tk := range tasks {
-		rows = append(rows, store.PlanRow{Slot: "p1", Position: i + 1, Task: tk, System: system, Repeat: 1})
+		rows = append(rows, audit.PlanRow{Slot: "p1", Position: i + 1, Task: tk, System: system, Repeat: 1})
 	}
 	if _, err := k.db.AddPlan(ctx, study, rows); err != nil {
 		t.Fatal(err)
 	}
-	p, err := k.db.CreateParticipant(ctx, store.NewParticipant{StudyID: study})
+	p, err := k.db.CreateParticipant(ctx, audit.NewParticipant{StudyID: study})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +180,7 @@ func TestParticipantCallInBrowser(t *testing.T) {
 	}
 
 	// The trace, from the database.
-	sessions, err := k.db.ListSessions(context.Background(), store.SessionFilter{StudyID: "s1"})
+	sessions, err := k.db.ListSessions(context.Background(), audit.SessionFilter{StudyID: "s1"})
 	if err != nil || len(sessions) != 1 {
 		t.Fatalf("sessions: %v %v", sessions, err)
 	}
@@ -296,7 +300,7 @@ func TestReloadRejoinsAndLostAgentExcludes(t *testing.T) {
 	b.Do(30*time.Second, chromedp.Click("#brief-start"), chromedp.WaitVisible(`#call-status.live`))
 	time.Sleep(10 * time.Second)
 
-	sessions, _ := k.db.ListSessions(context.Background(), store.SessionFilter{StudyID: "reload"})
+	sessions, _ := k.db.ListSessions(context.Background(), audit.SessionFilter{StudyID: "reload"})
 	if len(sessions) != 1 {
 		t.Fatalf("a reload must rejoin the same session, got %d sessions", len(sessions))
 	}
@@ -333,7 +337,7 @@ func TestReloadRejoinsAndLostAgentExcludes(t *testing.T) {
 	as, _ := k.db.Assignments(context.Background(), "reload")
 	pending := 0
 	for _, a := range as {
-		if a.Status == store.StatusPending {
+		if a.Status == audit.StatusPending {
 			pending++
 		}
 	}
@@ -373,7 +377,7 @@ func TestAbandonedCallEnds(t *testing.T) {
 	b := browsertest.Start(t, mic)
 	b.Do(30*time.Second, chromedp.Navigate(k.base+"/p/"+p.Token), chromedp.WaitVisible("#step-brief"),
 		chromedp.Click("#brief-start"), chromedp.WaitVisible(`#call-status.live`))
-	sessions, _ := k.db.ListSessions(context.Background(), store.SessionFilter{StudyID: "gone"})
+	sessions, _ := k.db.ListSessions(context.Background(), audit.SessionFilter{StudyID: "gone"})
 	if len(sessions) != 1 {
 		t.Fatalf("sessions: %d", len(sessions))
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/audit"
 )
 
 // EnrollmentLimits bound a study's open link, /join/<study>?PROLIFIC_PID=…, so that made-up
@@ -50,8 +50,8 @@ func newJoinLimiter(l EnrollmentLimits) *attemptLimiter {
 var recruitingID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // recruitingIDs reads and checks the recruiting platform's ids of a link's query.
-func recruitingIDs(c *fiber.Ctx) (store.ExternalIDs, error) {
-	ext := store.ExternalIDs{ProlificPID: c.Query("PROLIFIC_PID"), StudyID: c.Query("STUDY_ID"), SessionID: c.Query("SESSION_ID")}
+func recruitingIDs(c *fiber.Ctx) (audit.ExternalIDs, error) {
+	ext := audit.ExternalIDs{ProlificPID: c.Query("PROLIFIC_PID"), StudyID: c.Query("STUDY_ID"), SessionID: c.Query("SESSION_ID")}
 	for name, v := range map[string]string{"PROLIFIC_PID": ext.ProlificPID, "STUDY_ID": ext.StudyID, "SESSION_ID": ext.SessionID} {
 		if v != "" && !recruitingID.MatchString(v) {
 			return ext, &apiError{status: fiber.StatusBadRequest,
@@ -68,7 +68,7 @@ func (s *Server) join(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	st, err := s.cfg.Store.Study(ctx, c.Params("study"))
 	if err != nil || studyConfig(st).Enrollment != "open" {
-		return store.ErrNotFound
+		return audit.ErrNotFound
 	}
 	ext, err := recruitingIDs(c)
 	if err != nil {
@@ -85,14 +85,14 @@ func (s *Server) join(c *fiber.Ctx) error {
 			"<p>Too many people joined this study from your network in the last minutes. Please try again later.</p>")
 	}
 	lim := s.cfg.Security.Enrollment.withDefaults()
-	en, err := s.cfg.Store.Enroll(ctx, st.ID, ext, store.EnrollLimits{ConsentTimeout: lim.ConsentTimeout, MaxPending: lim.MaxPending})
+	en, err := s.cfg.Store.Enroll(ctx, st.ID, ext, audit.EnrollLimits{ConsentTimeout: lim.ConsentTimeout, MaxPending: lim.MaxPending})
 	switch {
-	case errors.Is(err, store.ErrEnrollmentFull):
+	case errors.Is(err, audit.ErrEnrollmentFull):
 		s.log.Warn("enrollment refused: too many waiting for consent", slog.String("study", st.ID), slog.Int("max_pending", lim.MaxPending))
 		c.Set(fiber.HeaderRetryAfter, "300")
 		return s.page(c, fiber.StatusServiceUnavailable, "Please try again in a few minutes",
 			"<p>Many people are joining this study right now. Please try again in a few minutes.</p>")
-	case errors.Is(err, store.ErrNoAssignment):
+	case errors.Is(err, audit.ErrNoAssignment):
 		return s.page(c, fiber.StatusConflict, "This study is full",
 			"<p>Every place in this study is taken. Please return the study on your recruiting platform.</p>")
 	case err != nil:

@@ -12,10 +12,10 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/browsertest"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/grade"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
 
@@ -42,7 +42,7 @@ func TestExcludingALiveCallEndsItFirst(t *testing.T) {
 		chromedp.Click("#brief-start"), chromedp.WaitVisible(`#call-status.live`))
 	time.Sleep(6 * time.Second)
 	ctx := context.Background()
-	sessions, _ := k.db.ListSessions(ctx, store.SessionFilter{StudyID: "excl"})
+	sessions, _ := k.db.ListSessions(ctx, audit.SessionFilter{StudyID: "excl"})
 	if len(sessions) != 1 {
 		t.Fatalf("sessions: %d", len(sessions))
 	}
@@ -51,7 +51,7 @@ func TestExcludingALiveCallEndsItFirst(t *testing.T) {
 		t.Fatal("call not live")
 	}
 	x, _ := k.db.CreateExperimenter(ctx, "eve", "correct horse battery staple")
-	tok, _ := k.db.CreateExperimenterSession(ctx, x.ID, "password", store.SessionLimits{})
+	tok, _ := k.db.CreateExperimenterSession(ctx, x.ID, "password", audit.SessionLimits{})
 	st, body := get(t, "POST", k.base+"/api/x/sessions/"+sid+"/exclude", `{"reason":"caller_broke_script","note":"read the role card aloud"}`,
 		"Authorization", "Bearer "+tok, "Content-Type", "application/json")
 	if st != 200 {
@@ -70,8 +70,8 @@ func TestExcludingALiveCallEndsItFirst(t *testing.T) {
 		t.Fatal("the call is still live after its exclusion")
 	}
 	sess, _ := k.db.Session(ctx, sid)
-	if sess.Status != store.SessionEnded || sess.EndReason != "excluded_by_experimenter" || sess.Exclusion == nil ||
-		sess.Exclusion.Reason != store.ReasonCallerBrokeScript || sess.Exclusion.By != "eve" || sess.Exclusion.Note != "read the role card aloud" {
+	if sess.Status != audit.SessionEnded || sess.EndReason != "excluded_by_experimenter" || sess.Exclusion == nil ||
+		sess.Exclusion.Reason != audit.ReasonCallerBrokeScript || sess.Exclusion.By != "eve" || sess.Exclusion.Note != "read the role card aloud" {
 		t.Fatalf("excluded session %+v, exclusion %+v", sess, sess.Exclusion)
 	}
 	events, _ := k.db.Events(ctx, sid)
@@ -89,7 +89,7 @@ func TestExcludingALiveCallEndsItFirst(t *testing.T) {
 	}
 	// The cell went back to the pool only once the call had ended.
 	cell, err := k.db.Assignment(ctx, res.Cell)
-	if err != nil || cell.Replaces != sessions[0].AssignmentID || cell.Status != store.StatusPending || cell.CreatedAt.Before(sess.EndedAt) {
+	if err != nil || cell.Replaces != sessions[0].AssignmentID || cell.Status != audit.StatusPending || cell.CreatedAt.Before(sess.EndedAt) {
 		t.Fatalf("returned cell %+v (%v), session ended at %v", cell, err, sess.EndedAt)
 	}
 	scores, _ := k.db.Scores(ctx, sid)

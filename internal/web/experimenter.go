@@ -12,29 +12,11 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/session"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
-
-func (s *Server) experimenterRoutes() {
-	s.signInRoutes()
-	x := s.app.Group("/x", s.experimenterAuth)
-	x.Get("/", func(c *fiber.Ctx) error { return s.sendPage(c, "experimenter.html") })
-	x.Get("/session/:sid", func(c *fiber.Ctx) error { return s.sendPage(c, "review.html") })
-	api := s.app.Group("/api/x", s.experimenterAuth)
-	api.Get("/me", s.experimenterMe)
-	api.Get("/overview", s.overview)
-	api.Get("/sessions", s.sessions)
-	api.Get("/sessions/:sid", s.sessionDetail)
-	api.Get("/sessions/:sid/trace.jsonl", s.sessionTrace)
-	api.Get("/sessions/:sid/recording.wav", s.sessionRecording)
-	api.Get("/sessions/:sid/peaks", s.sessionPeaks)
-	api.Post("/sessions/:sid/exclude", s.excludeSession)
-	api.Get("/live", s.liveStream)
-	api.Post("/plan", s.planStudy)
-}
 
 // liveView is one running session on the dashboard.
 type liveView struct {
@@ -82,7 +64,7 @@ func (s *Server) overview(c *fiber.Ctx) error {
 	type studyView struct {
 		ID       string              `json:"id"`
 		Name     string              `json:"name"`
-		Progress store.StudyProgress `json:"progress"`
+		Progress audit.StudyProgress `json:"progress"`
 	}
 	var sv []studyView
 	for _, st := range studies {
@@ -96,7 +78,7 @@ func (s *Server) overview(c *fiber.Ctx) error {
 }
 
 func (s *Server) sessions(c *fiber.Ctx) error {
-	list, err := s.cfg.Store.ListSessions(c.UserContext(), store.SessionFilter{StudyID: c.Query("study"), Mode: store.Mode(c.Query("mode"))})
+	list, err := s.cfg.Store.ListSessions(c.UserContext(), audit.SessionFilter{StudyID: c.Query("study"), Mode: audit.Mode(c.Query("mode"))})
 	if err != nil {
 		return err
 	}
@@ -162,11 +144,11 @@ func (s *Server) recordingPath(c *fiber.Ctx) (string, error) {
 		return "", err
 	}
 	for _, r := range recs {
-		if r.Kind == store.RecordingStereo {
+		if r.Kind == audit.RecordingStereo {
 			return r.Path, nil
 		}
 	}
-	return "", store.ErrNotFound
+	return "", audit.ErrNotFound
 }
 
 func (s *Server) sessionRecording(c *fiber.Ctx) error {
@@ -263,7 +245,7 @@ func (s *Server) excludeSession(c *fiber.Ctx) error {
 		return badRequest("exclude: reason %q is not one of caller_broke_script, platform_lost, grader_error, other", body.Reason)
 	}
 	x := experimenterOf(c)
-	ex := store.Exclusion{SessionID: c.Params("sid"), Reason: store.ExclusionReason(body.Reason), Note: body.Note, By: x.Name}
+	ex := audit.Exclusion{SessionID: c.Params("sid"), Reason: audit.ExclusionReason(body.Reason), Note: body.Note, By: x.Name}
 	// A running call is ended first, so its cell never goes to someone else while it runs.
 	if live, err := s.excludeLive(c, ex); live || err != nil {
 		return err

@@ -6,8 +6,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/session"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/study"
 )
 
@@ -15,7 +15,7 @@ import (
 // at a session no console is running any more (a crash, or a closing still waiting for the
 // database), that session is closed first through the console's reconciliation, so the
 // participant gets the same assignment back as a new attempt instead of a conflict.
-func (s *Server) nextAssignment(ctx context.Context, p store.Participant) (store.Assignment, error) {
+func (s *Server) nextAssignment(ctx context.Context, p audit.Participant) (audit.Assignment, error) {
 	a, err := study.NextAssignment(ctx, s.cfg.Store, p.ID)
 	if err != nil || a.SessionID == "" {
 		return a, err
@@ -27,7 +27,7 @@ func (s *Server) nextAssignment(ctx context.Context, p store.Participant) (store
 	if err != nil {
 		return a, err
 	}
-	if sess.Status == store.SessionEnded {
+	if sess.Status == audit.SessionEnded {
 		return a, nil
 	}
 	if err := s.cfg.Console.Settle(ctx, a.SessionID); err != nil {
@@ -50,7 +50,7 @@ func restartNotice(reason string) string {
 
 // excludeLive ends and excludes a call that is running on this console, answering as
 // excludeSession does; it reports false when the call is not live here.
-func (s *Server) excludeLive(c *fiber.Ctx, ex store.Exclusion) (bool, error) {
+func (s *Server) excludeLive(c *fiber.Ctx, ex audit.Exclusion) (bool, error) {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 60*time.Second)
 	defer cancel()
 	live, err := s.cfg.Console.ExcludeLive(ctx, ex)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
-	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/audit"
 )
 
 // TestRouteCredentialMatrix sends every route the app registers (enumerated from the router, so a
@@ -22,14 +22,16 @@ import (
 // participant token, a logged-out experimenter cookie, a spent sign-in link, and an experimenter
 // cookie on participant routes. No response may succeed on a protected route, none may carry a
 // hidden value or someone else's token, and the database must show no action taken.
-func TestRouteCredentialMatrix(t *testing.T) {
+func TestRouteCredentialMatrix(t *testing.T) { onEachStore(t, testRouteCredentialMatrix) }
+
+func testRouteCredentialMatrix(t *testing.T, bk backend) {
 	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{})
-	k := startKit(t, `{"systems":[{"label":"sys-owl","family":"reference","endpoint":"`+fake.URL()+`"}]}`)
+	k := startKitOn(t, bk, `{"systems":[{"label":"sys-owl","family":"reference","endpoint":"`+fake.URL()+`"}]}`, nil)
 	ctx := context.Background()
 
 	// The victim: participant A with a live call; B and C are other participants of the study.
 	a := k.participant(t, "matrix", "sys-owl", "it-vpn-incident")
-	if _, err := k.db.AddPlan(ctx, "matrix", []store.PlanRow{{Slot: "p2", Position: 1, Task: "it-vpn-incident", System: "sys-owl", Repeat: 1}}); err != nil {
+	if _, err := k.db.AddPlan(ctx, "matrix", []audit.PlanRow{{Slot: "p2", Position: 1, Task: "it-vpn-incident", System: "sys-owl", Repeat: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	consentAndMic(t, k.base, a.Token)
@@ -40,16 +42,16 @@ func TestRouteCredentialMatrix(t *testing.T) {
 	var started struct{ Session string }
 	json.Unmarshal([]byte(body), &started)
 	defer get(t, "POST", k.base+"/api/p/"+a.Token+"/call/"+started.Session+"/hangup", "{}")
-	b, err := k.db.CreateParticipant(ctx, store.NewParticipant{StudyID: "matrix"})
+	b, err := k.db.CreateParticipant(ctx, audit.NewParticipant{StudyID: "matrix"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	expired, _ := k.db.CreateParticipant(ctx, store.NewParticipant{StudyID: "matrix", ExpiresAt: time.Now().Add(-time.Hour)})
-	if _, err := k.db.CreateStudy(ctx, store.Study{ID: "matrix-open", Name: "Open", Seed: 2, Config: json.RawMessage(`{"enrollment":"open"}`)}); err != nil {
+	expired, _ := k.db.CreateParticipant(ctx, audit.NewParticipant{StudyID: "matrix", ExpiresAt: time.Now().Add(-time.Hour)})
+	if _, err := k.db.CreateStudy(ctx, audit.Study{ID: "matrix-open", Name: "Open", Seed: 2, Config: json.RawMessage(`{"enrollment":"open"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	k.db.AddPlan(ctx, "matrix-open", []store.PlanRow{{Slot: "o1", Position: 1, Task: "it-vpn-incident", System: "sys-owl", Repeat: 1}})
-	lapsed, _ := k.db.CreateParticipant(ctx, store.NewParticipant{StudyID: "matrix-open", ConsentDeadline: time.Now().Add(-time.Minute)})
+	k.db.AddPlan(ctx, "matrix-open", []audit.PlanRow{{Slot: "o1", Position: 1, Task: "it-vpn-incident", System: "sys-owl", Repeat: 1}})
+	lapsed, _ := k.db.CreateParticipant(ctx, audit.NewParticipant{StudyID: "matrix-open", ConsentDeadline: time.Now().Add(-time.Minute)})
 	ann, err := k.db.CreateAnnotator(ctx, "matrix")
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +90,7 @@ func TestRouteCredentialMatrix(t *testing.T) {
 	experimenterOwn := func(path string) bool { return strings.HasPrefix(path, "/x/") || strings.HasPrefix(path, "/api/x/") }
 
 	snapshot := func() string {
-		sessions, _ := k.db.ListSessions(ctx, store.SessionFilter{})
+		sessions, _ := k.db.ListSessions(ctx, audit.SessionFilter{})
 		var parts []string
 		for _, s := range sessions {
 			full, _ := k.db.Session(ctx, s.ID)

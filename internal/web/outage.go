@@ -9,8 +9,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/console"
-	"github.com/voicebench/humanaudit/internal/store"
 )
 
 // MsgUnavailable is what a participant (or anyone) is told while the database cannot be reached.
@@ -24,7 +24,7 @@ const msgLiveElsewhere = "your call is still running in another window or on ano
 // console (409). It reports false for any other error.
 func (s *Server) outageError(c *fiber.Ctx, err error) (bool, error) {
 	switch {
-	case errors.Is(err, store.ErrUnavailable):
+	case errors.Is(err, audit.ErrUnavailable):
 		s.log.Warn("database unavailable", slog.String("path", c.Path()), slog.Any("err", err))
 		c.Set(fiber.HeaderRetryAfter, "10")
 		if strings.HasPrefix(c.Path(), "/api/") {

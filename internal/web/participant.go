@@ -13,11 +13,11 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/flow"
 	"github.com/voicebench/humanaudit/internal/rtc"
 	"github.com/voicebench/humanaudit/internal/session"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/study"
 )
 
@@ -35,7 +35,7 @@ type StudyConfig struct {
 // DefaultConsent is shown when a study sets no consent text.
 const DefaultConsent = "You are invited to take part in a research study on voice assistants. You will make a few short phone-style calls to an automated agent and play a caller described on a role card. Your voice and the agent's voice are recorded, together with what happens during each call, and are used only for research; recordings are stored securely and reported only in aggregate. Taking part is voluntary and you may stop at any time by closing this page. By continuing you confirm that you are at least 18 years old and agree to take part."
 
-func studyConfig(st store.Study) StudyConfig {
+func studyConfig(st audit.Study) StudyConfig {
 	var c StudyConfig
 	json.Unmarshal(st.Config, &c)
 	if c.Consent == "" {
@@ -63,19 +63,6 @@ func (ps *peers) current(sessionID string) *rtc.Peer {
 	return ps.cur[sessionID]
 }
 
-func (s *Server) participantRoutes() {
-	s.app.Get("/join/:study", s.join)
-	s.app.Get("/p/:token", s.participantPage)
-	api := s.app.Group("/api/p/:token", s.participantAuth)
-	api.Get("/state", s.participantState)
-	api.Post("/consent", s.participantConsent)
-	api.Post("/miccheck", s.participantMicCheck)
-	api.Post("/call", s.participantStartCall)
-	api.Get("/call/:sid", s.participantCall)
-	api.Post("/call/:sid/offer", s.participantOffer)
-	api.Post("/call/:sid/hangup", s.participantHangUp)
-}
-
 func (s *Server) participantAuth(c *fiber.Ctx) error {
 	p, err := s.cfg.Store.ParticipantByToken(c.UserContext(), c.Params("token"))
 	if err != nil {
@@ -85,8 +72,8 @@ func (s *Server) participantAuth(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-func participantOf(c *fiber.Ctx) store.Participant {
-	return c.Locals("participant").(store.Participant)
+func participantOf(c *fiber.Ctx) audit.Participant {
+	return c.Locals("participant").(audit.Participant)
 }
 
 // participantPage serves the participant app after checking the token, and keeps the recruiting
@@ -101,7 +88,7 @@ func (s *Server) participantPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if ext != (store.ExternalIDs{}) && ext != p.External {
+	if ext != (audit.ExternalIDs{}) && ext != p.External {
 		if err := s.cfg.Store.SetExternalIDs(ctx, p.ID, ext); err != nil {
 			s.log.Warn("external ids not stored", slog.Int64("participant", p.ID), slog.Any("err", err))
 		}
@@ -144,12 +131,12 @@ func (s *Server) participantState(c *fiber.Ctx) error {
 	}
 	sc := studyConfig(st)
 	out := participantStep{Study: sc.Title, Consent: sc.Consent, Consented: p.Consent != nil, MicChecked: p.MicCheck != nil}
-	var a store.Assignment
+	var a audit.Assignment
 	var claimErr error
 	if out.Consented && out.MicChecked {
 		// Claiming binds the participant's whole plan slot, so count the calls after it.
 		a, claimErr = s.nextAssignment(ctx, p)
-		if claimErr != nil && !errors.Is(claimErr, store.ErrNoAssignment) {
+		if claimErr != nil && !errors.Is(claimErr, audit.ErrNoAssignment) {
 			return claimErr
 		}
 	}
@@ -158,7 +145,7 @@ func (s *Server) participantState(c *fiber.Ctx) error {
 		return err
 	}
 	for _, x := range as {
-		if x.Status == store.StatusDone || x.Status == store.StatusExcluded {
+		if x.Status == audit.StatusDone || x.Status == audit.StatusExcluded {
 			out.Completed++
 		}
 	}
@@ -166,7 +153,7 @@ func (s *Server) participantState(c *fiber.Ctx) error {
 	if !out.Consented || !out.MicChecked {
 		return c.JSON(out)
 	}
-	if errors.Is(claimErr, store.ErrNoAssignment) {
+	if errors.Is(claimErr, audit.ErrNoAssignment) {
 		// Done only after at least one call; a participant the plan has no room for is told so.
 		out.Done = out.Completed > 0
 		if out.Done {
@@ -185,7 +172,7 @@ func (s *Server) participantState(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-func (s *Server) brief(ctx context.Context, p store.Participant, a store.Assignment) (*callBrief, error) {
+func (s *Server) brief(ctx context.Context, p audit.Participant, a audit.Assignment) (*callBrief, error) {
 	t, ok := s.cfg.Console.Task(a.Task)
 	if !ok {
 		return nil, fmt.Errorf("assignment %d names task %q: %w", a.ID, a.Task, console.ErrUnknownTask)
@@ -233,7 +220,7 @@ func (s *Server) participantConsent(c *fiber.Ctx) error {
 }
 
 func (s *Server) participantMicCheck(c *fiber.Ctx) error {
-	var mc store.MicCheck
+	var mc audit.MicCheck
 	if err := json.Unmarshal(c.Body(), &mc); err != nil {
 		return badRequest("mic check: %v", err)
 	}
@@ -280,7 +267,7 @@ func (s *Server) liveFor(c *fiber.Ctx) (*console.Live, error) {
 		if _, err := s.cfg.Store.ParticipantSession(c.UserContext(), participantOf(c).ID, c.Params("sid")); err == nil {
 			return nil, &apiError{status: fiber.StatusGone, msg: "this call has ended"}
 		}
-		return nil, store.ErrNotFound
+		return nil, audit.ErrNotFound
 	}
 	return l, nil
 }

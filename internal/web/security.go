@@ -10,8 +10,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/redact"
-	"github.com/voicebench/humanaudit/internal/store"
 )
 
 // Security configures the app's defences; the zero value is the safe default for a console on
@@ -27,7 +27,7 @@ type Security struct {
 	// state, besides the console's own (the request's scheme and host, and BaseURL's).
 	AllowedOrigins []string
 	// Session bounds experimenter sessions (idle and absolute expiry).
-	Session store.SessionLimits
+	Session audit.SessionLimits
 	// SignIn bounds password guessing.
 	SignIn SignInLimits
 	// Enrollment bounds the open study link /join/<study>.

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
-	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/web"
 )
 
@@ -86,8 +86,10 @@ func csrfOf(t *testing.T, k *consoleKit, c *http.Cookie) string {
 // The session cookie is separate from any link, HttpOnly, SameSite=Strict, Path=/ (Secure only
 // under TLS: see the TLS test), and logout revokes it on the server: the same cookie is refused
 // afterwards even if a browser (or a thief) kept it.
-func TestLogoutRevokesTheSession(t *testing.T) {
-	k := startKit(t, `{"systems":[{"label":"sys-owl","family":"reference"}]}`)
+func TestLogoutRevokesTheSession(t *testing.T) { onEachStore(t, testLogoutRevokesTheSession) }
+
+func testLogoutRevokesTheSession(t *testing.T, bk backend) {
+	k := startKitOn(t, bk, `{"systems":[{"label":"sys-owl","family":"reference"}]}`, nil)
 	c := signInWithPassword(t, k, "ana")
 	if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" || c.Secure {
 		t.Errorf("cookie attributes: %+v", c)
@@ -119,8 +121,10 @@ func TestLogoutRevokesTheSession(t *testing.T) {
 }
 
 // A sign-in link opens a page that spends it by POST; the first use signs in, the second is refused.
-func TestSignInLinkWorksOnce(t *testing.T) {
-	k := startKit(t, `{"systems":[{"label":"sys-owl","family":"reference"}]}`)
+func TestSignInLinkWorksOnce(t *testing.T) { onEachStore(t, testSignInLinkWorksOnce) }
+
+func testSignInLinkWorksOnce(t *testing.T, bk backend) {
+	k := startKitOn(t, bk, `{"systems":[{"label":"sys-owl","family":"reference"}]}`, nil)
 	ctx := context.Background()
 	x, err := k.db.CreateExperimenter(ctx, "ben", "a long enough passphrase")
 	if err != nil {
@@ -167,10 +171,14 @@ func TestSignInLinkWorksOnce(t *testing.T) {
 // A state-changing request from another origin is refused even with the experimenter's valid
 // cookie; JSON routes take JSON only; the experimenter API wants the session's CSRF token.
 func TestCrossOriginRequestsAreRefused(t *testing.T) {
+	onEachStore(t, testCrossOriginRequestsAreRefused)
+}
+
+func testCrossOriginRequestsAreRefused(t *testing.T, bk backend) {
 	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{})
-	k := startKit(t, `{"systems":[{"label":"sys-owl","family":"reference","endpoint":"`+fake.URL()+`"}]}`)
+	k := startKitOn(t, bk, `{"systems":[{"label":"sys-owl","family":"reference","endpoint":"`+fake.URL()+`"}]}`, nil)
 	ctx := context.Background()
-	sess, err := k.db.CreateSession(ctx, store.NewSession{TaskID: "it-vpn-incident", TaskVersion: k.tasks["it-vpn-incident"].Version, System: "sys-owl", Mode: store.ModeSynthetic})
+	sess, err := k.db.CreateSession(ctx, audit.NewSession{TaskID: "it-vpn-incident", TaskVersion: k.tasks["it-vpn-incident"].Version, System: "sys-owl", Mode: audit.ModeSynthetic})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,17 +245,19 @@ func TestCrossOriginRequestsAreRefused(t *testing.T) {
 
 // Open enrollment: recruiting ids are checked, each address may enroll a few times per window, and
 // the pending cap and the plan's size are enforced with clear pages.
-func TestOpenEnrollmentLimits(t *testing.T) {
-	k := startKitWith(t, `{"systems":[{"label":"sys-owl","family":"reference"}]}`, func(c *web.Config) {
+func TestOpenEnrollmentLimits(t *testing.T) { onEachStore(t, testOpenEnrollmentLimits) }
+
+func testOpenEnrollmentLimits(t *testing.T, bk backend) {
+	k := startKitOn(t, bk, `{"systems":[{"label":"sys-owl","family":"reference"}]}`, func(c *web.Config) {
 		c.Security.Enrollment = web.EnrollmentLimits{PerAddress: 3, Window: time.Hour, MaxPending: 2, ConsentTimeout: 30 * time.Minute}
 	})
 	ctx := context.Background()
-	if _, err := k.db.CreateStudy(ctx, store.Study{ID: "open2", Name: "Open", Seed: 1, Config: json.RawMessage(`{"enrollment":"open"}`)}); err != nil {
+	if _, err := k.db.CreateStudy(ctx, audit.Study{ID: "open2", Name: "Open", Seed: 1, Config: json.RawMessage(`{"enrollment":"open"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	var rows []store.PlanRow
+	var rows []audit.PlanRow
 	for i := range 15 {
-		rows = append(rows, store.PlanRow{Slot: fmt.Sprintf("s%02d", i), Position: 1, Task: "it-vpn-incident", System: "sys-owl", Repeat: 1})
+		rows = append(rows, audit.PlanRow{Slot: fmt.Sprintf("s%02d", i), Position: 1, Task: "it-vpn-incident", System: "sys-owl", Repeat: 1})
 	}
 	if _, err := k.db.AddPlan(ctx, "open2", rows); err != nil {
 		t.Fatal(err)
@@ -283,10 +293,12 @@ func TestOpenEnrollmentLimits(t *testing.T) {
 }
 
 // Log lines carry no link token: request paths are logged with the token replaced.
-func TestLogsCarryNoToken(t *testing.T) {
+func TestLogsCarryNoToken(t *testing.T) { onEachStore(t, testLogsCarryNoToken) }
+
+func testLogsCarryNoToken(t *testing.T, bk backend) {
 	var logs bytes.Buffer
 	var mu sync.Mutex
-	k := startKitWith(t, `{"systems":[{"label":"sys-owl","family":"reference"}]}`, func(c *web.Config) {
+	k := startKitOn(t, bk, `{"systems":[{"label":"sys-owl","family":"reference"}]}`, func(c *web.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
 	p := k.participant(t, "logs", "sys-owl", "it-vpn-incident")
@@ -317,6 +329,10 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // spread a guesser over many addresses and X-Forwarded-Proto cannot fake https; behind a trusted
 // proxy the client's address and scheme come from the proxy's headers.
 func TestForwardedHeadersTrustedOnlyFromAProxy(t *testing.T) {
+	onEachStore(t, testForwardedHeadersTrustedOnlyFromAProxy)
+}
+
+func testForwardedHeadersTrustedOnlyFromAProxy(t *testing.T, bk backend) {
 	guess := func(k *consoleKit, i int, hdr map[string]string) int {
 		h := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
 		for a, b := range hdr {
@@ -325,7 +341,7 @@ func TestForwardedHeadersTrustedOnlyFromAProxy(t *testing.T) {
 		res, _ := request(t, "POST", k.base+"/x/login", fmt.Sprintf("name=nobody-%d&password=wrong", i), h)
 		return res.StatusCode
 	}
-	direct := startKit(t, `{"systems":[{"label":"sys-owl","family":"reference"}]}`)
+	direct := startKitOn(t, bk, `{"systems":[{"label":"sys-owl","family":"reference"}]}`, nil)
 	c := signInWithPassword(t, direct, "dora")
 	if c.Secure {
 		t.Error("Secure cookie over plain HTTP")
@@ -343,7 +359,7 @@ func TestForwardedHeadersTrustedOnlyFromAProxy(t *testing.T) {
 		t.Errorf("no proxy trusted, spoofed X-Forwarded-For: %v, want the peer's limit after 5", codes)
 	}
 
-	proxied := startKitWith(t, `{"systems":[{"label":"sys-owl","family":"reference"}]}`, func(c *web.Config) {
+	proxied := startKitOn(t, bk, `{"systems":[{"label":"sys-owl","family":"reference"}]}`, func(c *web.Config) {
 		c.Security.TrustedProxies = []string{"127.0.0.1/32"}
 	})
 	codes = nil

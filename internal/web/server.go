@@ -20,16 +20,16 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/redact"
 	"github.com/voicebench/humanaudit/internal/rtc"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/ui"
 )
 
 // Config configures the app.
 type Config struct {
-	Store   *store.DB
+	Store   Store
 	Console *console.Service
 	RTC     *rtc.Endpoint
 	DataDir string
@@ -56,12 +56,6 @@ type Server struct {
 	closeErr  error
 }
 
-// routeHooks lets other files of this package add their routes (the annotator app) without
-// touching this one.
-var routeHooks []func(*Server)
-
-func registerRoutes(hook func(*Server)) { routeHooks = append(routeHooks, hook) }
-
 // New builds the app and its routes.
 func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil {
@@ -86,21 +80,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.Security.fiberProxyConfig(&fc)
 	s.app = fiber.New(fc)
-	s.app.Use(s.securityHeaders, s.redactResponses, s.sameOrigin, s.jsonBodies)
-	s.app.Get("/", s.home)
-	s.app.Get("/ui/:file", s.static)
-	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
-	s.app.Get("/favicon.ico", func(c *fiber.Ctx) error { return c.SendStatus(fiber.StatusNoContent) })
-	s.participantRoutes()
-	s.experimenterRoutes()
-	for _, hook := range routeHooks {
-		hook(s)
-	}
-	s.app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
+	s.routes()
 	return s, nil
 }
 
-// App exposes the Fiber app to route hooks in this package.
+// App exposes the Fiber app (the tests enumerate its routes).
 func (s *Server) App() *fiber.App { return s.app }
 
 // Listen binds addr ("127.0.0.1:0" in tests).
@@ -217,6 +201,28 @@ func badRequest(format string, args ...any) error {
 	return &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
 }
 
+// statuses maps each domain error to its HTTP status and the message a client may see, in the
+// order they are matched (ErrLapsed before ErrExpired, which it also is). An empty message shows
+// the error's own, which is written for the client (a bad SDP offer names its problem).
+var statuses = []struct {
+	err    error
+	status int
+	msg    string
+}{
+	{audit.ErrNotFound, http.StatusNotFound, "not found"},
+	{audit.ErrLapsed, http.StatusGone, "your place in the study was released because consent was not given in time; open the study again from your recruiting platform"},
+	{audit.ErrEnrollmentFull, http.StatusServiceUnavailable, "many people are joining this study right now; please try again in a few minutes"},
+	{audit.ErrExpired, http.StatusGone, "this link has expired"},
+	{audit.ErrUnauthorized, http.StatusUnauthorized, "not signed in"},
+	{audit.ErrConflict, http.StatusConflict, "conflict with the current state"},
+	{audit.ErrNoAssignment, http.StatusConflict, "there is no further call for you in this study"},
+	{audit.ErrInvalid, http.StatusBadRequest, "invalid request"},
+	{rtc.ErrBadOffer, http.StatusBadRequest, ""},
+	{console.ErrUnknownSystem, http.StatusServiceUnavailable, "this call's agent is not configured on this console; please contact the researcher"},
+	{console.ErrUnknownTask, http.StatusServiceUnavailable, "this call's task is not available on this console; please contact the researcher"},
+	{console.ErrAgentUnavailable, http.StatusServiceUnavailable, "the agent is not available right now; please try again in a minute"},
+}
+
 // statusOf maps domain errors to HTTP status in one place, with a message safe for the client.
 func statusOf(err error) (int, string) {
 	var ae *apiError
@@ -226,30 +232,14 @@ func statusOf(err error) (int, string) {
 		return ae.status, ae.msg
 	case errors.As(err, &fe):
 		return fe.Code, fe.Message
-	case errors.Is(err, store.ErrNotFound):
-		return http.StatusNotFound, "not found"
-	case errors.Is(err, store.ErrLapsed):
-		return http.StatusGone, "your place in the study was released because consent was not given in time; open the study again from your recruiting platform"
-	case errors.Is(err, store.ErrEnrollmentFull):
-		return http.StatusServiceUnavailable, "many people are joining this study right now; please try again in a few minutes"
-	case errors.Is(err, store.ErrExpired):
-		return http.StatusGone, "this link has expired"
-	case errors.Is(err, store.ErrUnauthorized):
-		return http.StatusUnauthorized, "not signed in"
-	case errors.Is(err, store.ErrConflict):
-		return http.StatusConflict, "conflict with the current state"
-	case errors.Is(err, store.ErrNoAssignment):
-		return http.StatusConflict, "there is no further call for you in this study"
-	case errors.Is(err, store.ErrInvalid):
-		return http.StatusBadRequest, "invalid request"
-	case errors.Is(err, rtc.ErrBadOffer):
-		return http.StatusBadRequest, err.Error()
-	case errors.Is(err, console.ErrUnknownSystem):
-		return http.StatusServiceUnavailable, "this call's agent is not configured on this console; please contact the researcher"
-	case errors.Is(err, console.ErrUnknownTask):
-		return http.StatusServiceUnavailable, "this call's task is not available on this console; please contact the researcher"
-	case errors.Is(err, console.ErrAgentUnavailable):
-		return http.StatusServiceUnavailable, "the agent is not available right now; please try again in a minute"
+	}
+	for _, st := range statuses {
+		if errors.Is(err, st.err) {
+			if st.msg == "" {
+				return st.status, err.Error()
+			}
+			return st.status, st.msg
+		}
 	}
 	return http.StatusInternalServerError, "internal error"
 }

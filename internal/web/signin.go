@@ -14,7 +14,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/audit"
 )
 
 // Experimenters sign in with a name and password, or with a one-time link from `audit experimenter
@@ -67,14 +67,6 @@ func newSignIn(l SignInLimits) *signIn {
 // since it started: a figure for monitoring a sign-in flood.
 func (s *Server) PasswordChecks() int64 { return s.signIn.checked.Load() }
 
-func (s *Server) signInRoutes() {
-	s.app.Get("/x/login", s.loginPage)
-	s.app.Post("/x/login", s.login)
-	s.app.Post("/x/login/link", s.linkSignIn)
-	s.app.Get("/x/logout", s.logoutPage)
-	s.app.Post("/x/logout", s.logout)
-}
-
 // experimenterAuth admits a live experimenter session from the cookie (or, for scripts, an
 // Authorization: Bearer header with the session id); pages redirect to the sign-in form, the API
 // answers 401. A cookie-authenticated state change must carry the session's CSRF token.
@@ -88,7 +80,7 @@ func (s *Server) experimenterAuth(c *fiber.Ctx) error {
 	}
 	sess, err := s.cfg.Store.ExperimenterBySession(c.UserContext(), tok)
 	if err != nil {
-		if errors.Is(err, store.ErrExpired) || errors.Is(err, store.ErrUnauthorized) || errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, audit.ErrExpired) || errors.Is(err, audit.ErrUnauthorized) || errors.Is(err, audit.ErrNotFound) {
 			return s.unauthenticated(c)
 		}
 		return err
@@ -101,8 +93,8 @@ func (s *Server) experimenterAuth(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-func experimenterOf(c *fiber.Ctx) store.Experimenter {
-	return c.Locals("experimenter").(store.Experimenter)
+func experimenterOf(c *fiber.Ctx) audit.Experimenter {
+	return c.Locals("experimenter").(audit.Experimenter)
 }
 
 // csrfToken is the session's CSRF token: derived from the session id, which a cross-site page can
@@ -121,7 +113,7 @@ func (s *Server) experimenterMe(c *fiber.Ctx) error {
 
 func (s *Server) unauthenticated(c *fiber.Ctx) error {
 	if strings.HasPrefix(c.Path(), "/api/") {
-		return store.ErrUnauthorized
+		return audit.ErrUnauthorized
 	}
 	return c.Redirect("/x/login", fiber.StatusSeeOther)
 }
@@ -144,7 +136,7 @@ func (s *Server) loginPage(c *fiber.Ctx) error {
 func (s *Server) linkSignIn(c *fiber.Ctx) error {
 	x, err := s.cfg.Store.ConsumeSignInLink(c.UserContext(), c.FormValue("token"))
 	if err != nil {
-		if errors.Is(err, store.ErrExpired) || errors.Is(err, store.ErrUnauthorized) {
+		if errors.Is(err, audit.ErrExpired) || errors.Is(err, audit.ErrUnauthorized) {
 			s.log.Info("sign-in link refused", slog.String("client", s.clientIP(c)), slog.Any("err", err))
 			return s.page(c, fiber.StatusUnauthorized, "Sign-in link not valid",
 				"<p>This sign-in link was used before, has expired or is not valid: a link works once, for a short time. "+
@@ -184,7 +176,7 @@ func (s *Server) login(c *fiber.Ctx) error {
 	x, err := s.cfg.Store.CheckExperimenterPassword(c.UserContext(), name, password)
 	<-si.hashing
 	if err != nil {
-		if !errors.Is(err, store.ErrUnauthorized) {
+		if !errors.Is(err, audit.ErrUnauthorized) {
 			return err
 		}
 		s.log.Info("sign-in refused", slog.String("client", s.clientIP(c)))
@@ -205,7 +197,7 @@ func (s *Server) tooManySignIns(c *fiber.Ctx, retry time.Duration) error {
 }
 
 // startSession issues a session cookie and sends the experimenter to the dashboard.
-func (s *Server) startSession(c *fiber.Ctx, x store.Experimenter, via string) error {
+func (s *Server) startSession(c *fiber.Ctx, x audit.Experimenter, via string) error {
 	tok, err := s.cfg.Store.CreateExperimenterSession(c.UserContext(), x.ID, via, s.cfg.Security.Session)
 	if err != nil {
 		return err

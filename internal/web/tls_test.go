@@ -23,8 +23,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/browsertest"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/web"
 )
 
@@ -138,7 +138,7 @@ func TestParticipantCallOverHTTPS(t *testing.T) {
 		chromedp.Click("#mic-heard"), chromedp.Click("#mic-done"), chromedp.WaitVisible("#step-brief"))
 	b.Do(30*time.Second, chromedp.Click("#brief-start"), chromedp.WaitVisible(`#call-status.live`))
 	b.Shot(shots, "https-call")
-	sessions, _ := k.db.ListSessions(context.Background(), store.SessionFilter{StudyID: "tls"})
+	sessions, _ := k.db.ListSessions(context.Background(), audit.SessionFilter{StudyID: "tls"})
 	if len(sessions) != 1 {
 		t.Fatalf("sessions: %d", len(sessions))
 	}

@@ -17,6 +17,8 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/agent"
 	"github.com/voicebench/humanaudit/internal/agent/gemini"
+	"github.com/voicebench/humanaudit/internal/agent/internal/params"
+	"github.com/voicebench/humanaudit/internal/agent/internal/wsserver"
 )
 
 // GeminiPath is the Live API's WebSocket path (v1beta).
@@ -24,27 +26,33 @@ const GeminiPath = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.Bi
 
 // GeminiFake is a loopback Gemini Live (BidiGenerateContent) server. Like the real API it sends
 // JSON in binary frames, reports failures only as close frames (1007 invalid argument, 1008
-// policy, 1011 internal), requires setup first and exactly one top-level field per message.
+// policy, 1011 internal), requires setup first and exactly one top-level field per message, and
+// validates function declarations against the documented Schema subset (a JSON Schema keyword
+// such as additionalProperties closes the connection with 1007 `Invalid JSON payload received.
+// Unknown name "additionalProperties" at 'setup.tools[0].function_declarations[0].parameters'`).
+// A setup asking for session resumption gets resumption handles after each turn, and a later
+// setup may resume from one (on any connection: the conversation is the fake's).
 type GeminiFake struct {
-	script Script
-	srv    *httptest.Server
-	up     websocket.Upgrader
-
 	traffic
-	next       int
-	transcript int
-	setups     []map[string]any
-	closes     []string
-	conns      map[*geminiConn]bool
-	nconn      int
-	wg         sync.WaitGroup
-	closed     bool
+	script    cursor
+	key       string
+	split     bool
+	setups    []map[string]any
+	closes    []string
+	handles   map[string]bool
+	handleSeq int
+	resumed   []string
+	conns     map[int]*geminiConn
+	bg        sync.WaitGroup // goAway timers
+	reg       wsserver.Registry
+	srv       *httptest.Server
 }
 
 // NewGeminiFake starts a fake on loopback; it is closed when tb ends.
 func NewGeminiFake(tb testing.TB, s Script) *GeminiFake {
 	tb.Helper()
-	f := &GeminiFake{script: s, conns: map[*geminiConn]bool{}, traffic: traffic{audioType: "realtimeInput.audio"}}
+	f := &GeminiFake{script: cursor{s: s}, key: s.Key, split: s.SplitToolTurns, traffic: traffic{audioType: "realtimeInput.audio"},
+		handles: map[string]bool{}, conns: map[int]*geminiConn{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serveHTTP))
 	tb.Cleanup(f.Close)
 	return f
@@ -55,34 +63,56 @@ func (f *GeminiFake) URL() string { return "ws" + strings.TrimPrefix(f.srv.URL, 
 
 // Close drops every connection and stops the server.
 func (f *GeminiFake) Close() {
-	f.mu.Lock()
-	f.closed = true
-	conns := make([]*geminiConn, 0, len(f.conns))
-	for c := range f.conns {
-		conns = append(conns, c)
-	}
-	f.mu.Unlock()
-	for _, c := range conns {
-		c.ws.Close()
-	}
-	f.wg.Wait()
+	f.reg.Close()
 	f.srv.Close()
+	f.bg.Wait()
 }
 
 // DropAll closes every connection's TCP socket without a close frame.
-func (f *GeminiFake) DropAll() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for c := range f.conns {
-		c.ws.UnderlyingConn().Close()
-	}
-}
+func (f *GeminiFake) DropAll() { f.reg.DropAll() }
 
 // Setups returns the setup objects received (keys in camelCase).
 func (f *GeminiFake) Setups() []map[string]any {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]map[string]any(nil), f.setups...)
+}
+
+// Resumed returns the handles that setups resumed from, in order.
+func (f *GeminiFake) Resumed() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.resumed...)
+}
+
+// ForgetHandles makes every resumption handle issued so far invalid, as when they expire.
+func (f *GeminiFake) ForgetHandles() {
+	f.mu.Lock()
+	f.handles = map[string]bool{}
+	f.mu.Unlock()
+}
+
+// GoAway announces the end of every open connection, as the service does before its connection
+// time limit, and closes each after timeLeft (earlier if the client leaves first).
+func (f *GeminiFake) GoAway(timeLeft time.Duration) {
+	f.mu.Lock()
+	var conns []*geminiConn
+	for _, c := range f.conns {
+		conns = append(conns, c)
+	}
+	f.mu.Unlock()
+	for _, c := range conns {
+		c.send("goAway", map[string]any{"goAway": map[string]any{"timeLeft": fmt.Sprintf("%gs", timeLeft.Seconds())}})
+		f.bg.Add(1)
+		go func() {
+			defer f.bg.Done()
+			select {
+			case <-time.After(timeLeft):
+				c.closeWith(websocket.CloseGoingAway, "session time limit reached")
+			case <-c.gone:
+			}
+		}()
+	}
 }
 
 // Closes returns the close frames the fake sent ("1007 reason").
@@ -92,28 +122,6 @@ func (f *GeminiFake) Closes() []string {
 	return append([]string(nil), f.closes...)
 }
 
-func (f *GeminiFake) nextReply() Reply {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.next >= len(f.script.Replies) {
-		return Reply{Text: "Okay.", AudioMS: 200}
-	}
-	r := f.script.Replies[f.next]
-	f.next++
-	return r
-}
-
-func (f *GeminiFake) nextTranscript() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.transcript >= len(f.script.CallerTranscripts) {
-		return "(caller speech)"
-	}
-	t := f.script.CallerTranscripts[f.transcript]
-	f.transcript++
-	return t
-}
-
 func (f *GeminiFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	key := r.Header.Get("x-goog-api-key")
 	if key == "" {
@@ -121,33 +129,34 @@ func (f *GeminiFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	f.handshakes = append(f.handshakes, Handshake{Path: r.URL.Path, Auth: key != "", Model: r.URL.Query().Get("model")})
-	closed := f.closed
 	f.mu.Unlock()
-	if closed || r.URL.Path != GeminiPath {
+	if f.reg.Closed() || r.URL.Path != GeminiPath {
 		http.NotFound(w, r)
 		return
 	}
-	ws, err := f.up.Upgrade(w, r, nil)
-	if err != nil {
+	if f.key != "" && key != f.key {
+		// As the service does: the upgrade is refused with HTTP 400 and the reason in the body.
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT",`+
+			`"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com",`+
+			`"metadata":{"service":"generativelanguage.googleapis.com"}}]}}`)
 		return
 	}
+	ws, id, ok := f.reg.Accept(w, r)
+	if !ok {
+		return
+	}
+	defer f.reg.Release(ws)
+	c := &geminiConn{f: f, id: id, ws: ws, calls: map[string]bool{}, gone: make(chan struct{})}
 	f.mu.Lock()
-	if f.closed {
-		f.mu.Unlock()
-		ws.Close()
-		return
-	}
-	f.nconn++
-	c := &geminiConn{f: f, id: f.nconn, ws: ws, calls: map[string]bool{}}
-	f.conns[c] = true
-	f.wg.Add(1)
+	f.conns[id] = c
 	f.mu.Unlock()
-	defer f.wg.Done()
-	if f.script.Key != "" && key != f.script.Key {
-		c.closeWith(websocket.ClosePolicyViolation, "API key not valid. Please pass a valid API key.")
-		c.finish()
-		return
-	}
+	defer func() {
+		f.mu.Lock()
+		delete(f.conns, id)
+		f.mu.Unlock()
+	}()
 	c.serve()
 }
 
@@ -171,6 +180,8 @@ type geminiConn struct {
 	callSeq       int
 	toolDone      chan struct{} // closed when every pending call has a response
 	closing       bool
+	resumption    bool          // the setup asked for resumption handles
+	gone          chan struct{} // closed when the connection has ended
 	wg            sync.WaitGroup
 }
 
@@ -214,15 +225,13 @@ func (c *geminiConn) closeWith(code int, reason string) {
 
 func (c *geminiConn) finish() {
 	c.ws.Close()
+	close(c.gone)
 	c.mu.Lock()
 	if c.turn != nil {
 		c.turn.stop()
 	}
 	c.mu.Unlock()
 	c.wg.Wait()
-	c.f.mu.Lock()
-	delete(c.f.conns, c)
-	c.f.mu.Unlock()
 }
 
 func (c *geminiConn) serve() {
@@ -293,7 +302,7 @@ func (c *geminiConn) handle(data []byte) bool {
 		c.closeWith(websocket.CloseInvalidFramePayloadData, "Request contains an invalid argument. The first message must be setup.")
 		return false
 	case key == "setup":
-		return c.setup(msg["setup"])
+		return c.setup(msg["setup"], data)
 	case key == "realtimeInput":
 		return c.realtimeInput(msg["realtimeInput"])
 	case key == "toolResponse":
@@ -318,14 +327,15 @@ func (c *geminiConn) record(typ string, data []byte) {
 }
 
 var (
-	geminiSetupKeys = keyTree{"model": nil, "systemInstruction": nil, "tools": nil, "inputAudioTranscription": nil, "outputAudioTranscription": nil,
-		"sessionResumption": nil, "contextWindowCompression": nil, "proactivity": nil,
+	geminiSetupKeys = params.Tree{"model": nil, "systemInstruction": nil, "tools": nil, "inputAudioTranscription": nil, "outputAudioTranscription": nil,
+		"sessionResumption":        {"handle": nil, "transparent": nil},
+		"contextWindowCompression": {"slidingWindow": {"targetTokens": nil}, "triggerTokens": nil},
+		"proactivity":              nil,
 		"generationConfig": {"responseModalities": nil, "temperature": nil, "topP": nil, "topK": nil, "maxOutputTokens": nil, "candidateCount": nil,
 			"presencePenalty": nil, "frequencyPenalty": nil, "mediaResolution": nil, "thinkingConfig": nil, "enableAffectiveDialog": nil, "seed": nil,
 			"speechConfig": {"voiceConfig": {"prebuiltVoiceConfig": {"voiceName": nil}}, "languageCode": nil, "multiSpeakerVoiceConfig": nil}},
 		"realtimeInputConfig": {"automaticActivityDetection": {"disabled": nil, "startOfSpeechSensitivity": nil, "endOfSpeechSensitivity": nil,
 			"prefixPaddingMs": nil, "silenceDurationMs": nil}, "activityHandling": nil, "turnCoverage": nil}}
-	geminiDeclKeys = keyTree{"name": nil, "description": nil, "parameters": nil, "parametersJsonSchema": nil, "response": nil, "behavior": nil}
 )
 
 func (c *geminiConn) invalid(format string, args ...any) bool {
@@ -333,11 +343,11 @@ func (c *geminiConn) invalid(format string, args ...any) bool {
 	return false
 }
 
-func (c *geminiConn) setup(v any) bool {
+func (c *geminiConn) setup(v any, raw []byte) bool {
 	s, _ := v.(map[string]any)
-	if bad := checkKeys("setup", s, geminiSetupKeys); bad != nil {
-		name := bad.param[strings.LastIndex(bad.param, ".")+1:]
-		parent := strings.TrimSuffix(bad.param, "."+name)
+	if bad := params.Unknown("setup", s, geminiSetupKeys); bad != "" {
+		name := bad[strings.LastIndex(bad, ".")+1:]
+		parent := strings.TrimSuffix(bad, "."+name)
 		c.closeWith(websocket.CloseInvalidFramePayloadData, fmt.Sprintf("Invalid JSON payload received. Unknown name %q at '%s': Cannot find field.", name, parent))
 		return false
 	}
@@ -348,29 +358,29 @@ func (c *geminiConn) setup(v any) bool {
 		return c.invalid("setup.model must be models/{model}, got %q.", s["model"])
 	}
 	gc, _ := s["generationConfig"].(map[string]any)
-	if mods, ok := gc["responseModalities"]; ok && !slices.Equal(strs(mods), []string{"AUDIO"}) {
+	if mods, ok := gc["responseModalities"]; ok && !slices.Equal(params.Strings(mods), []string{"AUDIO"}) {
 		return c.invalid("Native audio models only support the AUDIO response modality, got %v.", mods)
 	}
-	if voice, ok := path(gc, "speechConfig", "voiceConfig", "prebuiltVoiceConfig", "voiceName"); ok && !slices.Contains(gemini.Voices, fmt.Sprint(voice)) {
+	if voice, ok := params.Path(gc, "speechConfig", "voiceConfig", "prebuiltVoiceConfig", "voiceName"); ok && !slices.Contains(gemini.Voices, fmt.Sprint(voice)) {
 		return c.invalid("Voice %q is not supported.", voice)
 	}
-	tools, _ := s["tools"].([]any)
-	for i, t := range tools {
-		tm, _ := t.(map[string]any)
-		decls, _ := tm["functionDeclarations"].([]any)
-		for j, d := range decls {
-			dm, _ := d.(map[string]any)
-			p := fmt.Sprintf("setup.tools[%d].functionDeclarations[%d]", i, j)
-			if bad := checkKeys(p, dm, geminiDeclKeys); bad != nil {
-				return c.invalid("Unknown name at %s.", bad.param)
+	if msg := c.checkTools(raw); msg != "" {
+		c.closeWith(websocket.CloseInvalidFramePayloadData, msg)
+		return false
+	}
+	if sr, ok := s["sessionResumption"].(map[string]any); ok {
+		if h, _ := sr["handle"].(string); h != "" {
+			c.f.mu.Lock()
+			known := c.f.handles[h]
+			if known {
+				c.f.resumed = append(c.f.resumed, h)
 			}
-			if name, _ := dm["name"].(string); name == "" {
-				return c.invalid("%s.name is required.", p)
-			}
-			if params, ok := dm["parameters"].(map[string]any); ok && !strings.EqualFold(fmt.Sprint(params["type"]), "object") {
-				return c.invalid("%s.parameters must be of type OBJECT.", p)
+			c.f.mu.Unlock()
+			if !known {
+				return c.invalid("setup.session_resumption.handle is not a valid session handle or has expired.")
 			}
 		}
+		c.resumption = true
 	}
 	ric, _ := s["realtimeInputConfig"].(map[string]any)
 	aad, _ := ric["automaticActivityDetection"].(map[string]any)
@@ -392,7 +402,28 @@ func (c *geminiConn) setup(v any) bool {
 	_, c.transcribeOut = s["outputAudioTranscription"]
 	c.mu.Unlock()
 	c.send("setupComplete", map[string]any{"setupComplete": map[string]any{}})
+	c.resumptionUpdate(true)
 	return true
+}
+
+// resumptionUpdate tells a client that asked for resumption whether (and from which handle) the
+// session can be resumed now: not while the model speaks or waits for tool results.
+func (c *geminiConn) resumptionUpdate(resumable bool) {
+	if !c.resumption {
+		return
+	}
+	u := map[string]any{"resumable": resumable}
+	if resumable {
+		c.f.mu.Lock()
+		c.f.handleSeq++
+		h := fmt.Sprintf("resume-handle-%d", c.f.handleSeq)
+		c.f.handles[h] = true
+		c.f.mu.Unlock()
+		u["newHandle"] = h
+	} else {
+		u["newHandle"] = ""
+	}
+	c.send("sessionResumptionUpdate", map[string]any{"sessionResumptionUpdate": u})
 }
 
 func (c *geminiConn) realtimeInput(v any) bool {
@@ -477,7 +508,7 @@ func (c *geminiConn) startTurn() {
 	t := &geminiTurn{cancel: make(chan struct{}), done: make(chan struct{})}
 	c.turn = t
 	c.mu.Unlock()
-	reply := c.f.nextReply()
+	reply := c.f.script.reply()
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -516,8 +547,9 @@ func (c *geminiConn) runTurn(t *geminiTurn, reply Reply) {
 	c.mu.Unlock()
 	if in {
 		c.send("serverContent.inputTranscription", map[string]any{"serverContent": map[string]any{
-			"inputTranscription": map[string]any{"text": c.f.nextTranscript(), "finished": true}}})
+			"inputTranscription": map[string]any{"text": c.f.script.callerTranscript("(caller speech)"), "finished": true}}})
 	}
+	c.resumptionUpdate(false)
 	var audioMS int
 	for {
 		ms, ok := c.speak(t, reply, out)
@@ -534,8 +566,14 @@ func (c *geminiConn) runTurn(t *geminiTurn, reply Reply) {
 		if !c.callTools(t, reply.Calls) {
 			return
 		}
-		reply = c.f.nextReply() // the model continues after the tool responses
+		reply = c.f.script.reply() // the model continues after the tool responses
 	}
+	c.turnComplete(audioMS)
+	c.resumptionUpdate(true)
+}
+
+// turnComplete ends a model turn, with its usage.
+func (c *geminiConn) turnComplete(audioMS int) {
 	c.send("serverContent.generationComplete", map[string]any{"serverContent": map[string]any{"generationComplete": true}})
 	c.send("serverContent.turnComplete", map[string]any{
 		"serverContent": map[string]any{"turnComplete": true},
@@ -614,6 +652,10 @@ func (c *geminiConn) callTools(t *geminiTurn, calls []Call) bool {
 	}
 	c.mu.Unlock()
 	c.send("toolCall", map[string]any{"toolCall": map[string]any{"functionCalls": fcs}})
+	if c.f.split {
+		// This model ends the tool-call turn here and answers the results in a new turn.
+		c.turnComplete(0)
+	}
 	select {
 	case <-done:
 		return true
@@ -651,18 +693,4 @@ func (c *geminiConn) toolResponse(v any) bool {
 		c.toolDone = nil
 	}
 	return true
-}
-
-func path(m map[string]any, keys ...string) (any, bool) {
-	var v any = m
-	for _, k := range keys {
-		mm, ok := v.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if v, ok = mm[k]; !ok {
-			return nil, false
-		}
-	}
-	return v, true
 }

@@ -1,13 +1,20 @@
 // Package agenttest holds faithful protocol fakes of the realtime agent APIs: real WebSocket
 // servers on loopback that speak each family's wire protocol from a small script, validate what
 // clients send as the real API does (rejecting what it rejects), and record the traffic so tests
-// can assert on it. Adapter tests run the real client code against them.
+// can assert on it. Adapter tests run the real client code against them. The OpenAI-family fake
+// is a responder of realtimeserver; the Gemini Live fake (with the service's setup and schema
+// validation, tool-turn shapes and session resumption) and the GPT-Live fake (the published API)
+// are servers of their own protocols.
 package agenttest
 
 import (
 	"math"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/voicebench/humanaudit/internal/agent/openai/wire"
+	"github.com/voicebench/humanaudit/internal/agent/realtimeserver"
 )
 
 // Reply is what the fake agent does for one response (or, for Gemini, one model turn).
@@ -58,6 +65,39 @@ var (
 	ErrServer    = &ProviderError{Type: "server_error", Code: "server_error", Message: "The server had an error while processing your request."}
 	ErrRateLimit = &ProviderError{Type: "rate_limit_error", Code: "rate_limit_exceeded", Message: "Rate limit reached for requests per minute."}
 )
+
+// cursor hands out a script's replies and caller transcripts in order, across a fake's
+// connections.
+type cursor struct {
+	mu         sync.Mutex
+	s          Script
+	next       int // next reply
+	transcript int // next caller transcript
+}
+
+// reply returns the next reply; past the script's end every reply is a short "Okay.".
+func (c *cursor) reply() Reply {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.next >= len(c.s.Replies) {
+		return Reply{Text: "Okay.", AudioMS: 200}
+	}
+	r := c.s.Replies[c.next]
+	c.next++
+	return r
+}
+
+// callerTranscript returns the next caller transcript, or fallback past the script's end.
+func (c *cursor) callerTranscript(fallback string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.transcript >= len(c.s.CallerTranscripts) {
+		return fallback
+	}
+	t := c.s.CallerTranscripts[c.transcript]
+	c.transcript++
+	return t
+}
 
 func (r Reply) audioMS() int {
 	if r.AudioMS > 0 {
@@ -155,3 +195,26 @@ func (v *vad) feed(pcm []int16, ms, silenceMS int) (started, stopped bool) {
 	}
 	return false, false
 }
+
+// energyVAD is the vad as an OpenAI-family server's turn detection.
+type energyVAD struct {
+	v         vad
+	silenceMS int
+}
+
+func newEnergyVAD(s realtimeserver.Session) realtimeserver.VAD {
+	return &energyVAD{silenceMS: s.SilenceMS}
+}
+
+func (e *energyVAD) Feed(pcm []int16, start time.Duration) []realtimeserver.SpeechEvent {
+	d := time.Duration(len(pcm)) * time.Second / wire.SampleRate
+	switch started, stopped := e.v.feed(pcm, int(d.Milliseconds()), e.silenceMS); {
+	case started:
+		return []realtimeserver.SpeechEvent{{Start: true, At: start, Padded: start}}
+	case stopped:
+		return []realtimeserver.SpeechEvent{{At: start + d}}
+	}
+	return nil
+}
+
+func (e *energyVAD) Speaking() bool { return e.v.speaking }

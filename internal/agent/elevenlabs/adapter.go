@@ -79,6 +79,8 @@ type Adapter struct {
 	discard  int64 // event id whose rest the caller barged over
 	inSamp   int
 	calls    map[string]string // tool call id awaiting a result → tool name
+	owed     bool              // every result was sent and the agent's continuation has not begun
+	lastResp string            // id of the last response ended
 	seen     map[string]bool
 }
 
@@ -526,6 +528,7 @@ func (a *Adapter) SendToolResult(callID, name string, output json.RawMessage) er
 		return fmt.Errorf("tool result %s (%s): %w", callID, name, agent.ErrUnknownCall)
 	}
 	delete(a.calls, callID)
+	a.owed = a.owed || len(a.calls) == 0 // the agent continues once it has every result
 	var status struct {
 		OK *bool `json:"ok"`
 	}

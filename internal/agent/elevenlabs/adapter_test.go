@@ -218,6 +218,18 @@ func TestToolCallAndResult(t *testing.T) {
 	h.rec.WaitFor(t, wait, "follow-up", func(e agent.Event) bool {
 		return e.Type == agent.EventTranscriptDone && e.Text == "I found your record."
 	})
+	// One end of the agent's turn, after the follow-up: none at the preamble or the call.
+	end := h.rec.WaitType(t, wait, agent.EventTurnEnd)
+	if ends := h.rec.Of(agent.EventTurnEnd); len(ends) != 1 || end.Status != agent.StatusCompleted || end.ResponseID == "tool_"+call.CallID {
+		t.Fatalf("turn ends %+v", ends)
+	}
+	var followUp bool
+	for _, e := range h.rec.Events() {
+		followUp = followUp || e.Type == agent.EventTranscriptDone && e.Text == "I found your record."
+		if e.Type == agent.EventTurnEnd && !followUp {
+			t.Fatal("the turn ended before the agent's continuation after the tool result")
+		}
+	}
 	rs := h.f.Find("client_tool_result")
 	if len(rs) != 1 || rs[0]["tool_call_id"] != call.CallID || rs[0]["is_error"] != false || rs[0]["result"] != `{"ok":true,"record":{"id":"P-1"}}` {
 		t.Fatalf("tool results %v", rs)
@@ -258,6 +270,9 @@ func TestParallelToolCallsEachAnswered(t *testing.T) {
 	if n := len(h.rec.Of(agent.EventTranscriptDone)); n != 0 {
 		t.Fatal("the agent went on before every result came")
 	}
+	if n := len(h.rec.Of(agent.EventTurnEnd)); n != 0 {
+		t.Fatal("the turn ended while a tool call waited for its result")
+	}
 	h.a.SendToolResult(c2.CallID, c2.Name, json.RawMessage(`{"ok":true}`))
 	h.rec.WaitFor(t, wait, "follow-up", func(e agent.Event) bool { return e.Type == agent.EventTranscriptDone && e.Text == "Both found." })
 	clean(t, h.f)
@@ -278,6 +293,9 @@ func TestBargeInDropsTheInterruptedResponse(t *testing.T) {
 	}
 	if d := h.rec.WaitType(t, wait, agent.EventResponseDone); d.Status != agent.StatusCancelled || d.ResponseID != first.ResponseID {
 		t.Fatalf("done %+v", d)
+	}
+	if e := h.rec.WaitType(t, wait, agent.EventTurnEnd); e.Status != agent.StatusCancelled || e.ResponseID != first.ResponseID {
+		t.Fatalf("turn end %+v, want the interrupted turn cancelled", e)
 	}
 	speak(t, h.a, 16000, 0, 700)
 	h.rec.WaitFor(t, wait, "reply after barge-in", func(e agent.Event) bool { return e.Type == agent.EventTranscriptDone && e.Text == "Yes?" })

@@ -70,7 +70,7 @@ func (a *Adapter) normalizeLocked(m *ServerMessage) []agent.Event {
 			a.cur.corrected = strings.TrimSpace(c.Corrected)
 		}
 	case TypeUserTranscript:
-		out := a.endResponseLocked(agent.StatusCompleted) // the caller spoke: the agent's turn is over
+		out := a.endTurnLocked(agent.StatusCompleted) // the caller spoke: the agent's turn is over
 		if t := m.Transcript; t != nil && strings.TrimSpace(t.Text) != "" {
 			out = append(out, agent.Event{Type: agent.EventCallerTranscript, Text: strings.TrimSpace(t.Text)})
 		}
@@ -86,7 +86,7 @@ func (a *Adapter) normalizeLocked(m *ServerMessage) []agent.Event {
 			resp = a.cur.id
 			a.lastIntr = max(a.lastIntr, a.cur.event)
 		}
-		out := a.endResponseLocked(agent.StatusCancelled)
+		out := a.endTurnLocked(agent.StatusCancelled)
 		return append([]agent.Event{{Type: agent.EventInterrupted, ResponseID: resp}}, out...)
 	case TypeClientToolCall:
 		tc := m.ToolCall
@@ -170,6 +170,7 @@ func (a *Adapter) openLocked(event int64) []agent.Event {
 		out = a.endResponseLocked(agent.StatusCompleted)
 	}
 	a.cur = &response{event: event, id: "ev_" + strconv.FormatInt(event, 10)}
+	a.owed = false // the continuation after the tool results has begun
 	return out
 }
 
@@ -203,10 +204,34 @@ func (a *Adapter) armLocked() {
 		if a.cur != r || a.lost || a.closed {
 			return
 		}
-		for _, e := range a.endResponseLocked(agent.StatusCompleted) {
+		// Its audio stopped: the turn is over unless a tool call still waits for its result or
+		// for the agent's continuation.
+		var out []agent.Event
+		if len(a.calls) == 0 && !a.owed {
+			out = a.endTurnLocked(agent.StatusCompleted)
+		} else {
+			out = a.endResponseLocked(agent.StatusCompleted)
+		}
+		for _, e := range out {
 			a.emitLocked(e)
 		}
 	})
+}
+
+// endTurnLocked ends the current response and, when a turn was in progress (a response, or a
+// continuation owed after tool results), the agent's turn: the platform sends no end of turn, so
+// the turn ends when its audio stops with nothing owed, when the caller's transcript arrives, or
+// at an interruption (cancelled).
+func (a *Adapter) endTurnLocked(status string) []agent.Event {
+	if a.cur == nil && !a.owed {
+		return nil
+	}
+	id := a.lastResp
+	if a.cur != nil {
+		id = a.cur.id
+	}
+	a.owed = false
+	return append(a.endResponseLocked(status), agent.Event{Type: agent.EventTurnEnd, ResponseID: id, Status: status})
 }
 
 // endResponseLocked ends the current response: its transcript (corrected after an interruption),
@@ -216,7 +241,7 @@ func (a *Adapter) endResponseLocked(status string) []agent.Event {
 	if r == nil {
 		return nil
 	}
-	a.cur = nil
+	a.cur, a.lastResp = nil, r.id
 	if r.timer != nil {
 		r.timer.Stop()
 	}

@@ -3,11 +3,8 @@ package gemini
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -15,7 +12,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/voicebench/humanaudit/internal/agent"
-	"github.com/voicebench/humanaudit/internal/agent/internal/preroll"
+	"github.com/voicebench/humanaudit/internal/agent/internal/link"
 	"github.com/voicebench/humanaudit/internal/agent/internal/socket"
 )
 
@@ -35,8 +32,11 @@ type Options struct {
 	PreRollMS int
 	// NoTranscription turns off the input and output transcriptions requested by default.
 	NoTranscription bool
-	Timeouts        Timeouts
-	EventLimit      int // undelivered events before an overflow failure (default 8192)
+	// NoResumption turns off session resumption (handles and context window compression): a
+	// goAway then ends the call.
+	NoResumption bool
+	Timeouts     Timeouts
+	EventLimit   int // undelivered events before an overflow failure (default 8192)
 }
 
 // Timeouts bound every wait. Zero fields take the defaults.
@@ -47,45 +47,59 @@ type Timeouts struct {
 	Ping      time.Duration // keep-alive interval (default 15 s)
 }
 
-// Adapter is an agent.Adapter for one Gemini Live connection.
+// Adapter is an agent.Adapter for one Gemini Live call, which may span several connections.
 //
 // Gemini has no response ids: each model turn gets a synthetic id ("turn_1", …) used as ResponseID
 // and ItemID. Barge-in in matched mode is an activityStart (the setup asks for
 // START_OF_ACTIVITY_INTERRUPTS); the protocol has no truncation, so Interrupt's playedMS is only
 // used to discard the rest of the interrupted turn's audio.
+//
+// Tool turns come in two shapes: the model continues the same turn after the toolResponse and
+// ends it with one turnComplete, or (some models) it ends the tool-call turn with turnComplete and
+// answers in a new turn. The agent's turn (agent.EventTurnEnd) ends at a turnComplete after which
+// no call waits for its result and no toolResponse waits for the model's continuation.
+//
+// Session resumption: the setup asks for resumption handles and context window compression. On
+// goAway the adapter moves the call to a new connection resumed from the latest handle, at the
+// next point where nothing is in flight (no model turn, no tool call, no caller activity) or,
+// failing that, shortly before the connection's end; the move is reported as EventReconnect and
+// the call goes on (the caller's audio meanwhile is held and sent on the new connection).
 type Adapter struct {
-	opts    Options
-	to      Timeouts
-	sockOpt socket.Options
-	stream  *socket.EventStream
+	opts Options
+	to   Timeouts
 
-	mu     sync.Mutex
-	log    *slog.Logger
-	conn   *socket.Conn
-	ready  bool
-	hs     chan error
-	closed bool
-	lost   bool
-	manual bool
+	mu     sync.Mutex // guards link and everything below
+	link   *link.Link
+	target link.Target
+	setup0 *Setup // the setup sent, resent with a handle on resuming
+	notes  []string
+	voice  string
+	tools  []string
 
-	activity    bool           // activityStart sent, activityEnd not yet
-	preroll     preroll.Buffer // matched mode: caller audio held outside activities
-	turns       int            // model turns seen
-	turn        string         // id of the model turn in progress ("" between turns)
-	discard     string         // turn whose remaining audio is discarded (interrupted)
-	interrupted bool           // the current turn was interrupted
+	resumeHandle string      // latest resumable handle
+	handleFresh  bool        // no turn (the model's or the caller's) began since it was issued
+	goAway       bool        // the server announced the end of the connection: move at the next quiet point
+	goAwayLeft   string      // its notice, for the reconnect's reason
+	resumeTimer  *time.Timer // moves anyway shortly before the connection's end
+	reconnecting bool
+	reconnects   int
+
+	turns       int    // model turns seen
+	turn        string // id of the model turn in progress ("" between turns)
+	discard     string // turn whose remaining audio is discarded (interrupted)
+	interrupted bool   // the current turn was interrupted
 	outText     strings.Builder
 	inText      strings.Builder
 	outSamples  int
-	inSamples   int
 	usage       *UsageMetadata // reported during the current turn, emitted at its end
 
 	calls   map[string]string // call id awaiting a result → name
 	seen    map[string]bool
 	results []FunctionResponse // results of the open batch
+	// continuation: a toolResponse was sent and the model has not continued yet
+	continuation bool
+	agentTurn    bool // the agent's turn has begun and not ended
 }
-
-var _ agent.Adapter = (*Adapter)(nil)
 
 // New returns an unconnected adapter.
 func New(opts Options) *Adapter {
@@ -93,22 +107,19 @@ func New(opts Options) *Adapter {
 	if to.Handshake <= 0 {
 		to.Handshake = 15 * time.Second
 	}
-	limit := opts.EventLimit
-	if limit <= 0 {
-		limit = 8192
-	}
-	return &Adapter{
-		opts: opts, to: to,
-		sockOpt: socket.Options{HandshakeTimeout: to.Handshake, WriteTimeout: to.Write, IdleTimeout: to.Idle,
-			PingInterval: to.Ping, Redact: []string{opts.Key}}.WithDefaults(),
-		stream:  socket.NewEventStream(limit, 256),
-		preroll: preroll.New(opts.PreRollMS, InputRate),
-		log:     slog.New(slog.DiscardHandler),
-		hs:      make(chan error, 1),
-		calls:   map[string]string{},
-		seen:    map[string]bool{},
-	}
+	a := &Adapter{opts: opts, to: to, calls: map[string]string{}, seen: map[string]bool{}}
+	a.link = link.New(&a.mu, link.Options{Family: "gemini",
+		Socket: socket.Options{HandshakeTimeout: to.Handshake, WriteTimeout: to.Write, IdleTimeout: to.Idle,
+			PingInterval: to.Ping, Redact: []string{opts.Key}},
+		EventLimit: opts.EventLimit, PreRollMS: opts.PreRollMS, InputRate: InputRate,
+		Classify: classifyClose, Message: a.handle, Stop: a.stopTimersLocked, Resume: a.resumeOnLossLocked})
+	return a
 }
+
+var (
+	_ agent.Adapter         = (*Adapter)(nil)
+	_ agent.SessionReporter = (*Adapter)(nil)
+)
 
 // Format is 16 kHz in, 24 kHz out.
 func (a *Adapter) Format() agent.Format {
@@ -116,84 +127,71 @@ func (a *Adapter) Format() agent.Format {
 }
 
 // Events returns the normalized event stream.
-func (a *Adapter) Events() <-chan agent.Event { return a.stream.C() }
+func (a *Adapter) Events() <-chan agent.Event { return a.link.Events() }
 
 // Connect dials, sends setup and waits for setupComplete within ctx and Timeouts.Handshake.
 func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
-	a.mu.Lock()
-	if a.closed {
-		a.mu.Unlock()
-		return agent.ErrClosed
+	if err := a.link.Begin(cfg); err != nil {
+		return err
 	}
-	if a.conn != nil || a.ready {
-		a.mu.Unlock()
-		return agent.ErrAlreadyConnected
-	}
-	if cfg.Logger != nil {
-		a.log = cfg.Logger
-	}
-	a.log = a.log.With(slog.String("family", "gemini"))
-	a.manual = !cfg.ServerTurnDetection
-	a.mu.Unlock()
-
 	setup, err := a.setup(cfg)
 	if err != nil {
+		a.link.Finish()
 		return err
 	}
 	target := a.opts.URL
 	if target == "" {
 		target = DefaultURL
 	}
-	if u, err := url.Parse(target); err != nil || (u.Scheme != "ws" && u.Scheme != "wss") {
-		return &agent.Error{Class: agent.ClassProtocol, Code: "bad_url", Fatal: true,
-			Message: fmt.Sprintf("endpoint %q is not a ws:// or wss:// URL", socket.Endpoint(target))}
+	if _, err := link.ParseURL(target); err != nil {
+		a.link.Finish()
+		return err
 	}
 	h := http.Header{}
 	if a.opts.Key != "" {
 		h.Set("x-goog-api-key", a.opts.Key)
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.to.Handshake)
-	defer cancel()
-	ws, err := socket.Dial(ctx, target, h, a.sockOpt)
-	if err != nil {
-		a.stream.Finish()
-		return err
-	}
+	t := link.Target{URL: target, Header: h, Awaited: "setupComplete", Model: setup.Model, Tools: len(cfg.Tools)}
 	a.mu.Lock()
-	if a.closed {
-		a.mu.Unlock()
-		ws.Close()
-		return agent.ErrClosed
-	}
-	a.conn = socket.Start(ws, a.sockOpt, classifyClose, socket.Handler{Message: a.handle, Closed: a.onClosed})
-	err = a.sendLocked("setup", map[string]any{"setup": setup})
+	a.target, a.setup0 = t, setup
 	a.mu.Unlock()
-	if err == nil || errors.Is(err, agent.ErrClosed) { // closed already: the close frame says why
-		select {
-		case err = <-a.hs:
-		case <-ctx.Done():
-			err = &agent.Error{Class: agent.ClassProtocol, Code: "handshake_timeout", Fatal: true,
-				Message: fmt.Sprintf("no setupComplete from %s within %s", socket.Endpoint(target), a.to.Handshake)}
-			if errors.Is(ctx.Err(), context.Canceled) {
-				err = ctx.Err()
-			}
-		}
+	return a.link.Dial(ctx, t, func() error {
+		return a.sendLocked("setup", map[string]any{"setup": setup})
+	})
+}
+
+// Applied reports what the session was set up with. setupComplete echoes nothing: its arrival
+// means the server accepted the whole setup (a refused field closes the connection instead), so
+// the tools, voice and turn detection are those sent, after translation.
+func (a *Adapter) Applied() agent.Applied {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	td := "manual"
+	if a.setup0 != nil && !a.setup0.RealtimeInputConfig.AutomaticActivityDetection.Disabled {
+		td = "automatic"
 	}
-	if err != nil {
-		a.conn.Close()
-		return err
-	}
-	a.log.Info("agent connected", slog.String("endpoint", socket.Endpoint(target)), slog.String("model", setup.Model),
-		slog.Bool("server_vad", cfg.ServerTurnDetection), slog.Int("tools", len(cfg.Tools)))
-	return nil
+	return agent.Applied{Tools: append([]string(nil), a.tools...), Voice: a.voice, InputRate: InputRate, OutputRate: OutputRate,
+		TurnDetection: td, Notes: append([]string(nil), a.notes...)}
 }
 
 func (a *Adapter) setup(cfg agent.Config) (*Setup, error) {
-	allowed := append(append([]string{}, Voices...), a.opts.ExtraVoices...)
-	voice, substituted := agent.ClampVoice(cfg.Voice, allowed, DefaultVoice)
-	if substituted {
-		a.log.Warn("voice not offered by the provider; substituted", slog.String("requested", cfg.Voice), slog.String("voice", voice))
+	voice := a.link.Voice(cfg.Voice, append(append([]string{}, Voices...), a.opts.ExtraVoices...), DefaultVoice)
+	if err := link.CheckTools(cfg.Tools); err != nil {
+		return nil, err
 	}
+	decls, notes, err := Declarations(cfg.Tools)
+	if err != nil {
+		return nil, &agent.Error{Class: agent.ClassProtocol, Code: "unsupported_schema", Fatal: true, Message: err.Error()}
+	}
+	a.mu.Lock()
+	a.notes, a.voice = notes, voice
+	if cfg.Voice != "" && !strings.EqualFold(cfg.Voice, voice) {
+		a.notes = append(a.notes, fmt.Sprintf("voice %q is not offered; %q used", cfg.Voice, voice))
+	}
+	for _, t := range cfg.Tools {
+		a.tools = append(a.tools, t.Name)
+	}
+	a.mu.Unlock()
 	model := a.opts.Model
 	if !strings.HasPrefix(model, "models/") {
 		model = "models/" + model
@@ -219,15 +217,11 @@ func (a *Adapter) setup(cfg agent.Config) (*Setup, error) {
 	if !a.opts.NoTranscription {
 		s.InputAudioTranscription, s.OutputAudioTranscription = &struct{}{}, &struct{}{}
 	}
-	if len(cfg.Tools) > 0 {
-		decls := make([]FunctionDeclaration, len(cfg.Tools))
-		for i, t := range cfg.Tools {
-			if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
-				return nil, &agent.Error{Class: agent.ClassProtocol, Code: "bad_tool", Fatal: true,
-					Message: fmt.Sprintf("tool %q: parameters are not valid JSON", t.Name)}
-			}
-			decls[i] = FunctionDeclaration{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
-		}
+	if !a.opts.NoResumption {
+		s.SessionResumption = &SessionResumption{}
+		s.ContextWindowCompression = &ContextWindowCompression{SlidingWindow: &struct{}{}}
+	}
+	if len(decls) > 0 {
 		s.Tools = []Tool{{FunctionDeclarations: decls}}
 	}
 	return s, nil
@@ -236,39 +230,11 @@ func (a *Adapter) setup(cfg agent.Config) (*Setup, error) {
 // sendLocked encodes and queues one client message; control messages are also kept as outbound
 // raw events (audio chunks are not, to keep traces small).
 func (a *Adapter) sendLocked(kind string, msg any) error {
-	if a.conn == nil || a.lost || a.closed {
-		return agent.ErrClosed
-	}
 	b, err := json.Marshal(msg)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", kind, err)
 	}
-	if err := a.conn.Send(b); err != nil {
-		return err
-	}
-	a.emitLocked(agent.Event{Type: agent.EventRaw, RawType: kind, Raw: agent.BoundRaw(b), Outbound: true})
-	return nil
-}
-
-func (a *Adapter) emitLocked(ev agent.Event) {
-	if err := a.stream.Emit(ev); errors.Is(err, socket.ErrOverflow) && !a.lost {
-		a.lost = true
-		a.stream.Finish(agent.Event{Type: agent.EventError, Err: &agent.Error{Class: agent.ClassOverflow, Code: "overflow", Fatal: true,
-			Message: fmt.Sprintf("event consumer fell behind by %d events; connection dropped", a.stream.Pending())}})
-		if a.conn != nil {
-			a.conn.Kill()
-		}
-	}
-}
-
-func (a *Adapter) check() error {
-	switch {
-	case a.closed || a.lost:
-		return agent.ErrClosed
-	case !a.ready:
-		return agent.ErrNotConnected
-	}
-	return nil
+	return a.link.SendLocked(kind, b)
 }
 
 // SendAudio sends one 16 kHz caller frame as realtimeInput audio. In matched turn-taking, audio
@@ -276,21 +242,7 @@ func (a *Adapter) check() error {
 // with TURN_INCLUDES_ONLY_ACTIVITY the provider would otherwise miss the onset the endpointer
 // needed time to confirm.
 func (a *Adapter) SendAudio(pcm []int16) error {
-	frame := make([]byte, 0, len(pcm)*8/3+96)
-	frame = append(frame, `{"realtimeInput":{"audio":{"mimeType":"`+InputMIME+`","data":"`...)
-	frame = append(frame, agent.EncodePCM(pcm)...)
-	frame = append(frame, `"}}}`...)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if err := a.check(); err != nil {
-		return err
-	}
-	if a.manual && !a.activity {
-		a.preroll.Push(frame, len(pcm))
-		return nil
-	}
-	a.inSamples += len(pcm)
-	return a.conn.Send(frame)
+	return a.link.SendAudio(pcm, `{"realtimeInput":{"audio":{"mimeType":"`+InputMIME+`","data":"`, `"}}}`)
 }
 
 // StartTurn sends activityStart (matched turn-taking); a no-op when the server detects activity
@@ -298,28 +250,12 @@ func (a *Adapter) SendAudio(pcm []int16) error {
 func (a *Adapter) StartTurn() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.startActivityLocked()
+	return a.link.StartTurnLocked(a.activityStartLocked)
 }
 
-func (a *Adapter) startActivityLocked() error {
-	if err := a.check(); err != nil {
-		return err
-	}
-	if !a.manual || a.activity {
-		return nil
-	}
-	if err := a.sendLocked("realtimeInput.activityStart", map[string]any{"realtimeInput": map[string]any{"activityStart": struct{}{}}}); err != nil {
-		return err
-	}
-	a.activity = true
-	frames, samples := a.preroll.Take()
-	a.inSamples += samples
-	for _, f := range frames {
-		if err := a.conn.Send(f); err != nil {
-			return err
-		}
-	}
-	return nil
+func (a *Adapter) activityStartLocked() error {
+	a.handleFresh = false
+	return a.sendLocked("realtimeInput.activityStart", map[string]any{"realtimeInput": map[string]any{"activityStart": struct{}{}}})
 }
 
 // EndTurn sends activityEnd, after which the model replies. With server turn detection it sends
@@ -328,23 +264,10 @@ func (a *Adapter) startActivityLocked() error {
 func (a *Adapter) EndTurn() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := a.check(); err != nil {
+	if send, err := a.link.EndTurnLocked(a.activityStartLocked); !send {
 		return err
 	}
-	if !a.manual {
-		return nil
-	}
-	if !a.activity {
-		a.log.Warn("EndTurn without StartTurn; opening the activity with the held pre-roll")
-		if err := a.startActivityLocked(); err != nil {
-			return err
-		}
-	}
-	if err := a.sendLocked("realtimeInput.activityEnd", map[string]any{"realtimeInput": map[string]any{"activityEnd": struct{}{}}}); err != nil {
-		return err
-	}
-	a.activity = false
-	return nil
+	return a.sendLocked("realtimeInput.activityEnd", map[string]any{"realtimeInput": map[string]any{"activityEnd": struct{}{}}})
 }
 
 // Interrupt is barge-in: in matched mode it opens the caller's activity (which interrupts the
@@ -352,13 +275,13 @@ func (a *Adapter) EndTurn() error {
 func (a *Adapter) Interrupt(playedMS int) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := a.check(); err != nil {
+	if err := a.link.CheckLocked(); err != nil {
 		return err
 	}
 	if a.turn != "" {
 		a.discard = a.turn
 	}
-	return a.startActivityLocked()
+	return a.link.StartTurnLocked(a.activityStartLocked)
 }
 
 // SendToolResult records one result; when every call of the batch (one toolCall message) has its
@@ -367,7 +290,7 @@ func (a *Adapter) Interrupt(playedMS int) error {
 func (a *Adapter) SendToolResult(callID, name string, output json.RawMessage) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := a.check(); err != nil {
+	if err := a.link.CheckLocked(); err != nil {
 		return err
 	}
 	if _, ok := a.calls[callID]; !ok {
@@ -391,46 +314,116 @@ func (a *Adapter) flushResultsLocked() error {
 	}
 	results := a.results
 	a.results = nil
+	a.continuation = true // the model owes its answer to these results
 	return a.sendLocked("toolResponse", map[string]any{"toolResponse": map[string]any{"functionResponses": results}})
 }
 
 // Close ends the connection; the Events channel is closed when it returns.
-func (a *Adapter) Close() error {
-	a.mu.Lock()
-	if a.closed {
-		a.mu.Unlock()
-		return nil
+func (a *Adapter) Close() error { return a.link.Close() }
+
+func (a *Adapter) stopTimersLocked() {
+	if a.resumeTimer != nil {
+		a.resumeTimer.Stop()
+		a.resumeTimer = nil
 	}
-	a.closed = true
-	conn := a.conn
-	a.mu.Unlock()
-	if conn != nil {
-		conn.Close()
+}
+
+// goAwayLocked handles the server's notice: with a handle the call moves to a resumed session
+// (now if nothing is in flight, else at the next quiet point, at the latest a third of the notice
+// before the end); without one the notice is reported and the call ends with the connection.
+func (a *Adapter) goAwayLocked(left string) []agent.Event {
+	if a.opts.NoResumption || a.resumeHandle == "" {
+		return []agent.Event{{Type: agent.EventError, Err: &agent.Error{Class: agent.ClassLostConnection, Code: "go_away",
+			Message: fmt.Sprintf("provider is closing the session in %s and gave no resumption handle", left)}}}
 	}
-	a.stream.Abort()
+	a.goAway, a.goAwayLeft = true, left
+	notice, err := time.ParseDuration(left)
+	if err != nil || notice <= 0 {
+		notice = time.Second
+	}
+	a.stopTimersLocked()
+	gen := a.link.GenerationLocked()
+	a.resumeTimer = time.AfterFunc(notice*2/3, func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.goAway && a.link.GenerationLocked() == gen {
+			a.startReconnectLocked(true)
+		}
+	})
+	a.maybeReconnectLocked()
 	return nil
 }
 
-func (a *Adapter) onClosed(err *agent.Error) {
-	a.mu.Lock()
-	wasLost := a.lost
-	a.lost = true
-	if !a.ready {
-		var hsErr error = agent.ErrClosed
-		if err != nil {
-			hsErr = err
-		}
-		select {
-		case a.hs <- hsErr:
-		default:
-		}
+// quietLocked reports a point where a resumed session loses nothing: no model turn, no tool call
+// or result in flight, no continuation owed, no caller activity open, and a handle issued after
+// the last turn (the service sends it right after turnComplete).
+func (a *Adapter) quietLocked() bool {
+	return a.turn == "" && len(a.calls) == 0 && len(a.results) == 0 && !a.continuation && !a.agentTurn && !a.link.InTurnLocked() && a.handleFresh
+}
+
+// maybeReconnectLocked moves the call after a goAway once it is quiet.
+func (a *Adapter) maybeReconnectLocked() {
+	if a.goAway && a.quietLocked() {
+		a.startReconnectLocked(false)
 	}
-	a.mu.Unlock()
-	if err != nil && !wasLost {
-		a.stream.Finish(agent.Event{Type: agent.EventError, Err: err})
+}
+
+// resumeOnLossLocked keeps a call whose connection ended after a goAway: it moves to a resumed
+// session at once.
+func (a *Adapter) resumeOnLossLocked(err *agent.Error) bool {
+	if !a.goAway || a.resumeHandle == "" || a.reconnecting {
+		return a.reconnecting
+	}
+	a.startReconnectLocked(true)
+	return true
+}
+
+// startReconnectLocked starts moving the call to a session resumed from the latest handle. forced
+// says the call was not quiet: what is in flight is given up (the model's turn ends as
+// incomplete, pending tool calls are forgotten) so that the caller can go on.
+func (a *Adapter) startReconnectLocked(forced bool) {
+	if a.reconnecting {
 		return
 	}
-	a.stream.Finish()
+	a.reconnecting, a.goAway = true, false
+	a.stopTimersLocked()
+	if forced && !a.quietLocked() {
+		if a.turn != "" {
+			a.link.EmitLocked(agent.Event{Type: agent.EventResponseDone, ResponseID: a.turn, Status: agent.StatusIncomplete})
+			a.turn = ""
+		}
+		a.calls, a.results, a.continuation = map[string]string{}, nil, false
+		if a.agentTurn {
+			a.agentTurn = false
+			a.link.EmitLocked(agent.Event{Type: agent.EventTurnEnd, Status: agent.StatusIncomplete})
+		}
+	}
+	setup := *a.setup0
+	setup.SessionResumption = &SessionResumption{Handle: a.resumeHandle}
+	reason := fmt.Sprintf("goAway (%s left)", a.goAwayLeft)
+	t := a.target
+	go a.reconnect(t, &setup, reason)
+}
+
+// reconnect runs the move (on its own goroutine: dialling blocks).
+func (a *Adapter) reconnect(t link.Target, setup *Setup, reason string) {
+	err := a.link.Redial(context.Background(), t, func() error {
+		return a.sendLocked("setup", map[string]any{"setup": setup})
+	}, func() error {
+		if a.link.InTurnLocked() { // the caller's activity goes on in the new session
+			return a.activityStartLocked()
+		}
+		return nil
+	})
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.reconnecting = false
+	if err != nil {
+		a.link.Log().Warn("resuming the session failed", "err", err)
+		return // the link reported the loss
+	}
+	a.reconnects++
+	a.link.EmitLocked(agent.Event{Type: agent.EventReconnect, Text: fmt.Sprintf("%s: resumed on connection %d", reason, a.link.GenerationLocked())})
 }
 
 // classifyClose maps the Live API's close frames (its only error channel) to error classes.

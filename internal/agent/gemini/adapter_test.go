@@ -39,8 +39,14 @@ type harness struct {
 
 func connect(t *testing.T, script agenttest.Script, cfg agent.Config) harness {
 	t.Helper()
+	return connectWith(t, script, cfg, gemini.Options{})
+}
+
+func connectWith(t *testing.T, script agenttest.Script, cfg agent.Config, o gemini.Options) harness {
+	t.Helper()
 	f := agenttest.NewGeminiFake(t, script)
-	a := gemini.New(gemini.Options{URL: f.URL(), Model: model, Key: script.Key, Timeouts: gemini.Timeouts{Handshake: 3 * time.Second}})
+	o.URL, o.Model, o.Key, o.Timeouts = f.URL(), model, script.Key, gemini.Timeouts{Handshake: 3 * time.Second}
+	a := gemini.New(o)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	if err := a.Connect(ctx, cfg); err != nil {
@@ -113,6 +119,8 @@ func TestFullCallAudioBothWays(t *testing.T) {
 	if d := h.rec.WaitType(t, wait, agent.EventResponseDone); d.Status != agent.StatusCompleted || d.ResponseID != "turn_1" {
 		t.Fatalf("done %+v", d)
 	}
+	// The provider's last event: the resumption handle that covers the turn.
+	h.rec.WaitFor(t, wait, "the handle after the turn", func(e agent.Event) bool { return e.RawType == "sessionResumptionUpdate" })
 	if got := h.rec.AudioSamples(); got != 600*24 {
 		t.Errorf("agent audio samples %d, want %d", got, 600*24)
 	}
@@ -386,8 +394,12 @@ func TestProviderFailuresClassified(t *testing.T) {
 	}
 }
 
-func TestGoAwayIsLostConnection(t *testing.T) {
-	h := connect(t, agenttest.Script{Replies: []agenttest.Reply{{GoAway: 200 * time.Millisecond}}}, agent.Config{})
+// Without session resumption a goAway is reported and the call ends with the connection.
+func TestGoAwayWithoutResumptionIsLostConnection(t *testing.T) {
+	h := connectWith(t, agenttest.Script{Replies: []agenttest.Reply{{GoAway: 200 * time.Millisecond}}}, agent.Config{}, gemini.Options{NoResumption: true})
+	if _, asked := h.f.Setups()[0]["sessionResumption"]; asked {
+		t.Fatal("setup asked for resumption")
+	}
 	turn(t, h.a, 200)
 	e := h.rec.WaitType(t, wait, agent.EventError)
 	if e.Err.Class != agent.ClassLostConnection || e.Err.Code != "go_away" || e.Err.Fatal {
@@ -406,16 +418,32 @@ func TestConnectFailures(t *testing.T) {
 		a := gemini.New(gemini.Options{URL: f.URL(), Model: model, Key: "AIza-wrong-secret"})
 		defer a.Close()
 		err := a.Connect(context.Background(), agent.Config{})
-		if agent.ClassOf(err) != agent.ClassAuth || strings.Contains(err.Error(), "AIza-wrong-secret") {
-			t.Fatalf("err %v", err)
+		if agent.ClassOf(err) != agent.ClassAuth || !strings.Contains(err.Error(), "http_400") || strings.Contains(err.Error(), "AIza-wrong-secret") {
+			t.Fatalf("err %v, want an auth error for the HTTP 400 refusal", err)
 		}
 	})
-	t.Run("setup rejected", func(t *testing.T) {
+	// A schema Gemini cannot express is refused before anything is sent, naming tool and keyword.
+	t.Run("untranslatable schema refused", func(t *testing.T) {
 		f := agenttest.NewGeminiFake(t, agenttest.Script{})
 		a := gemini.New(gemini.Options{URL: f.URL(), Model: model})
 		defer a.Close()
-		err := a.Connect(context.Background(), agent.Config{Tools: []agent.Tool{{Name: "x", Parameters: json.RawMessage(`{"type":"string"}`)}}})
-		if agent.ClassOf(err) != agent.ClassProtocol || !strings.Contains(err.Error(), "1007") {
+		err := a.Connect(context.Background(), agent.Config{Tools: []agent.Tool{lookupTool,
+			{Name: "pick_slot", Parameters: json.RawMessage(`{"type":"object","properties":{"slot":{"not":{"type":"string"}}}}`)}}})
+		want := `protocol error (unsupported_schema): tool "pick_slot": parameters.properties.slot.not: keyword "not" cannot be expressed in Gemini's function schema: negation has no equivalent`
+		if agent.ClassOf(err) != agent.ClassProtocol || err.Error() != want {
+			t.Fatalf("err %v\nwant %s", err, want)
+		}
+		if n := len(f.Handshakes()); n != 0 {
+			t.Errorf("%d connections made for a refused setup", n)
+		}
+	})
+	// What the translation does not catch, the service does: a 1007 close naming the field.
+	t.Run("setup rejected by the service", func(t *testing.T) {
+		f := agenttest.NewGeminiFake(t, agenttest.Script{})
+		a := gemini.New(gemini.Options{URL: f.URL(), Model: model, ExtraVoices: []string{"Nova"}})
+		defer a.Close()
+		err := a.Connect(context.Background(), agent.Config{Voice: "Nova"})
+		if agent.ClassOf(err) != agent.ClassProtocol || !strings.Contains(err.Error(), "1007") || !strings.Contains(err.Error(), `"Nova"`) {
 			t.Fatalf("err %v", err)
 		}
 	})
@@ -496,6 +524,179 @@ func TestMatchedTurnsSendOnlyTurnAudioWithPreRoll(t *testing.T) {
 	// 500 ms of pre-roll rounds up to 13 chunks of 40 ms, sent after activityStart; then 5 more.
 	if n := h.f.Count("realtimeInput.audio"); n != 18 {
 		t.Errorf("audio chunks %d, want 18", n)
+	}
+	clean(t, h.f)
+}
+
+// Both tool-turn shapes end the agent's turn exactly once, after the model's answer to the tool
+// results: the model continuing the same turn (one turnComplete), and the model closing the
+// tool-call turn with turnComplete and answering in a new turn.
+func TestToolTurnShapesEndTheTurnOnce(t *testing.T) {
+	for _, split := range []bool{false, true} {
+		name := map[bool]string{false: "same turn continues", true: "tool-call turn then a new turn"}[split]
+		t.Run(name, func(t *testing.T) {
+			h := connect(t, agenttest.Script{SplitToolTurns: split, Replies: []agenttest.Reply{
+				{Text: "One moment.", AudioMS: 200, Calls: []agenttest.Call{{Name: "lookup_patient", Arguments: `{"name":"Ada"}`}}},
+				{Text: "I found your record.", AudioMS: 300},
+			}}, agent.Config{Tools: []agent.Tool{lookupTool}})
+			turn(t, h.a, 200)
+			call := h.rec.WaitType(t, wait, agent.EventToolCall)
+			if split {
+				h.rec.WaitType(t, wait, agent.EventResponseDone) // the tool-call turn's turnComplete
+			}
+			time.Sleep(100 * time.Millisecond)
+			if n := len(h.rec.Of(agent.EventTurnEnd)); n != 0 {
+				t.Fatalf("turn ended while a call waits for its result: %s", h.rec.Summary())
+			}
+			if err := h.a.SendToolResult(call.CallID, call.Name, json.RawMessage(`{"found":true}`)); err != nil {
+				t.Fatal(err)
+			}
+			end := h.rec.WaitType(t, wait, agent.EventTurnEnd)
+			if end.Status != agent.StatusCompleted {
+				t.Errorf("turn end %+v", end)
+			}
+			time.Sleep(100 * time.Millisecond)
+			evs := h.rec.Events()
+			last := -1
+			for i, e := range evs {
+				if e.Type == agent.EventTranscriptDone && strings.HasSuffix(e.Text, "I found your record.") {
+					last = i
+				}
+			}
+			ends := 0
+			for i, e := range evs {
+				if e.Type == agent.EventTurnEnd {
+					ends++
+					if i < last {
+						t.Errorf("turn ended before the answer to the tool result: %s", h.rec.Summary())
+					}
+				}
+			}
+			wantDone := map[bool]int{false: 1, true: 2}[split]
+			if ends != 1 || len(h.rec.Of(agent.EventResponseDone)) != wantDone {
+				t.Errorf("%d turn ends, %d responses (want 1, %d): %s", ends, len(h.rec.Of(agent.EventResponseDone)), wantDone, h.rec.Summary())
+			}
+			clean(t, h.f)
+		})
+	}
+}
+
+// On goAway the call moves to a session resumed from the latest handle and goes on there.
+func TestGoAwayResumesTheSession(t *testing.T) {
+	h := connect(t, agenttest.Script{Replies: []agenttest.Reply{{Text: "Hello.", AudioMS: 200}, {Text: "Still here.", AudioMS: 200}}}, agent.Config{Instructions: "hi"})
+	s := h.f.Setups()[0]
+	if get(s, "sessionResumption") == nil || get(s, "contextWindowCompression", "slidingWindow") == nil {
+		t.Fatalf("setup asks for no resumption or compression: %v", s)
+	}
+	turn(t, h.a, 200)
+	h.rec.WaitType(t, wait, agent.EventTurnEnd)
+	h.rec.WaitFor(t, wait, "the handle after the turn", func(e agent.Event) bool { return e.RawType == "sessionResumptionUpdate" })
+	h.f.GoAway(2 * time.Second)
+	r := h.rec.WaitType(t, wait, agent.EventReconnect)
+	if !strings.Contains(r.Text, "goAway (2s left)") || !strings.Contains(r.Text, "connection 2") {
+		t.Errorf("reconnect %q", r.Text)
+	}
+	setups := h.f.Setups()
+	resumed := h.f.Resumed()
+	if len(setups) != 2 || len(resumed) != 1 || get(setups[1], "sessionResumption", "handle") != resumed[0] || resumed[0] != "resume-handle-2" {
+		t.Fatalf("setups %d, resumed from %v (want the latest handle, resume-handle-2): %v", len(setups), resumed, get(setups[1], "sessionResumption"))
+	}
+	turn(t, h.a, 200)
+	h.rec.WaitFor(t, wait, "the answer on the resumed session", func(e agent.Event) bool {
+		return e.Type == agent.EventTranscriptDone && e.Text == "Still here."
+	})
+	for _, rc := range h.f.Received() {
+		if rc.Type == "realtimeInput.activityEnd" && rc.Conn != 1 && rc.Conn != 2 {
+			t.Errorf("message on connection %d", rc.Conn)
+		}
+	}
+	if n := len(h.rec.Of(agent.EventError)); n != 0 {
+		t.Errorf("errors: %s", h.rec.Summary())
+	}
+	if v := h.f.Violations(); len(v) > 0 {
+		t.Errorf("violations: %v", v)
+	}
+}
+
+// A goAway while the caller is speaking: the call moves shortly before the connection's end
+// anyway, the caller's open activity is reopened on the new session, and the audio sent during
+// the move arrives there.
+func TestGoAwayDuringCallerTurnMovesBeforeTheEnd(t *testing.T) {
+	h := connect(t, agenttest.Script{Replies: []agenttest.Reply{{Text: "Got it.", AudioMS: 200}}}, agent.Config{})
+	h.rec.WaitFor(t, wait, "a resumption handle", func(e agent.Event) bool { return e.RawType == "sessionResumptionUpdate" })
+	if err := h.a.StartTurn(); err != nil {
+		t.Fatal(err)
+	}
+	h.f.GoAway(600 * time.Millisecond)
+	stop := time.After(700 * time.Millisecond)
+	for sending := true; sending; {
+		select {
+		case <-stop:
+			sending = false
+		default:
+			if err := h.a.SendAudio(agenttest.Speech(40, gemini.InputRate)); err != nil {
+				t.Fatalf("send audio: %v; events %s", err, h.rec.Summary())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	h.rec.WaitType(t, wait, agent.EventReconnect)
+	if err := h.a.EndTurn(); err != nil {
+		t.Fatal(err)
+	}
+	h.rec.WaitFor(t, wait, "the answer", func(e agent.Event) bool { return e.Type == agent.EventTranscriptDone && e.Text == "Got it." })
+	var second []string
+	for _, rc := range h.f.Received() {
+		if rc.Conn == 2 && (len(second) == 0 || second[len(second)-1] != rc.Type) {
+			second = append(second, rc.Type)
+		}
+	}
+	want := []string{"setup", "realtimeInput.activityStart", "realtimeInput.audio", "realtimeInput.activityEnd"}
+	if !slices.Equal(second, want) {
+		t.Errorf("connection 2 received %v, want %v", second, want)
+	}
+	if v := h.f.Violations(); len(v) > 0 {
+		t.Errorf("violations: %v", v)
+	}
+	if n := len(h.rec.Of(agent.EventError)); n != 0 {
+		t.Errorf("errors: %s", h.rec.Summary())
+	}
+}
+
+// A refused resumption ends the call as a lost connection that says so.
+func TestRefusedResumptionIsLostConnection(t *testing.T) {
+	h := connect(t, agenttest.Script{}, agent.Config{})
+	h.rec.WaitFor(t, wait, "a resumption handle", func(e agent.Event) bool { return e.RawType == "sessionResumptionUpdate" })
+	h.f.ForgetHandles()
+	h.f.GoAway(2 * time.Second)
+	e := h.rec.WaitType(t, wait, agent.EventError)
+	if !e.Err.Fatal || !strings.Contains(e.Err.Message, "reconnect failed") || !strings.Contains(e.Err.Message, "session handle") {
+		t.Fatalf("error %+v", e.Err)
+	}
+	h.rec.WaitClosed(t, wait)
+}
+
+// A long call outlives several connections: each goAway moves it to a session resumed from the
+// handle of its last turn (a 15-minute call meets one about every ten minutes).
+func TestCallSurvivesRepeatedGoAways(t *testing.T) {
+	replies := []agenttest.Reply{{Text: "One.", AudioMS: 100}, {Text: "Two.", AudioMS: 100}, {Text: "Three.", AudioMS: 100}, {Text: "Four.", AudioMS: 100}}
+	h := connect(t, agenttest.Script{Replies: replies}, agent.Config{})
+	for i, r := range replies {
+		turn(t, h.a, 100)
+		h.rec.WaitFor(t, wait, r.Text, func(e agent.Event) bool { return e.Type == agent.EventTranscriptDone && e.Text == r.Text })
+		h.rec.WaitType(t, wait, agent.EventTurnEnd)
+		if i == len(replies)-1 {
+			break
+		}
+		h.rec.WaitFor(t, wait, "the handle after the turn", func(e agent.Event) bool { return e.RawType == "sessionResumptionUpdate" })
+		h.f.GoAway(time.Second)
+		h.rec.WaitType(t, wait, agent.EventReconnect)
+	}
+	if got := h.f.Resumed(); len(got) != 3 || len(h.f.Setups()) != 4 {
+		t.Errorf("resumed from %v over %d setups, want 3 moves", got, len(h.f.Setups()))
+	}
+	if n := len(h.rec.Of(agent.EventError)); n != 0 {
+		t.Errorf("errors: %s", h.rec.Summary())
 	}
 	clean(t, h.f)
 }

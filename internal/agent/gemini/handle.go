@@ -6,39 +6,25 @@ import (
 	"strings"
 
 	"github.com/voicebench/humanaudit/internal/agent"
+	"github.com/voicebench/humanaudit/internal/agent/internal/link"
 )
 
 // handle processes one server frame (the Live API sends JSON in binary frames; both opcodes
 // arrive here).
-func (a *Adapter) handle(data []byte) {
+func (a *Adapter) handle(f link.Frame) {
+	data := f.Data
 	norm, err := CamelKeys(data)
 	var msg ServerMessage
 	if err == nil {
 		err = json.Unmarshal(norm, &msg)
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.lost {
-		return
-	}
-	if err != nil {
-		b, _ := json.Marshal(strings.ToValidUTF8(string(data), "?"))
-		a.emitLocked(agent.Event{Type: agent.EventError, RawType: "unparsable", Raw: agent.BoundRaw(b),
-			Err: &agent.Error{Class: agent.ClassProtocol, Code: "bad_json", Message: "provider sent a frame that is not a JSON message: " + err.Error()}})
-		return
-	}
 	raw := norm
 	if msg.ServerContent != nil && msg.ServerContent.ModelTurn != nil {
 		raw = agent.ElideAudio(norm, "data")
 	}
-	out := a.normalizeLocked(&msg)
-	if len(out) == 0 {
-		out = []agent.Event{{Type: agent.EventRaw}}
-	}
-	out[0].RawType, out[0].Raw = rawType(&msg), agent.BoundRaw(raw)
-	for _, e := range out {
-		a.emitLocked(e)
-	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.link.ReceiveLocked(f, "JSON message", err, rawType(&msg), raw, func() []agent.Event { return a.normalizeLocked(&msg) })
 }
 
 // rawType names a server message by its top-level field and, for content, what it carries.
@@ -79,12 +65,8 @@ func rawType(m *ServerMessage) string {
 
 func (a *Adapter) normalizeLocked(m *ServerMessage) []agent.Event {
 	var out []agent.Event
-	if m.SetupComplete != nil && !a.ready {
-		a.ready = true
-		select {
-		case a.hs <- nil:
-		default:
-		}
+	if m.SetupComplete != nil && a.link.AwaitingHandshakeLocked() {
+		a.link.HandshakeDoneLocked(nil)
 	}
 	if m.UsageMetadata != nil {
 		a.usage = m.UsageMetadata
@@ -92,8 +74,12 @@ func (a *Adapter) normalizeLocked(m *ServerMessage) []agent.Event {
 	if c := m.ServerContent; c != nil {
 		out = append(out, a.contentLocked(c)...)
 	}
+	if ru := m.SessionResumptionUpdate; ru != nil && ru.Resumable && ru.NewHandle != "" {
+		a.resumeHandle, a.handleFresh = ru.NewHandle, true
+	}
 	if tc := m.ToolCall; tc != nil {
 		a.beginTurnLocked()
+		a.continuation = false
 		for _, fc := range tc.FunctionCalls {
 			if fc.ID == "" || a.seen[fc.ID] {
 				continue
@@ -114,16 +100,19 @@ func (a *Adapter) normalizeLocked(m *ServerMessage) []agent.Event {
 		a.flushResultsLocked()
 	}
 	if ga := m.GoAway; ga != nil {
-		out = append(out, agent.Event{Type: agent.EventError, Err: &agent.Error{Class: agent.ClassLostConnection, Code: "go_away",
-			Message: fmt.Sprintf("provider is closing the session in %s", ga.TimeLeft)}})
+		out = append(out, a.goAwayLocked(ga.TimeLeft)...)
 	}
 	if a.usage != nil && a.turn == "" { // usage outside a turn: report it now
 		out = append(out, a.usageEventLocked(""))
+	}
+	if m.ServerContent != nil && m.ServerContent.TurnComplete || m.SessionResumptionUpdate != nil {
+		a.maybeReconnectLocked()
 	}
 	return out
 }
 
 func (a *Adapter) beginTurnLocked() {
+	a.agentTurn, a.handleFresh = true, false
 	if a.turn == "" {
 		a.turns++
 		a.turn = fmt.Sprintf("turn_%d", a.turns)
@@ -143,6 +132,7 @@ func (a *Adapter) contentLocked(c *ServerContent) []agent.Event {
 	if c.ModelTurn != nil || c.OutputTranscription != nil {
 		out = append(out, a.callerTranscriptLocked()...) // the model answers: the caller's turn is over
 		a.beginTurnLocked()
+		a.continuation = false // the model has continued after its tool results
 	}
 	if mt := c.ModelTurn; mt != nil {
 		for _, p := range mt.Parts {
@@ -182,6 +172,14 @@ func (a *Adapter) contentLocked(c *ServerContent) []agent.Event {
 		}
 		out = append(out, a.usageEventLocked(a.turn))
 		out = append(out, agent.Event{Type: agent.EventResponseDone, ResponseID: a.turn, Status: status})
+		// The agent's turn is over unless a call waits for its result or the model owes the
+		// continuation of results already sent (the shape that ends a tool-call turn with
+		// turnComplete and answers in a new turn). An interrupted turn is over: the caller has
+		// the floor.
+		if a.interrupted || (len(a.calls) == 0 && len(a.results) == 0 && !a.continuation) {
+			a.agentTurn, a.continuation = false, false
+			out = append(out, agent.Event{Type: agent.EventTurnEnd, ResponseID: a.turn, Status: status})
+		}
 		a.turn = ""
 	}
 	return out
@@ -197,8 +195,8 @@ func (a *Adapter) callerTranscriptLocked() []agent.Event {
 }
 
 func (a *Adapter) usageEventLocked(turn string) agent.Event {
-	u := &agent.Usage{InputAudioSeconds: float64(a.inSamples) / InputRate, OutputAudioSeconds: float64(a.outSamples) / OutputRate}
-	a.inSamples, a.outSamples = 0, 0
+	u := &agent.Usage{InputAudioSeconds: float64(a.link.TakeInputSamplesLocked()) / InputRate, OutputAudioSeconds: float64(a.outSamples) / OutputRate}
+	a.outSamples = 0
 	if m := a.usage; m != nil {
 		u.InputTokens, u.OutputTokens = m.PromptTokenCount, m.ResponseTokenCount
 		for _, d := range m.PromptTokensDetails {

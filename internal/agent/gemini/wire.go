@@ -1,6 +1,7 @@
 // Package gemini is the client adapter of Google's Gemini Live API (BidiGenerateContent): setup
-// with function declarations, 16 kHz caller audio in and 24 kHz agent audio out, explicit activity
-// start/end for matched turn-taking, tool calls and responses, interruption and goAway.
+// with function declarations (each tool's JSON Schema translated into Gemini's Schema subset),
+// 16 kHz caller audio in and 24 kHz agent audio out, explicit activity start/end for matched
+// turn-taking, tool calls and responses, interruption, and session resumption across goAway.
 package gemini
 
 import (
@@ -39,6 +40,20 @@ type Setup struct {
 	RealtimeInputConfig      *RealtimeInputConfig `json:"realtimeInputConfig,omitempty"`
 	InputAudioTranscription  *struct{}            `json:"inputAudioTranscription,omitempty"`
 	OutputAudioTranscription *struct{}            `json:"outputAudioTranscription,omitempty"`
+	// SessionResumption asks for resumption handles (and, with Handle, resumes a session).
+	SessionResumption *SessionResumption `json:"sessionResumption,omitempty"`
+	// ContextWindowCompression lets a session outlive its context window (15 minutes of audio).
+	ContextWindowCompression *ContextWindowCompression `json:"contextWindowCompression,omitempty"`
+}
+
+// SessionResumption configures resumption: an empty Handle starts a new resumable session.
+type SessionResumption struct {
+	Handle string `json:"handle,omitempty"`
+}
+
+// ContextWindowCompression compresses the context with a sliding window.
+type ContextWindowCompression struct {
+	SlidingWindow *struct{} `json:"slidingWindow"`
 }
 
 // GenerationConfig selects audio output and the voice.
@@ -119,7 +134,7 @@ type ServerMessage struct {
 	ToolCall                *ToolCall             `json:"toolCall,omitempty"`
 	ToolCallCancellation    *ToolCallCancellation `json:"toolCallCancellation,omitempty"`
 	GoAway                  *GoAway               `json:"goAway,omitempty"`
-	SessionResumptionUpdate *json.RawMessage      `json:"sessionResumptionUpdate,omitempty"`
+	SessionResumptionUpdate *ResumptionUpdate     `json:"sessionResumptionUpdate,omitempty"`
 	UsageMetadata           *UsageMetadata        `json:"usageMetadata,omitempty"`
 }
 
@@ -159,6 +174,14 @@ type ToolCallCancellation struct {
 // GoAway announces that the server will close the connection.
 type GoAway struct {
 	TimeLeft string `json:"timeLeft"`
+}
+
+// ResumptionUpdate hands out a handle the session can be resumed from (when Resumable).
+type ResumptionUpdate struct {
+	NewHandle string `json:"newHandle,omitempty"`
+	Resumable bool   `json:"resumable,omitempty"`
+	// LastConsumedClientMessageIndex is sent in transparent mode only (int64 as a string).
+	LastConsumedClientMessageIndex string `json:"lastConsumedClientMessageIndex,omitempty"`
 }
 
 // UsageMetadata is the token usage the server reports.

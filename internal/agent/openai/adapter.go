@@ -3,17 +3,14 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent"
-	"github.com/voicebench/humanaudit/internal/agent/internal/preroll"
+	"github.com/voicebench/humanaudit/internal/agent/internal/link"
 	"github.com/voicebench/humanaudit/internal/agent/internal/socket"
 	"github.com/voicebench/humanaudit/internal/agent/openai/wire"
 )
@@ -25,26 +22,22 @@ import (
 // request made meanwhile is queued (at most one) and sent after response.done. A tool batch (all
 // function calls of one response) is answered with every function_call_output first and then one
 // response.create after that response is done, which Grok requires and the others accept.
+//
+// The agent's turn ends (agent.EventTurnEnd) with the response.done of a response that called no
+// tools, when no tool batch waits for outputs and no follow-up response is owed: a response
+// with tool calls is followed by the follow-up the adapter asks for, and the turn goes on.
 type Adapter struct {
-	opts    Options
-	to      Timeouts
-	sockOpt socket.Options
-	stream  *socket.EventStream
+	opts Options
+	to   Timeouts
 
-	mu     sync.Mutex
-	log    *slog.Logger
-	conn   *socket.Conn
-	phase  phase
-	hs     chan error // handshake outcome, buffered
-	closed bool
-	lost   bool
-	seq    int
+	mu    sync.Mutex // guards link and everything below
+	link  *link.Link
+	phase phase
+	seq   int
 
-	sentTools     int
-	manual        bool
-	inTurn        bool              // matched mode: between StartTurn and EndTurn
-	preroll       preroll.Buffer    // matched mode: caller audio held outside turns
+	sentTools     []string          // names of the tools sent in the session
 	pendingUpdate *wire.ClientEvent // session.update, sent once the provider's first event arrives
+	applied       agent.Applied     // what session.updated said the provider applied
 
 	// response lifecycle
 	active        string          // id of the response in progress
@@ -52,10 +45,13 @@ type Adapter struct {
 	createID      string          // event_id of that response.create
 	createTimer   *time.Timer     // ResponseStart deadline of that response.create
 	pendingCreate bool            // one more response.create wanted once nothing is active
+	followUp      bool            // a tool batch's follow-up response is owed: the turn goes on
+	createFollows bool            // the response.create in flight (createID) asks for a follow-up
+	committed     bool            // a caller item was committed since the last response.created
+	activeCaller  bool            // the active response started after a caller item: it answers the caller
 	cancelNext    bool            // Interrupt came before response.created: cancel it on arrival
 	cancelled     map[string]bool // responses we cancelled: their late audio is discarded
 	respSamples   int             // agent audio samples received for the active response
-	inSamples     int             // caller samples sent since the last usage event
 
 	audio       audioItem // the latest assistant audio item
 	transcripts map[string]*strings.Builder
@@ -69,10 +65,10 @@ type Adapter struct {
 type phase int
 
 const (
-	phaseIdle phase = iota
-	phaseWaitCreated
-	phaseWaitUpdated
-	phaseReady
+	phaseIdle        phase = iota
+	phaseWaitCreated       // the provider's first event opens the handshake
+	phaseWaitUpdated       // session.update sent; the link is ready once it is applied
+	phaseDone              // the provider applied the session
 )
 
 type audioItem struct {
@@ -91,25 +87,21 @@ var _ agent.Adapter = (*Adapter)(nil)
 // New returns an unconnected adapter.
 func New(opts Options) *Adapter {
 	to := opts.Timeouts.withDefaults()
-	limit := opts.EventLimit
-	if limit <= 0 {
-		limit = 8192
-	}
-	return &Adapter{
-		opts: opts,
-		to:   to,
-		sockOpt: socket.Options{HandshakeTimeout: to.Handshake, WriteTimeout: to.Write, IdleTimeout: to.Idle,
-			PingInterval: to.Ping, Redact: []string{opts.Key}}.WithDefaults(),
-		stream:      socket.NewEventStream(limit, 256),
-		preroll:     preroll.New(opts.PreRollMS, wire.SampleRate),
-		log:         slog.New(slog.DiscardHandler),
-		hs:          make(chan error, 1),
+	a := &Adapter{
+		opts:        opts,
+		to:          to,
 		cancelled:   map[string]bool{},
 		transcripts: map[string]*strings.Builder{},
 		seenCalls:   map[string]bool{},
 		pending:     map[string]string{},
 		batches:     map[string]*batch{},
 	}
+	a.link = link.New(&a.mu, link.Options{Family: opts.Dialect.Name,
+		Socket: socket.Options{HandshakeTimeout: to.Handshake, WriteTimeout: to.Write, IdleTimeout: to.Idle,
+			PingInterval: to.Ping, Redact: []string{opts.Key}},
+		EventLimit: opts.EventLimit, PreRollMS: opts.PreRollMS, InputRate: wire.SampleRate,
+		Message: a.handle, Stop: a.stopTimerLocked})
+	return a
 }
 
 // Format is PCM16 24 kHz both ways.
@@ -118,88 +110,47 @@ func (a *Adapter) Format() agent.Format {
 }
 
 // Events returns the normalized event stream.
-func (a *Adapter) Events() <-chan agent.Event { return a.stream.C() }
+func (a *Adapter) Events() <-chan agent.Event { return a.link.Events() }
 
 // Connect dials, waits for the provider's first event, sends the session configuration and waits
 // for session.updated, all within ctx and Timeouts.Handshake. Session update failures (an error
 // event, or tools the provider did not apply) are protocol errors.
 func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
-	a.mu.Lock()
-	if a.closed {
-		a.mu.Unlock()
-		return agent.ErrClosed
+	if err := a.link.Begin(cfg); err != nil {
+		return err
 	}
-	if a.phase != phaseIdle {
-		a.mu.Unlock()
-		return agent.ErrAlreadyConnected
-	}
-	if cfg.Logger != nil {
-		a.log = cfg.Logger
-	}
-	a.log = a.log.With(slog.String("family", a.opts.Dialect.Name))
-	a.manual = !cfg.ServerTurnDetection
-	a.phase = phaseWaitCreated
-	a.mu.Unlock()
-
-	ctx, cancel := context.WithTimeout(ctx, a.to.Handshake)
-	defer cancel()
 	target, header, err := a.dialTarget()
 	if err != nil {
 		return err
 	}
-	ws, err := socket.Dial(ctx, target, header, a.sockOpt)
-	if err != nil {
-		a.stream.Finish()
-		return err
-	}
 	update, err := a.sessionFrame(cfg)
 	if err != nil {
-		ws.Close()
-		a.stream.Finish()
+		a.link.Finish()
 		return err
 	}
 	a.mu.Lock()
-	if a.closed { // Close raced with the dial
-		a.mu.Unlock()
-		ws.Close()
-		return agent.ErrClosed
-	}
-	a.conn = socket.Start(ws, a.sockOpt, nil, socket.Handler{Message: a.handle, Closed: a.onClosed})
-	a.pendingUpdate = update
-	if a.opts.Dialect.ModelInStart {
-		a.phase = phaseWaitUpdated
-		a.sendLocked(update)
-	}
+	a.phase, a.pendingUpdate = phaseWaitCreated, update
 	a.mu.Unlock()
+	t := link.Target{URL: target, Header: header, Awaited: "session.updated", Model: a.opts.Model, Tools: len(cfg.Tools)}
+	return a.link.Dial(ctx, t, nil) // the update follows the provider's first event
+}
 
-	select {
-	case err = <-a.hs:
-	case <-ctx.Done():
-		err = &agent.Error{Class: agent.ClassProtocol, Code: "handshake_timeout", Fatal: true,
-			Message: fmt.Sprintf("no session confirmation from %s within %s", socket.Endpoint(target), a.to.Handshake)}
-		if errors.Is(ctx.Err(), context.Canceled) {
-			err = ctx.Err()
-		}
-	}
-	if err != nil {
-		a.mu.Lock()
-		conn := a.conn
-		a.mu.Unlock()
-		conn.Close()
-		return err
-	}
-	a.log.Info("agent connected", slog.String("endpoint", socket.Endpoint(target)), slog.String("model", a.opts.Model),
-		slog.Bool("server_vad", cfg.ServerTurnDetection), slog.Int("tools", a.sentTools))
-	return nil
+// Applied reports what the provider's session.updated said it applied.
+func (a *Adapter) Applied() agent.Applied {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := a.applied
+	out.Tools = append([]string(nil), out.Tools...)
+	out.Notes = append([]string(nil), out.Notes...)
+	return out
 }
 
 func (a *Adapter) dialTarget() (string, http.Header, error) {
-	u, err := url.Parse(a.opts.URL)
-	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") {
-		return "", nil, &agent.Error{Class: agent.ClassProtocol, Code: "bad_url", Fatal: true,
-			Message: fmt.Sprintf("endpoint %q is not a ws:// or wss:// URL", socket.Endpoint(a.opts.URL))}
+	u, err := link.ParseURL(a.opts.URL)
+	if err != nil {
+		return "", nil, err
 	}
-	if a.opts.Model != "" && !a.opts.Dialect.ModelInStart {
+	if a.opts.Model != "" {
 		q := u.Query()
 		q.Set("model", a.opts.Model)
 		u.RawQuery = q.Encode()
@@ -214,102 +165,54 @@ func (a *Adapter) dialTarget() (string, http.Header, error) {
 	return u.String(), h, nil
 }
 
-// sessionFrame builds session.update (or session.start), clamping the voice first.
+// sessionFrame builds session.update, clamping the voice first.
 func (a *Adapter) sessionFrame(cfg agent.Config) (*wire.ClientEvent, error) {
 	d := a.opts.Dialect
-	allowed := append(append([]string{}, d.Voices...), a.opts.ExtraVoices...)
-	voice, substituted := agent.ClampVoice(cfg.Voice, allowed, d.DefaultVoice)
-	if substituted {
-		a.log.Warn("voice not offered by the provider; substituted",
-			slog.String("requested", cfg.Voice), slog.String("voice", voice))
+	allowed := append(append([]string{}, d.VoicesFor(a.opts.Model)...), a.opts.ExtraVoices...)
+	voice := a.link.Voice(cfg.Voice, allowed, d.DefaultVoice)
+	if err := link.CheckTools(cfg.Tools); err != nil {
+		return nil, err
 	}
 	tools := make([]wire.Tool, len(cfg.Tools))
+	a.sentTools = make([]string, len(cfg.Tools))
 	for i, t := range cfg.Tools {
 		params := t.Parameters
 		if len(params) == 0 {
 			params = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
-		if !json.Valid(params) {
-			return nil, &agent.Error{Class: agent.ClassProtocol, Code: "bad_tool", Fatal: true,
-				Message: fmt.Sprintf("tool %q: parameters are not valid JSON", t.Name)}
-		}
 		tools[i] = wire.Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params}
+		a.sentTools[i] = t.Name
 	}
-	a.sentTools = len(tools)
+	a.applied = agent.Applied{Voice: voice, InputRate: wire.SampleRate, OutputRate: wire.SampleRate, TurnDetection: "manual"}
+	if cfg.ServerTurnDetection {
+		a.applied.TurnDetection = "server_vad"
+	}
+	if voice != cfg.Voice && cfg.Voice != "" {
+		a.applied.Notes = append(a.applied.Notes, fmt.Sprintf("voice %q is not offered for model %q; %q used", cfg.Voice, a.opts.Model, voice))
+	}
 	session, err := json.Marshal(a.opts.sessionObject(cfg.Instructions, tools, voice, cfg.ServerTurnDetection))
 	if err != nil {
 		return nil, fmt.Errorf("encode session: %w", err)
 	}
-	typ := wire.SessionUpdate
-	if d.ModelInStart {
-		typ = wire.SessionStart
-	}
-	return &wire.ClientEvent{Type: typ, Session: session}, nil
+	return &wire.ClientEvent{Type: wire.SessionUpdate, Session: session}, nil
 }
 
 // sendLocked encodes ev with a fresh event id, queues it and records it as an outbound raw
 // event. Failures are logged: the connection's loss is reported through the event stream.
 func (a *Adapter) sendLocked(ev *wire.ClientEvent) error {
-	if a.conn == nil || a.lost || a.closed {
-		return agent.ErrClosed
-	}
 	a.seq++
 	ev.EventID = fmt.Sprintf("evt_%d", a.seq)
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", ev.Type, err)
 	}
-	if err := a.conn.Send(b); err != nil {
-		a.log.Warn("send failed", slog.String("type", ev.Type), slog.Any("err", err))
-		return err
-	}
-	a.emitLocked(agent.Event{Type: agent.EventRaw, RawType: ev.Type, Raw: agent.BoundRaw(b), Outbound: true})
-	return nil
+	return a.link.SendLocked(ev.Type, b)
 }
 
-// emitLocked queues an event; on overflow it fails the connection (see agent.Adapter).
-func (a *Adapter) emitLocked(ev agent.Event) {
-	if err := a.stream.Emit(ev); errors.Is(err, socket.ErrOverflow) && !a.lost {
-		a.lost = true
-		a.stopTimerLocked()
-		a.stream.Finish(agent.Event{Type: agent.EventError, Err: &agent.Error{Class: agent.ClassOverflow, Code: "overflow", Fatal: true,
-			Message: fmt.Sprintf("event consumer fell behind by %d events; connection dropped", a.stream.Pending())}})
-		if a.conn != nil {
-			a.conn.Kill()
-		}
-	}
-}
-
-func (a *Adapter) ready() error {
-	switch {
-	case a.closed || a.lost:
-		return agent.ErrClosed
-	case a.phase != phaseReady:
-		return agent.ErrNotConnected
-	}
-	return nil
-}
-
-// SendAudio appends one caller frame to the provider's input buffer. In matched turn-taking,
-// audio outside a turn is held back (only its last PreRollMS is kept, and sent when the next turn
-// starts), so that every family hears the same span of each caller turn and no silence or echo
-// between turns is committed.
+// SendAudio appends one caller frame to the provider's input buffer; in matched turn-taking,
+// audio outside a turn is held back as pre-roll (see link.SendAudio).
 func (a *Adapter) SendAudio(pcm []int16) error {
-	frame := make([]byte, 0, len(pcm)*8/3+64)
-	frame = append(frame, `{"type":"input_audio_buffer.append","audio":"`...)
-	frame = append(frame, agent.EncodePCM(pcm)...)
-	frame = append(frame, `"}`...)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if err := a.ready(); err != nil {
-		return err
-	}
-	if a.manual && !a.inTurn {
-		a.preroll.Push(frame, len(pcm))
-		return nil
-	}
-	a.inSamples += len(pcm)
-	return a.conn.Send(frame)
+	return a.link.SendAudio(pcm, `{"type":"input_audio_buffer.append","audio":"`, `"}`)
 }
 
 // StartTurn marks the caller's turn start (matched turn-taking): the held pre-roll audio is sent
@@ -318,25 +221,7 @@ func (a *Adapter) SendAudio(pcm []int16) error {
 func (a *Adapter) StartTurn() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := a.ready(); err != nil {
-		return err
-	}
-	if !a.manual || a.inTurn {
-		return nil
-	}
-	a.inTurn = true
-	return a.flushPreRollLocked()
-}
-
-func (a *Adapter) flushPreRollLocked() error {
-	frames, samples := a.preroll.Take()
-	a.inSamples += samples
-	for _, f := range frames {
-		if err := a.conn.Send(f); err != nil {
-			return err
-		}
-	}
-	return nil
+	return a.link.StartTurnLocked(nil)
 }
 
 // EndTurn commits the input buffer and asks for a response (matched turn-taking). With server turn
@@ -345,28 +230,22 @@ func (a *Adapter) flushPreRollLocked() error {
 func (a *Adapter) EndTurn() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := a.ready(); err != nil {
+	if send, err := a.link.EndTurnLocked(nil); !send {
 		return err
 	}
-	if !a.manual {
-		return nil
-	}
-	if !a.inTurn {
-		a.log.Warn("EndTurn without StartTurn; sending the held pre-roll")
-		if err := a.flushPreRollLocked(); err != nil {
-			return err
-		}
-	}
-	a.inTurn = false
 	if err := a.sendLocked(&wire.ClientEvent{Type: wire.InputAudioCommit}); err != nil {
 		return err
 	}
-	return a.requestResponseLocked()
+	return a.requestResponseLocked(false)
 }
 
 // requestResponseLocked sends response.create unless a response is active or requested, or a
-// tool batch still waits for results; then it queues one.
-func (a *Adapter) requestResponseLocked() error {
+// tool batch still waits for results; then it queues one. followUp says the response continues a
+// tool batch (the agent's turn is not over until it is done).
+func (a *Adapter) requestResponseLocked(followUp bool) error {
+	if followUp {
+		a.followUp = true
+	}
 	if a.active != "" || a.awaiting || a.batchOpenLocked() {
 		a.pendingCreate = true
 		return nil
@@ -379,7 +258,7 @@ func (a *Adapter) requestResponseLocked() error {
 	if err := a.sendLocked(ev); err != nil {
 		return err
 	}
-	a.awaiting, a.createID = true, ev.EventID
+	a.awaiting, a.createID, a.createFollows = true, ev.EventID, a.followUp
 	id := ev.EventID
 	a.stopTimerLocked()
 	a.createTimer = time.AfterFunc(a.to.ResponseStart, func() { a.responseStartTimeout(id) })
@@ -405,14 +284,20 @@ func (a *Adapter) stopTimerLocked() {
 func (a *Adapter) responseStartTimeout(createID string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.closed || a.lost || !a.awaiting || a.createID != createID {
+	if a.link.CheckLocked() != nil || !a.awaiting || a.createID != createID {
 		return
 	}
 	a.awaiting = false
-	a.emitLocked(agent.Event{Type: agent.EventError, Err: &agent.Error{Class: agent.ClassProtocol, Code: "response_timeout",
+	a.link.EmitLocked(agent.Event{Type: agent.EventError, Err: &agent.Error{Class: agent.ClassProtocol, Code: "response_timeout",
 		Message: fmt.Sprintf("no response.created within %s of response.create", a.to.ResponseStart)}})
 	if a.pendingCreate {
-		a.requestResponseLocked()
+		a.requestResponseLocked(false)
+		return
+	}
+	if a.followUp && !a.batchOpenLocked() {
+		// The provider never started the follow-up: nothing more comes for this turn.
+		a.followUp = false
+		a.link.EmitLocked(agent.Event{Type: agent.EventTurnEnd, Status: agent.StatusFailed})
 	}
 }
 
@@ -423,7 +308,7 @@ func (a *Adapter) responseStartTimeout(createID string) {
 func (a *Adapter) Interrupt(playedMS int) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := a.ready(); err != nil {
+	if err := a.link.CheckLocked(); err != nil {
 		return err
 	}
 	a.pendingCreate = false
@@ -457,7 +342,7 @@ func (a *Adapter) Interrupt(playedMS int) error {
 func (a *Adapter) SendToolResult(callID, name string, output json.RawMessage) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := a.ready(); err != nil {
+	if err := a.link.CheckLocked(); err != nil {
 		return err
 	}
 	respID, ok := a.pending[callID]
@@ -483,47 +368,8 @@ func (a *Adapter) SendToolResult(callID, name string, output json.RawMessage) er
 		return nil
 	}
 	delete(a.batches, respID)
-	return a.requestResponseLocked()
+	return a.requestResponseLocked(true)
 }
 
 // Close ends the connection; the Events channel is closed when it returns.
-func (a *Adapter) Close() error {
-	a.mu.Lock()
-	if a.closed {
-		a.mu.Unlock()
-		return nil
-	}
-	a.closed = true
-	a.stopTimerLocked()
-	conn := a.conn
-	a.mu.Unlock()
-	if conn != nil {
-		conn.Close()
-	}
-	a.stream.Abort()
-	return nil
-}
-
-// onClosed runs on the reader goroutine when the connection ends.
-func (a *Adapter) onClosed(err *agent.Error) {
-	a.mu.Lock()
-	a.stopTimerLocked()
-	wasLost := a.lost
-	a.lost = true
-	if a.phase != phaseReady {
-		var hsErr error = agent.ErrClosed
-		if err != nil {
-			hsErr = err
-		}
-		select {
-		case a.hs <- hsErr:
-		default:
-		}
-	}
-	a.mu.Unlock()
-	if err != nil && !wasLost {
-		a.stream.Finish(agent.Event{Type: agent.EventError, Err: err})
-		return
-	}
-	a.stream.Finish()
-}
+func (a *Adapter) Close() error { return a.link.Close() }

@@ -41,7 +41,6 @@ var families = []family{
 	{"beta", openai.Beta, agenttest.OpenAIBeta, "gpt-4o-realtime-preview", "sage"},
 	{"grok", openai.Grok, agenttest.XAIGrok, "grok-voice-latest", "Rex"},
 	{"stepfun", openai.StepFun, agenttest.StepFunRealtime, "step-audio-2", "wenrounansheng"},
-	{"live", openai.Live, agenttest.LiveSession, "gpt-realtime", "marin"},
 }
 
 var lookupTool = agent.Tool{Name: "lookup_patient", Description: "Find a patient record by name.",
@@ -119,12 +118,10 @@ func isRaw(typ string) func(agent.Event) bool {
 
 func firstSession(t *testing.T, f *agenttest.OpenAIFake) map[string]any {
 	t.Helper()
-	for _, typ := range []string{wire.SessionUpdate, wire.SessionStart} {
-		if evs := f.Find(typ); len(evs) > 0 {
-			return evs[0]["session"].(map[string]any)
-		}
+	if evs := f.Find(wire.SessionUpdate); len(evs) > 0 {
+		return evs[0]["session"].(map[string]any)
 	}
-	t.Fatal("no session.update or session.start received")
+	t.Fatal("no session.update received")
 	return nil
 }
 
@@ -192,9 +189,6 @@ func TestFullCallAudioBothWays(t *testing.T) {
 
 			// Wire: what the provider received.
 			wantTypes := []string{wire.SessionUpdate, wire.InputAudioAppend, wire.InputAudioCommit, wire.ResponseCreate}
-			if fam.d.ModelInStart {
-				wantTypes[0] = wire.SessionStart
-			}
 			if got := h.f.Types(); !slices.Equal(got, wantTypes) {
 				t.Errorf("client events = %v, want %v", got, wantTypes)
 			}
@@ -219,11 +213,8 @@ func TestFullCallAudioBothWays(t *testing.T) {
 				t.Errorf("turn_detection = %v (present %v), want null", v, ok)
 			}
 			hs := h.f.Handshakes()[0]
-			if !hs.Auth || (hs.BetaHeader != "") != fam.d.BetaHeader || (hs.Model == "") != fam.d.ModelInStart {
+			if !hs.Auth || (hs.BetaHeader != "") != fam.d.BetaHeader || hs.Model != fam.model {
 				t.Errorf("handshake %+v", hs)
-			}
-			if fam.d.ModelInStart && s["model"] != fam.model {
-				t.Errorf("session.start model = %v", s["model"])
 			}
 			noProviderErrors(t, h.f)
 
@@ -787,4 +778,119 @@ func TestCloseWithoutDraining(t *testing.T) {
 	if err := a.Connect(context.Background(), agent.Config{}); !errors.Is(err, agent.ErrClosed) {
 		t.Errorf("connect after close: %v", err)
 	}
+}
+
+// The OpenAI tool-turn shape: a response with tool calls ends with response.done and the answer
+// comes in a second response after the outputs and response.create. The agent's turn ends once,
+// after that second response; a response the caller interrupted ends it as cancelled.
+func TestTurnEndsAfterTheFollowUpResponse(t *testing.T) {
+	for _, fam := range families {
+		t.Run(fam.name, func(t *testing.T) {
+			h := connect(t, fam, agenttest.Script{Replies: []agenttest.Reply{
+				{Text: "One moment.", AudioMS: 200, Calls: []agenttest.Call{{Name: "lookup_patient", Arguments: `{"name":"Ada"}`}}},
+				{Text: "I found your record.", AudioMS: 300},
+				{Text: "This answer is cut short by the caller.", AudioMS: 3000, Pace: 20 * time.Millisecond},
+			}}, agent.Config{Tools: []agent.Tool{lookupTool}})
+			turn(t, h.a, 200)
+			call := h.rec.WaitType(t, wait, agent.EventToolCall)
+			h.rec.WaitType(t, wait, agent.EventResponseDone)
+			time.Sleep(50 * time.Millisecond)
+			if n := len(h.rec.Of(agent.EventTurnEnd)); n != 0 {
+				t.Fatalf("turn ended with a tool call unanswered: %s", h.rec.Summary())
+			}
+			if err := h.a.SendToolResult(call.CallID, call.Name, json.RawMessage(`{"found":true}`)); err != nil {
+				t.Fatal(err)
+			}
+			end := h.rec.WaitType(t, wait, agent.EventTurnEnd)
+			dones := h.rec.Of(agent.EventResponseDone)
+			if end.Status != agent.StatusCompleted || len(dones) != 2 || end.ResponseID != dones[1].ResponseID {
+				t.Errorf("turn end %+v after responses %+v", end, dones)
+			}
+			turn(t, h.a, 200)
+			h.rec.WaitType(t, wait, agent.EventAudioDelta)
+			if err := h.a.Interrupt(100); err != nil {
+				t.Fatal(err)
+			}
+			if end := h.rec.WaitType(t, wait, agent.EventTurnEnd); end.Status != agent.StatusCancelled {
+				t.Errorf("interrupted turn end %+v", end)
+			}
+			if n := len(h.rec.Of(agent.EventTurnEnd)); n != 2 {
+				t.Errorf("%d turn ends, want 2: %s", n, h.rec.Summary())
+			}
+			noProviderErrors(t, h.f)
+		})
+	}
+}
+
+// A provider that acknowledges the session without installing the tools fails the connect,
+// naming them; Applied reports what session.updated said.
+func TestDroppedToolsNamed(t *testing.T) {
+	p := agenttest.OpenAIGA
+	p.DropTools = true
+	f := agenttest.NewOpenAIFake(t, p, agenttest.Script{})
+	a := openai.New(openai.Options{URL: f.URL(), Model: "gpt-realtime", Dialect: openai.GA, Timeouts: testTimeouts()})
+	defer a.Close()
+	second := agent.Tool{Name: "book_visit", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}
+	err := a.Connect(context.Background(), agent.Config{Tools: []agent.Tool{lookupTool, second}})
+	want := "protocol error (tools_dropped): provider applied 0 of 2 tools; refused: lookup_patient, book_visit"
+	if err == nil || err.Error() != want {
+		t.Fatalf("err %v\nwant %s", err, want)
+	}
+
+	h := connect(t, families[0], agenttest.Script{}, agent.Config{Tools: []agent.Tool{lookupTool}, Voice: "cedar", ServerTurnDetection: true})
+	ap := h.a.Applied()
+	if !ap.Echoed || !slices.Equal(ap.Tools, []string{"lookup_patient"}) || ap.Voice != "cedar" || ap.InputRate != 24000 || ap.OutputRate != 24000 || ap.TurnDetection != "server_vad" {
+		t.Errorf("applied %+v", ap)
+	}
+}
+
+// StepFun's step-audio-2 models speak two voices only: another is replaced before the session.
+func TestVoicesPerModel(t *testing.T) {
+	if v := openai.StepFun.VoicesFor("step-audio-2-mini"); !slices.Equal(v, []string{"qingchunshaonv", "wenrounansheng"}) {
+		t.Errorf("step-audio-2-mini voices %v", v)
+	}
+	if v := openai.StepFun.VoicesFor("step-1o-audio"); len(v) != 4 {
+		t.Errorf("step-1o-audio voices %v", v)
+	}
+	h := connect(t, families[3], agenttest.Script{}, agent.Config{Voice: "elegantgentle-female"})
+	if v, _ := path(firstSession(t, h.f), "voice"); v != "qingchunshaonv" {
+		t.Errorf("voice sent %v", v)
+	}
+	noProviderErrors(t, h.f)
+}
+
+// The other tool-turn shape of the family: a server that starts the follow-up by itself once it
+// has every output. The adapter's response.create then collides with that response, which it
+// takes as the follow-up: no second follow-up, one end of the turn.
+func TestServerContinuingByItselfAfterToolOutputs(t *testing.T) {
+	p := agenttest.OpenAIGA
+	p.AutoFollowUp = true
+	h := connect(t, family{"ga", openai.GA, p, "gpt-realtime", "marin"}, agenttest.Script{Replies: []agenttest.Reply{
+		{Calls: []agenttest.Call{{Name: "lookup_patient", Arguments: `{"name":"Ada"}`}}},
+		{Text: "I found your record.", AudioMS: 300, Pace: 5 * time.Millisecond},
+		{Text: "A duplicate answer.", AudioMS: 200},
+	}}, agent.Config{Tools: []agent.Tool{lookupTool}})
+	turn(t, h.a, 200)
+	call := h.rec.WaitType(t, wait, agent.EventToolCall)
+	h.rec.WaitType(t, wait, agent.EventResponseDone)
+	if err := h.a.SendToolResult(call.CallID, call.Name, json.RawMessage(`{"found":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	h.rec.WaitType(t, wait, agent.EventTurnEnd)
+	time.Sleep(300 * time.Millisecond)
+	for _, e := range h.rec.Of(agent.EventTranscriptDone) {
+		if e.Text == "A duplicate answer." {
+			t.Errorf("a second follow-up was asked for: %s", h.rec.Summary())
+		}
+	}
+	if n, m := len(h.rec.Of(agent.EventResponseDone)), len(h.rec.Of(agent.EventTurnEnd)); n != 2 || m != 1 {
+		t.Errorf("%d responses, %d turn ends (want 2, 1): %s", n, m, h.rec.Summary())
+	}
+	if errs := h.rec.Of(agent.EventError); len(errs) > 0 {
+		t.Errorf("the collision surfaced as an error: %+v", errs[0].Err)
+	}
+	if codes := h.f.ErrorCodes(); !slices.Equal(codes, []string{wire.CodeActiveResponse}) {
+		t.Errorf("provider errors %v, want the one collision of the adapter's follow-up", codes)
+	}
+	noProviderErrors(t, h.f, wire.CodeActiveResponse)
 }

@@ -1,10 +1,12 @@
 // Package openai is the client adapter of the OpenAI Realtime protocol family: OpenAI GA and beta,
-// xAI Grok, StepFun, and the "live session" variant, each a Dialect of one implementation because
-// they differ only in session shape, event names and framing.
+// xAI Grok and StepFun, each a Dialect of one implementation because they differ only in session
+// shape, event names and framing. (GPT-Live, OpenAI's full-duplex API, is another protocol:
+// package gptlive.)
 package openai
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/openai/wire"
@@ -19,11 +21,15 @@ type Dialect struct {
 	Schema wire.Schema
 	// BetaHeader sends "OpenAI-Beta: realtime=v1" (beta only: GA must not).
 	BetaHeader bool
-	// ModelInStart names the model in a first session.start frame instead of the URL query.
-	ModelInStart bool
 	// Voices is the provider's allow-list; DefaultVoice replaces an unknown voice.
 	Voices       []string
 	DefaultVoice string
+	// ModelVoices narrows Voices for the models whose documentation lists fewer (by model name
+	// or a prefix of it, the longest that matches).
+	ModelVoices map[string][]string
+	// NoTranscription: the provider ignores a transcription model (xAI drops it silently), so a
+	// systems file asking for one is warned about.
+	NoTranscription bool
 	// ToolChoice sends tool_choice "auto" (without it some models never call tools). Grok's
 	// session has no such field.
 	ToolChoice bool
@@ -43,18 +49,34 @@ var (
 	// Beta is the OpenAI Realtime beta schema (gpt-4o-realtime-preview*).
 	Beta = Dialect{Name: "openai-beta", Schema: wire.SchemaBeta, BetaHeader: true, Voices: betaVoices, DefaultVoice: "alloy", ToolChoice: true}
 	// Grok is xAI's Grok voice agent API.
-	Grok = Dialect{Name: "grok", Schema: wire.SchemaGrok, Voices: []string{"Ara", "Rex", "Sal", "Eve", "Leo"}, DefaultVoice: "Ara", ResponseModalities: true}
-	// StepFun is StepFun realtime (step-1o-audio, step-audio-2): beta schema, its own voices.
+	Grok = Dialect{Name: "grok", Schema: wire.SchemaGrok, Voices: []string{"Ara", "Rex", "Sal", "Eve", "Leo"}, DefaultVoice: "Ara",
+		ResponseModalities: true, NoTranscription: true}
+	// StepFun is StepFun realtime (step-1o-audio, step-audio-2): beta schema, its own voices;
+	// step-audio-2 and step-audio-2-mini speak only two of them (platform.stepfun.com docs).
 	StepFun = Dialect{Name: "stepfun", Schema: wire.SchemaBeta,
 		Voices:       []string{"qingchunshaonv", "wenrounansheng", "elegantgentle-female", "livelybreezy-female"},
-		DefaultVoice: "qingchunshaonv", ToolChoice: true}
-	// Live is the live-session variant: the model is named in session.start rather than the URL;
-	// otherwise GA framing, PCM 24 kHz, default voice marin.
-	Live = Dialect{Name: "live", Schema: wire.SchemaGA, ModelInStart: true, Voices: gaVoices, DefaultVoice: "marin", ToolChoice: true}
+		DefaultVoice: "qingchunshaonv", ToolChoice: true,
+		ModelVoices: map[string][]string{"step-audio-2": {"qingchunshaonv", "wenrounansheng"}}}
 )
 
 // Dialects lists the family's dialects by systems-file name.
-var Dialects = map[string]Dialect{GA.Name: GA, Beta.Name: Beta, Grok.Name: Grok, StepFun.Name: StepFun, Live.Name: Live}
+var Dialects = map[string]Dialect{GA.Name: GA, Beta.Name: Beta, Grok.Name: Grok, StepFun.Name: StepFun}
+
+// VoicesFor returns the voices model may use: ModelVoices' entry for the longest model name (or
+// prefix of it) that matches, else Voices.
+func (d Dialect) VoicesFor(model string) []string {
+	m := strings.ToLower(model)
+	best := ""
+	for k := range d.ModelVoices {
+		if strings.HasPrefix(m, strings.ToLower(k)) && len(k) > len(best) {
+			best = k
+		}
+	}
+	if best == "" {
+		return d.Voices
+	}
+	return d.ModelVoices[best]
+}
 
 // Options configure an Adapter.
 type Options struct {
@@ -137,9 +159,6 @@ func (o *Options) sessionObject(instructions string, tools []wire.Tool, voice st
 				Output: &wire.AudioOutput{Format: wire.PCM24k(), Voice: voice},
 			},
 			Tools: tools, ToolChoice: toolChoice,
-		}
-		if d.ModelInStart {
-			s.Model = o.Model
 		}
 		return s
 	}

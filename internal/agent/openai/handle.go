@@ -4,22 +4,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/voicebench/humanaudit/internal/agent"
+	"github.com/voicebench/humanaudit/internal/agent/internal/link"
 	"github.com/voicebench/humanaudit/internal/agent/openai/wire"
 )
 
 // handle processes one provider frame on the reader goroutine.
-func (a *Adapter) handle(data []byte) {
+func (a *Adapter) handle(f link.Frame) {
+	data := f.Data
 	var ev wire.ServerEvent
-	if err := json.Unmarshal(data, &ev); err != nil {
-		a.mu.Lock()
-		a.emitLocked(agent.Event{Type: agent.EventError, RawType: "unparsable", Raw: rawString(data),
-			Err: &agent.Error{Class: agent.ClassProtocol, Code: "bad_json", Message: "provider sent a frame that is not a JSON event: " + err.Error()}})
-		a.mu.Unlock()
-		return
-	}
+	err := json.Unmarshal(data, &ev)
 	raw := data // ReadMessage returns a fresh slice per frame: keep it without copying
 	switch ev.Type {
 	case wire.GAAudioDelta, wire.BetaAudioDelta:
@@ -27,28 +24,12 @@ func (a *Adapter) handle(data []byte) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.lost {
-		return
-	}
-	out := a.normalizeLocked(&ev)
-	if len(out) == 0 {
-		out = []agent.Event{{Type: agent.EventRaw}}
-	}
-	out[0].RawType, out[0].Raw = ev.Type, agent.BoundRaw(raw)
-	for _, e := range out {
-		a.emitLocked(e)
-	}
-}
-
-// rawString keeps an unparsable frame as a JSON string so that the trace stays valid JSON.
-func rawString(data []byte) json.RawMessage {
-	b, _ := json.Marshal(strings.ToValidUTF8(string(data), "?"))
-	return agent.BoundRaw(b)
+	a.link.ReceiveLocked(f, "JSON event", err, ev.Type, raw, func() []agent.Event { return a.normalizeLocked(&ev) })
 }
 
 func (a *Adapter) normalizeLocked(ev *wire.ServerEvent) []agent.Event {
 	switch ev.Type {
-	case wire.SessionCreated, wire.ConversationCreated, wire.SessionStarted, wire.SessionUpdated:
+	case wire.SessionCreated, wire.ConversationCreated, wire.SessionUpdated:
 		a.handshakeLocked(ev)
 		return nil
 
@@ -57,6 +38,8 @@ func (a *Adapter) normalizeLocked(ev *wire.ServerEvent) []agent.Event {
 			return nil
 		}
 		a.active, a.awaiting, a.respSamples = ev.Response.ID, false, 0
+		a.activeCaller, a.committed = a.committed, false
+		a.followUp = false // the follow-up (if one was owed) has started; its response.done decides
 		a.stopTimerLocked()
 		if a.cancelNext {
 			a.cancelNext = false
@@ -114,6 +97,9 @@ func (a *Adapter) normalizeLocked(ev *wire.ServerEvent) []agent.Event {
 	case wire.ResponseDone:
 		return a.responseDoneLocked(ev)
 
+	case wire.InputCommitted:
+		a.committed = true
+		return nil
 	case wire.SpeechStarted:
 		return []agent.Event{{Type: agent.EventCallerSpeechStarted, ItemID: ev.ItemID}}
 	case wire.SpeechStopped:
@@ -134,41 +120,102 @@ func (a *Adapter) handshakeLocked(ev *wire.ServerEvent) {
 		if err := a.sendLocked(a.pendingUpdate); err != nil {
 			a.handshakeDoneLocked(err)
 		}
-	case a.phase == phaseWaitUpdated && (ev.Type == wire.SessionUpdated || a.opts.Dialect.ModelInStart):
+	case a.phase == phaseWaitUpdated && ev.Type == wire.SessionUpdated:
 		a.handshakeDoneLocked(a.checkSessionLocked(ev.Session))
 	}
 }
 
 func (a *Adapter) handshakeDoneLocked(err error) {
 	if err == nil {
-		a.phase = phaseReady
+		a.phase = phaseDone
 	}
-	select {
-	case a.hs <- err:
-	default:
-	}
+	a.link.HandshakeDoneLocked(err)
 }
 
-// checkSessionLocked compares the effective session with what we asked for: a provider that
-// silently dropped tools would leave the agent unable to act.
+// checkSessionLocked compares the effective session with what we asked for (a provider that
+// silently dropped tools would leave the agent unable to act) and keeps what it applied.
 func (a *Adapter) checkSessionLocked(session json.RawMessage) error {
 	var s struct {
-		Tools []json.RawMessage `json:"tools"`
-		Voice string            `json:"voice"`
-		Audio struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+		Voice             string          `json:"voice"`
+		InputAudioFormat  string          `json:"input_audio_format"`
+		OutputAudioFormat string          `json:"output_audio_format"`
+		TurnDetection     json.RawMessage `json:"turn_detection"`
+		Audio             struct {
+			Input struct {
+				Format        *wire.AudioFormat `json:"format"`
+				TurnDetection json.RawMessage   `json:"turn_detection"`
+			} `json:"input"`
 			Output struct {
-				Voice string `json:"voice"`
+				Format *wire.AudioFormat `json:"format"`
+				Voice  string            `json:"voice"`
 			} `json:"output"`
 		} `json:"audio"`
 	}
 	if len(session) == 0 || json.Unmarshal(session, &s) != nil {
-		return nil // nothing to compare against
+		return nil // nothing to compare against: the fields stay what was sent
 	}
-	if s.Tools != nil && len(s.Tools) < a.sentTools {
+	ap := &a.applied
+	ap.Echoed = true
+	if s.Tools != nil {
+		ap.Tools = ap.Tools[:0]
+		for _, t := range s.Tools {
+			ap.Tools = append(ap.Tools, t.Name)
+		}
+	} else {
+		ap.Tools = append(ap.Tools[:0], a.sentTools...) // not echoed: taken as applied
+	}
+	if v := firstNonEmpty(s.Audio.Output.Voice, s.Voice); v != "" {
+		ap.Voice = v
+	}
+	if r := rateOf(s.Audio.Input.Format, s.InputAudioFormat); r > 0 {
+		ap.InputRate = r
+	}
+	if r := rateOf(s.Audio.Output.Format, s.OutputAudioFormat); r > 0 {
+		ap.OutputRate = r
+	}
+	td := s.TurnDetection
+	if len(s.Audio.Input.TurnDetection) > 0 {
+		td = s.Audio.Input.TurnDetection
+	}
+	if len(td) > 0 {
+		var t struct {
+			Type string `json:"type"`
+		}
+		if string(td) == "null" {
+			ap.TurnDetection = "manual"
+		} else if json.Unmarshal(td, &t) == nil && t.Type != "" {
+			ap.TurnDetection = t.Type
+		}
+	}
+	var missing []string
+	for _, name := range a.sentTools {
+		if !slices.Contains(ap.Tools, name) {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
 		return &agent.Error{Class: agent.ClassProtocol, Code: "tools_dropped", Fatal: true,
-			Message: fmt.Sprintf("provider applied %d of %d tools", len(s.Tools), a.sentTools)}
+			Message: fmt.Sprintf("provider applied %d of %d tools; refused: %s", len(a.sentTools)-len(missing), len(a.sentTools), strings.Join(missing, ", "))}
 	}
 	return nil
+}
+
+// rateOf is the sample rate of a GA audio format object or a beta format name (pcm16 is 24 kHz).
+func rateOf(f *wire.AudioFormat, beta string) int {
+	switch {
+	case f != nil && f.Rate > 0:
+		return f.Rate
+	case f != nil && f.Type == "audio/pcm":
+		return wire.SampleRate
+	case beta == "pcm16":
+		return wire.SampleRate
+	case beta == "g711_ulaw" || beta == "g711_alaw" || (f != nil && (f.Type == "audio/pcmu" || f.Type == "audio/pcma")):
+		return 8000
+	}
+	return 0
 }
 
 // callLocked emits a tool call the first time its call id is seen (the same call appears in
@@ -235,25 +282,34 @@ func (a *Adapter) responseDoneLocked(ev *wire.ServerEvent) []agent.Event {
 		a.active = ""
 	}
 	delete(a.cancelled, r.ID)
+	calls := false
 	if b := a.batches[r.ID]; b != nil {
+		calls = true
 		b.done = true
 		if b.pending == 0 {
 			delete(a.batches, r.ID)
-			a.pendingCreate = true
+			a.pendingCreate, a.followUp = true, true
 		}
 	}
+	if !calls && !a.followUp && !a.batchOpenLocked() {
+		status := r.Status
+		if status == "" {
+			status = agent.StatusCompleted
+		}
+		out = append(out, agent.Event{Type: agent.EventTurnEnd, ResponseID: r.ID, Status: status})
+	}
 	if a.pendingCreate {
-		a.requestResponseLocked()
+		a.requestResponseLocked(false)
 	}
 	return out
 }
 
 func (a *Adapter) usageLocked(u *wire.Usage) *agent.Usage {
 	out := &agent.Usage{
-		InputAudioSeconds:  float64(a.inSamples) / wire.SampleRate,
+		InputAudioSeconds:  float64(a.link.TakeInputSamplesLocked()) / wire.SampleRate,
 		OutputAudioSeconds: float64(a.respSamples) / wire.SampleRate,
 	}
-	a.inSamples, a.respSamples = 0, 0
+	a.respSamples = 0
 	if u != nil {
 		out.InputTokens, out.OutputTokens = u.InputTokens, u.OutputTokens
 		if u.InputTokenDetails != nil {
@@ -271,11 +327,24 @@ func (a *Adapter) errorLocked(d *wire.ErrorDetail) []agent.Event {
 		return []agent.Event{protocolError("bad_event", "error event without an error object")}
 	}
 	forCreate := a.awaiting && d.EventID != nil && *d.EventID == a.createID
+	matchesCreate := d.EventID != nil && *d.EventID == a.createID
 	switch {
+	case (d.Code == wire.CodeActiveResponse || strings.Contains(d.Message, "ongoing response") || strings.Contains(d.Message, "already has an active response")) &&
+		matchesCreate && a.createFollows && a.active != "" && !a.activeCaller:
+		// Our follow-up to a tool batch met a response the provider started by itself once it had
+		// the outputs, with no caller input in between (the other tool-turn shape): that response
+		// is the follow-up. (One that answers new caller speech is not: then we ask again.)
+		a.link.Log().Debug("the provider continued after the tool outputs by itself; follow-up not requested again")
+		if a.awaiting {
+			a.awaiting = false
+			a.stopTimerLocked()
+		}
+		a.createFollows = false
+		return nil
 	case d.Code == wire.CodeActiveResponse || strings.Contains(d.Message, "ongoing response") || strings.Contains(d.Message, "already has an active response"):
 		// The provider started a response we did not ask for (server VAD) between our bookkeeping
 		// and its; ask again once that one is done.
-		a.log.Warn("response.create collided with an active response; queued", slog.String("message", d.Message))
+		a.link.Log().Warn("response.create collided with an active response; queued", slog.String("message", d.Message))
 		if a.awaiting {
 			a.awaiting = false
 			a.stopTimerLocked()
@@ -284,7 +353,7 @@ func (a *Adapter) errorLocked(d *wire.ErrorDetail) []agent.Event {
 		return nil
 	case d.Code == wire.CodeCommitEmpty, d.Code == wire.CodeCancelNotActive:
 		// Benign: VAD already consumed the buffer / the response already ended.
-		a.log.Debug("benign provider error", slog.String("code", d.Code))
+		a.link.Log().Debug("benign provider error", slog.String("code", d.Code))
 		return nil
 	}
 	if forCreate {
@@ -292,7 +361,7 @@ func (a *Adapter) errorLocked(d *wire.ErrorDetail) []agent.Event {
 		a.stopTimerLocked()
 	}
 	e := &agent.Error{Class: classify(d), Code: firstNonEmpty(d.Code, d.Type), Message: d.Message}
-	if a.phase != phaseReady {
+	if !a.link.ReadyLocked() {
 		e.Fatal = true
 		a.handshakeDoneLocked(e)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/voicebench/humanaudit/internal/agent"
 	"github.com/voicebench/humanaudit/internal/agent/elevenlabs"
 	"github.com/voicebench/humanaudit/internal/agent/gemini"
+	"github.com/voicebench/humanaudit/internal/agent/gptlive"
 	"github.com/voicebench/humanaudit/internal/agent/openai"
 )
 
@@ -42,13 +43,16 @@ func New(sys System, opts DialOptions) (agent.Adapter, error) {
 	if sys.Family == FamilyReference && sys.Model == "" {
 		sys.Model = "reference" // GA-compatible servers expect ?model=
 	}
-	if sys.Family == FamilyElevenLabs {
+	switch sys.Family {
+	case FamilyElevenLabs:
 		return elevenlabs.New(elevenlabs.Options{URL: endpoint, APIURL: sys.APIURL, AgentID: sys.AgentFor(opts.Task), Key: key,
 			Language: sys.Language, Timeouts: elevenlabs.Timeouts{Handshake: opts.HandshakeTimeout}}), nil
-	}
-	if sys.Family == FamilyGemini {
+	case FamilyGemini:
 		return gemini.New(gemini.Options{URL: endpoint, Model: sys.Model, Key: key, ExtraVoices: sys.ExtraVoices,
 			LanguageCode: sys.Language, SilenceMS: sys.SilenceMS, Timeouts: gemini.Timeouts{Handshake: opts.HandshakeTimeout}}), nil
+	case FamilyLive:
+		return gptlive.New(gptlive.Options{URL: endpoint, Model: sys.Model, BackendModel: sys.BackendModel, Key: key,
+			ExtraVoices: sys.ExtraVoices, Timeouts: gptlive.Timeouts{Handshake: opts.HandshakeTimeout}}), nil
 	}
 	return openai.New(openai.Options{URL: endpoint, Model: sys.Model, Key: key, Dialect: dialectOf(sys.Family),
 		ExtraVoices: sys.ExtraVoices, TranscriptionModel: sys.TranscriptionModel, SilenceMS: sys.SilenceMS,

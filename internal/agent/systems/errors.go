@@ -13,6 +13,8 @@ var (
 	ErrBadEndpoint    = errors.New("bad endpoint")
 	ErrMissingKey     = errors.New("missing key")
 	ErrUnknownSystem  = errors.New("unknown system")
+	// ErrUnsupported: an option the system's family cannot honour.
+	ErrUnsupported = errors.New("option not supported by the family")
 )
 
 // ConfigError is one problem with a systems or secrets file, printed as one line:

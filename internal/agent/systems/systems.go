@@ -18,6 +18,7 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/agent/elevenlabs"
 	"github.com/voicebench/humanaudit/internal/agent/gemini"
+	"github.com/voicebench/humanaudit/internal/agent/gptlive"
 	"github.com/voicebench/humanaudit/internal/agent/openai"
 )
 
@@ -31,7 +32,7 @@ const (
 	FamilyGrok       Family = "grok"        // xAI Grok voice agent
 	FamilyStepFun    Family = "stepfun"     // StepFun realtime
 	FamilyGemini     Family = "gemini"      // Gemini Live
-	FamilyLive       Family = "live"        // live-session variant of the OpenAI family
+	FamilyLive       Family = "live"        // OpenAI GPT-Live (full duplex, tools delegated to a backend model)
 	FamilyReference  Family = "reference"   // the offline reference agent (OpenAI GA protocol, no key)
 	FamilyElevenLabs Family = "elevenlabs"  // ElevenLabs Agents Platform (a bundled ASR → LLM → TTS stack)
 )
@@ -47,6 +48,7 @@ var defaultEndpoints = map[Family]string{
 	FamilyStepFun:    "wss://api.stepfun.com/v1/realtime",
 	FamilyGemini:     gemini.DefaultURL,
 	FamilyElevenLabs: elevenlabs.DefaultURL,
+	FamilyLive:       gptlive.DefaultURL,
 }
 
 // System is one evaluated system.
@@ -70,6 +72,8 @@ type System struct {
 	// Language is the speech language: Gemini's language code (en-US), the ElevenLabs agent's
 	// language override (en).
 	Language string `json:"language,omitempty"`
+	// BackendModel is the Responses model GPT-Live delegates tools to (live only).
+	BackendModel string `json:"backend_model,omitempty"`
 	// ExtraVoices extends the family's voice allow-list (custom or newly released voices).
 	ExtraVoices []string `json:"extra_voices,omitempty"`
 	// AgentID is the ElevenLabs platform agent every task is called on; Agents names one per task
@@ -231,7 +235,45 @@ func (s *System) validate() []error {
 	if s.SilenceMS < 0 {
 		errs = append(errs, s.problem(ErrMalformed, "silence_ms must not be negative"))
 	}
+	if s.Family == FamilyLive && !s.ServerVAD {
+		errs = append(errs, s.problem(ErrUnsupported, `family live cannot honour matched turn-taking: GPT-Live is full duplex and takes turns itself; set "server_vad": true`))
+	}
 	return errs
+}
+
+// Warnings are the system's options its family cannot honour but that do not stop a call: each
+// says what happens instead. audit systems check prints them.
+func (s System) Warnings() []string {
+	var w []string
+	add := func(format string, args ...any) {
+		w = append(w, fmt.Sprintf("%s: system %q: ", s.source, s.Label)+fmt.Sprintf(format, args...))
+	}
+	if s.TranscriptionModel != "" {
+		switch s.Family {
+		case FamilyGrok:
+			add("transcription_model %q is ignored: xAI drops it silently and sends no caller transcripts; they come from post-call recognition", s.TranscriptionModel)
+		case FamilyGemini:
+			add("transcription_model %q is ignored: Gemini transcribes with its own model (inputAudioTranscription)", s.TranscriptionModel)
+		case FamilyLive:
+			add("transcription_model %q is ignored: GPT-Live sends its own transcripts", s.TranscriptionModel)
+		case FamilyReference:
+			add("transcription_model %q is ignored by the reference agent", s.TranscriptionModel)
+		}
+	}
+	if s.Language != "" && s.Family != FamilyGemini {
+		add("language %q is ignored: only the gemini family takes a speech language", s.Language)
+	}
+	if s.BackendModel != "" && s.Family != FamilyLive {
+		add("backend_model %q is ignored: only the live family delegates to a backend model", s.BackendModel)
+	}
+	if s.SilenceMS > 0 && (!s.ServerVAD || s.Family == FamilyLive) {
+		add("silence_ms %d is ignored: it sets the provider's turn detection, which %s", s.SilenceMS,
+			map[bool]string{true: "GPT-Live does not expose", false: "matched turn-taking does not use"}[s.Family == FamilyLive])
+	}
+	if v, substituted := s.EffectiveVoice(); substituted {
+		add("voice %q is not offered for model %q; %q is used instead (extra_voices adds voices)", s.Voice, s.Model, v)
+	}
+	return w
 }
 
 func checkEndpoint(raw string, sendsKey bool) string {
@@ -301,19 +343,21 @@ func lineCol(data []byte, off int64) (line, col int) {
 	return line, col
 }
 
-// EffectiveVoice reports the voice the system will use: its voice clamped to the family's allow-list
-// (plus ExtraVoices), and whether the configured voice is replaced.
+// EffectiveVoice reports the voice the system will use: its voice clamped to the voices its
+// family offers its model (plus ExtraVoices), and whether the configured voice is replaced.
 func (s System) EffectiveVoice() (voice string, substituted bool) {
 	var allowed []string
 	var def string
 	switch s.Family {
 	case FamilyGemini:
 		allowed, def = gemini.Voices, gemini.DefaultVoice
+	case FamilyLive:
+		allowed, def = gptlive.Voices, gptlive.DefaultVoice
 	case FamilyReference, FamilyElevenLabs:
 		return s.Voice, false // the reference agent has one voice; ElevenLabs voices are ids
 	default:
 		d := dialectOf(s.Family)
-		allowed, def = d.Voices, d.DefaultVoice
+		allowed, def = d.VoicesFor(s.Model), d.DefaultVoice
 	}
 	allowed = append(append([]string{}, allowed...), s.ExtraVoices...)
 	for _, v := range allowed {
@@ -332,8 +376,6 @@ func dialectOf(f Family) openai.Dialect {
 		return openai.Grok
 	case FamilyStepFun:
 		return openai.StepFun
-	case FamilyLive:
-		return openai.Live
 	}
 	return openai.GA // openai, reference
 }

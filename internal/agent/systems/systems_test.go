@@ -64,8 +64,8 @@ func TestParseProblems(t *testing.T) {
 			`systems.json: system "a": endpoint "ws://api.x.ai/v1/realtime": plain ws:// would send the key unencrypted; use wss://`, systems.ErrBadEndpoint},
 		{"key in URL", `{"systems":[{"label":"a","family":"gemini","endpoint":"wss://x.example/ws?key=AIzaSECRET","model":"m","key_label":"K"}]}`,
 			`systems.json: system "a": endpoint "wss://x.example/ws": a key in the URL is not allowed (use key_label)`, systems.ErrBadEndpoint},
-		{"live needs an endpoint", `{"systems":[{"label":"a","family":"live","model":"m","key_label":"K"}]}`,
-			`systems.json: system "a": missing endpoint (family live has no default)`, systems.ErrBadEndpoint},
+		{"live cannot take matched turns", `{"systems":[{"label":"a","family":"live","model":"gpt-live-1","key_label":"K"}]}`,
+			`systems.json: system "a": family live cannot honour matched turn-taking: GPT-Live is full duplex and takes turns itself; set "server_vad": true`, systems.ErrUnsupported},
 		{"reserved label", `{"systems":[{"label":"reference-agent","family":"openai","model":"m","key_label":"K"}]}`,
 			`systems.json: system "reference-agent": label "reference-agent" is reserved for the console's built-in reference agent: choose another label`, systems.ErrMalformed},
 		{"long label", `{"systems":[{"label":"` + strings.Repeat("a", 65) + `","family":"reference"}]}`,
@@ -168,13 +168,14 @@ func TestDialEachFamily(t *testing.T) {
 			return agenttest.NewOpenAIFake(t, agenttest.StepFunRealtime, agenttest.Script{Key: key}).URL()
 		}},
 		{"live", func(t *testing.T) string {
-			return agenttest.NewOpenAIFake(t, agenttest.LiveSession, agenttest.Script{Key: key}).URL()
+			return agenttest.NewGPTLiveFake(t, agenttest.Script{Key: key}, agenttest.GPTLiveOptions{}).URL()
 		}},
 		{"gemini", func(t *testing.T) string { return agenttest.NewGeminiFake(t, agenttest.Script{Key: key}).URL() }},
 	}
 	for _, c := range cases {
 		t.Run(c.family, func(t *testing.T) {
-			sys := parseOne(t, fmt.Sprintf(`{"systems":[{"label":"sut","family":%q,"endpoint":%q,"model":"m-1","key_label":"TEST_KEY"}]}`, c.family, c.fake(t)))
+			sys := parseOne(t, fmt.Sprintf(`{"systems":[{"label":"sut","family":%q,"endpoint":%q,"model":"m-1","key_label":"TEST_KEY","server_vad":%v}]}`,
+				c.family, c.fake(t), c.family == "live"))
 			a, err := systems.Dial(context.Background(), sys, systems.DialOptions{Keys: store, Config: agent.Config{Instructions: "hi"}})
 			if err != nil {
 				t.Fatal(err)

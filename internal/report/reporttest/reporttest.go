@@ -1,8 +1,8 @@
-// Package reporttest builds small but realistic audit studies in a real store for report tests:
-// human sessions run through the study plan (participants claim their assignments, anchor cells
-// are repeated by a second participant), synthetic sessions per seed, every trace produced by a
-// text-level call of a real task with a scripted agent and graded by the real grader, exclusions,
-// provider usage, and ratings of frozen utterances by several annotators.
+// Package reporttest builds small but realistic audit studies in a store (a real one, from
+// storetest) for report tests: human sessions run through the study plan (participants claim their
+// assignments, anchor cells are repeated by a second participant), synthetic sessions per seed,
+// every trace produced by a text-level call of a real task with a scripted agent and graded by the
+// real grader, exclusions, provider usage, and ratings of frozen utterances by several annotators.
 package reporttest
 
 import (
@@ -15,8 +15,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/grade"
-	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/textcall"
 	"github.com/voicebench/humanaudit/internal/trace"
@@ -37,13 +37,13 @@ type Session struct {
 	ID          string
 	System      string
 	Task        string
-	Mode        store.Mode
+	Mode        audit.Mode
 	Seed        int64
 	Repeat      int
 	Participant int64
 	Events      []trace.Event
 	Grade       grade.Result
-	Exclusion   store.ExclusionReason // "" when the session counts
+	Exclusion   audit.ExclusionReason // "" when the session counts
 }
 
 // Rating is one stored rating.
@@ -65,9 +65,9 @@ type Study struct {
 // flawsFor picks a scripted agent's flaws so that systems, modes and tasks differ in outcome
 // deterministically: the first system is mostly sound, later ones less so, and human sessions
 // fail a little more often than synthetic ones.
-func flawsFor(sys, taskIdx, k int, mode store.Mode) textcall.Flaws {
+func flawsFor(sys, taskIdx, k int, mode audit.Mode) textcall.Flaws {
 	x := sys*5 + taskIdx*3 + k
-	if mode == store.ModeHuman {
+	if mode == audit.ModeHuman {
 		x += 2
 	}
 	switch x % 7 {
@@ -85,8 +85,27 @@ func flawsFor(sys, taskIdx, k int, mode store.Mode) textcall.Flaws {
 	return textcall.Flaws{}
 }
 
+// Store is where Populate writes a study (the store implements it).
+type Store interface {
+	CreateStudy(ctx context.Context, s audit.Study) (audit.Study, error)
+	UpsertSystem(ctx context.Context, s audit.System) (audit.System, error)
+	PutTask(ctx context.Context, id string, version int, spec []byte) (audit.TaskVersion, error)
+	AddPlan(ctx context.Context, studyID string, rows []audit.PlanRow) (int, error)
+	CreateParticipant(ctx context.Context, np audit.NewParticipant) (audit.Participant, error)
+	ClaimNext(ctx context.Context, participantID int64) (audit.Assignment, error)
+	CreateSession(ctx context.Context, ns audit.NewSession) (audit.Session, error)
+	StartSession(ctx context.Context, id string) error
+	AppendEvents(ctx context.Context, sessionID string, events []trace.Event) error
+	SaveScore(ctx context.Context, s audit.Score) error
+	EndSession(ctx context.Context, id, reason string) error
+	ExcludeSession(ctx context.Context, e audit.Exclusion) (audit.Assignment, error)
+	PutRatingItems(ctx context.Context, items []audit.RatingItem) error
+	CreateAnnotator(ctx context.Context, studyID string) (audit.Annotator, error)
+	SaveRating(ctx context.Context, r audit.Rating) (audit.Rating, error)
+}
+
 // Populate stores the study described by spec in db and returns what it stored.
-func Populate(tb testing.TB, db *store.DB, spec Spec) Study {
+func Populate(tb testing.TB, db Store, spec Spec) Study {
 	tb.Helper()
 	ctx := context.Background()
 	must := func(err error) {
@@ -96,11 +115,11 @@ func Populate(tb testing.TB, db *store.DB, spec Spec) Study {
 		}
 	}
 	var out Study
-	if _, err := db.CreateStudy(ctx, store.Study{ID: spec.StudyID, Name: "Report test " + spec.StudyID, Seed: spec.Seed}); err != nil {
+	if _, err := db.CreateStudy(ctx, audit.Study{ID: spec.StudyID, Name: "Report test " + spec.StudyID, Seed: spec.Seed}); err != nil {
 		tb.Fatal(err)
 	}
 	for _, label := range spec.Systems {
-		_, err := db.UpsertSystem(ctx, store.System{Label: label, Family: "openai"})
+		_, err := db.UpsertSystem(ctx, audit.System{Label: label, Family: "openai"})
 		must(err)
 	}
 	byID := map[string]int{}
@@ -119,7 +138,7 @@ func Populate(tb testing.TB, db *store.DB, spec Spec) Study {
 		sysIdx[s] = i
 	}
 
-	run := func(sys, taskIdx, k int, mode store.Mode, seed int64) ([]trace.Event, grade.Result) {
+	run := func(sys, taskIdx, k int, mode audit.Mode, seed int64) ([]trace.Event, grade.Result) {
 		tb.Helper()
 		t := out.Tasks[taskIdx]
 		ev, err := textcall.Run(ctx, t, textcall.NewScripted(t, flawsFor(sys, taskIdx, k, mode)), textcall.Options{Seed: seed})
@@ -138,25 +157,25 @@ func Populate(tb testing.TB, db *store.DB, spec Spec) Study {
 		doc, err := grade.Encode(g)
 		must(err)
 		afa := g.AFA.Value
-		must(db.SaveScore(ctx, store.Score{SessionID: id, GraderVersion: g.Grader, Grade: doc, WS: g.WS == 1, TS: g.TS == 1,
+		must(db.SaveScore(ctx, audit.Score{SessionID: id, GraderVersion: g.Grader, Grade: doc, WS: g.WS == 1, TS: g.TS == 1,
 			PV: g.PV == 1, AC: g.AC == 1, AV: g.AV == 1, AFA: &afa, TTRMS: g.TTRMS}))
 		must(db.EndSession(ctx, id, ev[len(ev)-1].Text))
 	}
 
 	// Human sessions through the plan: slot H<n> calls every task with system n, slot A<n> repeats
 	// the anchor tasks with it.
-	var plan []store.PlanRow
+	var plan []audit.PlanRow
 	for si, sys := range spec.Systems {
 		pos := 0
 		for _, t := range out.Tasks {
 			pos++
-			plan = append(plan, store.PlanRow{Slot: fmt.Sprintf("H%d", si+1), Position: pos, Task: t.ID, System: sys, Repeat: 1})
+			plan = append(plan, audit.PlanRow{Slot: fmt.Sprintf("H%d", si+1), Position: pos, Task: t.ID, System: sys, Repeat: 1})
 		}
 		pos = 0
 		for _, t := range out.Tasks {
 			if t.InSubset(task.SubsetAnchor) {
 				pos++
-				plan = append(plan, store.PlanRow{Slot: fmt.Sprintf("A%d", si+1), Position: pos, Task: t.ID, System: sys, Repeat: 2})
+				plan = append(plan, audit.PlanRow{Slot: fmt.Sprintf("A%d", si+1), Position: pos, Task: t.ID, System: sys, Repeat: 2})
 			}
 		}
 	}
@@ -167,7 +186,7 @@ func Populate(tb testing.TB, db *store.DB, spec Spec) Study {
 		slots[r.Slot] = true
 	}
 	for range len(slots) {
-		p, err := db.CreateParticipant(ctx, store.NewParticipant{StudyID: spec.StudyID})
+		p, err := db.CreateParticipant(ctx, audit.NewParticipant{StudyID: spec.StudyID})
 		must(err)
 		for {
 			a, err := db.ClaimNext(ctx, p.ID)
@@ -175,24 +194,24 @@ func Populate(tb testing.TB, db *store.DB, spec Spec) Study {
 				break // ErrNoAssignment: this participant's slot is done
 			}
 			ti := byID[a.Task]
-			ev, g := run(sysIdx[a.System], ti, a.Repeat, store.ModeHuman, a.ID)
-			s, err := db.CreateSession(ctx, store.NewSession{AssignmentID: a.ID, ParticipantID: p.ID, TaskID: a.Task,
-				TaskVersion: out.Tasks[ti].Version, System: a.System, Mode: store.ModeHuman, Seed: a.ID})
+			ev, g := run(sysIdx[a.System], ti, a.Repeat, audit.ModeHuman, a.ID)
+			s, err := db.CreateSession(ctx, audit.NewSession{AssignmentID: a.ID, ParticipantID: p.ID, TaskID: a.Task,
+				TaskVersion: out.Tasks[ti].Version, System: a.System, Mode: audit.ModeHuman, Seed: a.ID})
 			must(err)
 			save(s.ID, ev, g)
-			out.Sessions = append(out.Sessions, Session{ID: s.ID, System: a.System, Task: a.Task, Mode: store.ModeHuman,
+			out.Sessions = append(out.Sessions, Session{ID: s.ID, System: a.System, Task: a.Task, Mode: audit.ModeHuman,
 				Seed: a.ID, Repeat: a.Repeat, Participant: p.ID, Events: ev, Grade: g})
 		}
 	}
 	for si, sys := range spec.Systems {
 		for ti, t := range out.Tasks {
 			for seed := 1; seed <= spec.Seeds; seed++ {
-				ev, g := run(si, ti, seed, store.ModeSynthetic, int64(seed))
-				s, err := db.CreateSession(ctx, store.NewSession{TaskID: t.ID, TaskVersion: t.Version, System: sys,
-					Mode: store.ModeSynthetic, Seed: int64(seed)})
+				ev, g := run(si, ti, seed, audit.ModeSynthetic, int64(seed))
+				s, err := db.CreateSession(ctx, audit.NewSession{TaskID: t.ID, TaskVersion: t.Version, System: sys,
+					Mode: audit.ModeSynthetic, Seed: int64(seed)})
 				must(err)
 				save(s.ID, ev, g)
-				out.Sessions = append(out.Sessions, Session{ID: s.ID, System: sys, Task: t.ID, Mode: store.ModeSynthetic,
+				out.Sessions = append(out.Sessions, Session{ID: s.ID, System: sys, Task: t.ID, Mode: audit.ModeSynthetic,
 					Seed: int64(seed), Events: ev, Grade: g})
 			}
 		}
@@ -200,15 +219,15 @@ func Populate(tb testing.TB, db *store.DB, spec Spec) Study {
 	// Exclusions: the first human session that passed (the caller read out the card) and the first
 	// synthetic one (the agent connection dropped).
 	for _, want := range []struct {
-		mode   store.Mode
+		mode   audit.Mode
 		passed bool
-		reason store.ExclusionReason
+		reason audit.ExclusionReason
 		by     string
-	}{{store.ModeHuman, true, store.ReasonCallerBrokeScript, "tester"}, {store.ModeSynthetic, false, store.ReasonPlatformLost, "system"}} {
+	}{{audit.ModeHuman, true, audit.ReasonCallerBrokeScript, "tester"}, {audit.ModeSynthetic, false, audit.ReasonPlatformLost, "system"}} {
 		for i := range out.Sessions {
 			s := &out.Sessions[i]
 			if s.Mode == want.mode && (!want.passed || s.Grade.WS == 1) {
-				_, err := db.ExcludeSession(ctx, store.Exclusion{SessionID: s.ID, Reason: want.reason, Note: "report test", By: want.by})
+				_, err := db.ExcludeSession(ctx, audit.Exclusion{SessionID: s.ID, Reason: want.reason, Note: "report test", By: want.by})
 				must(err)
 				s.Exclusion = want.reason
 				break
@@ -217,14 +236,14 @@ func Populate(tb testing.TB, db *store.DB, spec Spec) Study {
 	}
 
 	// Ratings: two items per task (the opening and the first other plan) by every annotator.
-	var items []store.RatingItem
+	var items []audit.RatingItem
 	for _, t := range out.Tasks {
 		plans := slices.Sorted(maps.Keys(t.Bank))
 		if len(plans) < 2 {
 			plans = []string{"open", "close"}
 		}
 		for _, p := range plans[:2] {
-			items = append(items, store.RatingItem{ID: t.ID + "/" + p, TaskID: t.ID, PlanID: p, Variant: "1", Payload: json.RawMessage(`{}`)})
+			items = append(items, audit.RatingItem{ID: t.ID + "/" + p, TaskID: t.ID, PlanID: p, Variant: "1", Payload: json.RawMessage(`{}`)})
 		}
 	}
 	must(db.PutRatingItems(ctx, items))
@@ -235,7 +254,7 @@ func Populate(tb testing.TB, db *store.DB, spec Spec) Study {
 			fid := 3 + (i+a)%3     // 3..5, raters shifted against each other
 			nat := 2 + (i*2+a*a)%4 // 2..5
 			leak := (i+a)%5 == 0 && i%2 == 0
-			_, err := db.SaveRating(ctx, store.Rating{AnnotatorID: an.ID, ItemID: it.ID, Fidelity: fid, Naturalness: nat, Leakage: leak})
+			_, err := db.SaveRating(ctx, audit.Rating{AnnotatorID: an.ID, ItemID: it.ID, Fidelity: fid, Naturalness: nat, Leakage: leak})
 			must(err)
 			out.Ratings = append(out.Ratings, Rating{Item: it.ID, Task: it.TaskID, Plan: it.PlanID, Annotator: an.ID,
 				Fidelity: fid, Naturalness: nat, Leakage: leak})

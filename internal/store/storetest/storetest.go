@@ -17,9 +17,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -28,11 +30,12 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/store/pgcluster"
 )
 
 // server is where test databases are created.
 type server struct {
-	cluster  *store.Cluster // nil with DATABASE_URL
+	cluster  *pgcluster.Cluster // nil with DATABASE_URL
 	adminURL string
 }
 
@@ -55,7 +58,7 @@ func setup(ctx context.Context) (*server, error) {
 	}
 	srv := &server{adminURL: os.Getenv("DATABASE_URL")}
 	if srv.adminURL == "" {
-		c, err := store.StartCluster(ctx, store.ClusterConfig{Dir: filepath.Join(SharedDir(), "pg")})
+		c, err := pgcluster.Start(ctx, pgcluster.Config{Dir: filepath.Join(SharedDir(), "pg")})
 		if err != nil {
 			setupErr = fmt.Errorf("storetest: start the shared test cluster: %w", err)
 			return nil, setupErr
@@ -86,10 +89,17 @@ func dropStale(ctx context.Context, adminURL string) {
 }
 
 // Main runs the tests, then leaves the shared cluster (stopping it when no other process uses
-// it) and exits with the tests' status. Call it from TestMain.
-func Main(m *testing.M) {
+// it), then, when the tests passed, runs each check (a goroutine-leak check, say), and exits with
+// the tests' status or 1 when a check fails. Call it from TestMain.
+func Main(m *testing.M, checks ...func() error) {
 	code := m.Run()
-	if err := Release(); err != nil {
+	errs := []error{Release()}
+	if code == 0 {
+		for _, check := range checks {
+			errs = append(errs, check())
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		if code == 0 {
 			code = 1
@@ -178,4 +188,29 @@ func ClusterDir(tb testing.TB) string {
 	}
 	tb.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
+}
+
+// StartDecoy runs a process whose name is postgres but that is no postmaster (a copy of sleep), as
+// an unrelated process may take over a crashed server's pid after a reboot; it is killed when the
+// test ends.
+func StartDecoy(t testing.TB) int {
+	t.Helper()
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary for the decoy")
+	}
+	b, err := os.ReadFile(sleep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(ClusterDir(t), "postgres")
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd.Process.Pid
 }

@@ -100,16 +100,23 @@ func classifyDial(err error, resp *http.Response, o Options) *agent.Error {
 	if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
 		body := ""
 		if resp.Body != nil {
-			b, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+			// Read enough to find the reason (Google's comes after the message), show less.
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<10))
 			body = strings.Join(strings.Fields(string(b)), " ")
 		}
 		msg := fmt.Sprintf("upgrade refused: HTTP %d", resp.StatusCode)
 		if body != "" {
-			msg += ": " + body
+			shown := body
+			if len(shown) > 300 {
+				shown = strings.ToValidUTF8(shown[:300], "") + "…"
+			}
+			msg += ": " + shown
 		}
 		e := &agent.Error{Code: fmt.Sprintf("http_%d", resp.StatusCode), Message: o.Scrub(msg), Fatal: true}
 		switch {
-		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden || authRefusal(body):
+			// Google refuses a bad key with HTTP 400 and API_KEY_INVALID; OpenAI-compatible
+			// servers sometimes answer invalid_api_key with 400 or 404.
 			e.Class = agent.ClassAuth
 		case resp.StatusCode == http.StatusTooManyRequests:
 			e.Class = agent.ClassRateLimit
@@ -136,6 +143,23 @@ func classifyDial(err error, resp *http.Response, o Options) *agent.Error {
 		e.Message = o.Scrub(err.Error())
 	}
 	return e
+}
+
+// authMarkers are what providers put in the body of an upgrade refused for the key, whatever the
+// status: Google's API_KEY_INVALID and "API key not valid", OpenAI's invalid_api_key and
+// "Incorrect API key", xAI's and others' "invalid api key" and "unauthorized"/"unauthenticated".
+var authMarkers = []string{"api_key_invalid", "invalid_api_key", "api key not valid", "incorrect api key", "invalid api key",
+	"api key expired", "permission_denied", "unauthenticated", "unauthorized"}
+
+// authRefusal reports whether the body of a refused upgrade says the key was refused.
+func authRefusal(body string) bool {
+	b := strings.ToLower(body)
+	for _, m := range authMarkers {
+		if strings.Contains(b, m) {
+			return true
+		}
+	}
+	return false
 }
 
 func isTimeout(err error) bool {

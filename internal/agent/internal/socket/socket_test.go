@@ -162,6 +162,20 @@ func TestDialClassifiesRefusals(t *testing.T) {
 			http.Error(w, `{"error":"bad key sk-leaky-123"}`, http.StatusUnauthorized)
 		case "/429":
 			http.Error(w, "slow down", http.StatusTooManyRequests)
+		case "/403":
+			http.Error(w, `{"error":{"code":403,"message":"Method doesn't allow unregistered callers.","status":"PERMISSION_DENIED"}}`, http.StatusForbidden)
+		case "/google-400":
+			// Google's refusal of a bad key: HTTP 400, the reason long after the message.
+			http.Error(w, `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT",`+
+				`"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com",`+
+				`"metadata":{"service":"generativelanguage.googleapis.com"}},{"@type":"type.googleapis.com/google.rpc.LocalizedMessage",`+
+				`"locale":"en-US","message":"API key not valid. Please pass a valid API key."}]}}`, http.StatusBadRequest)
+		case "/google-400-reason-only":
+			http.Error(w, `{"error":{"code":400,"status":"INVALID_ARGUMENT","details":[{"reason":"`+strings.Repeat("x", 400)+`"},{"reason":"API_KEY_INVALID"}]}}`, http.StatusBadRequest)
+		case "/openai-400":
+			http.Error(w, `{"error":{"type":"invalid_request_error","code":"invalid_api_key","message":"Incorrect API key provided: sk-leak***123."}}`, http.StatusBadRequest)
+		case "/400":
+			http.Error(w, `{"error":{"type":"invalid_request_error","code":"missing_model","message":"Missing required parameter: 'model'."}}`, http.StatusBadRequest)
 		default:
 			http.Error(w, "boom", http.StatusBadGateway)
 		}
@@ -169,10 +183,14 @@ func TestDialClassifiesRefusals(t *testing.T) {
 	defer srv.Close()
 	base := "ws" + strings.TrimPrefix(srv.URL, "http")
 	o := Options{Redact: []string{"sk-leaky-123"}}
-	for path, class := range map[string]agent.ErrorClass{"/401": agent.ClassAuth, "/429": agent.ClassRateLimit, "/502": agent.ClassProvider} {
+	for path, class := range map[string]agent.ErrorClass{"/401": agent.ClassAuth, "/403": agent.ClassAuth, "/429": agent.ClassRateLimit, "/502": agent.ClassProvider,
+		"/google-400": agent.ClassAuth, "/google-400-reason-only": agent.ClassAuth, "/openai-400": agent.ClassAuth, "/400": agent.ClassProtocol} {
 		_, err := Dial(context.Background(), base+path, nil, o)
 		if agent.ClassOf(err) != class || strings.Contains(err.Error(), "sk-leaky") {
-			t.Errorf("%s: %v", path, err)
+			t.Errorf("%s: %v, want class %s", path, err, class)
+		}
+		if len(err.Error()) > 420 {
+			t.Errorf("%s: message of %d bytes; the body shown is cut at 300", path, len(err.Error()))
 		}
 	}
 }

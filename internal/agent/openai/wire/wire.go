@@ -28,7 +28,6 @@ const SampleRate = 24000
 // Client event types.
 const (
 	SessionUpdate          = "session.update"
-	SessionStart           = "session.start" // the live-session variant's first frame, naming the model
 	InputAudioAppend       = "input_audio_buffer.append"
 	InputAudioCommit       = "input_audio_buffer.commit"
 	InputAudioClear        = "input_audio_buffer.clear"
@@ -45,7 +44,6 @@ const (
 	Error                 = "error"
 	SessionCreated        = "session.created"
 	SessionUpdated        = "session.updated"
-	SessionStarted        = "session.started" // accepted from live-session servers
 	ConversationCreated   = "conversation.created"
 	ItemCreated           = "conversation.item.created" // beta
 	ItemAdded             = "conversation.item.added"   // GA, Grok

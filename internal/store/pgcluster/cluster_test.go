@@ -1,4 +1,4 @@
-package store_test
+package pgcluster_test
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/store/pgcluster"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
-	"github.com/voicebench/humanaudit/internal/trace"
 )
 
 // alive reports whether pid runs and is not a zombie.
@@ -59,7 +59,7 @@ func processUID(t *testing.T, pid int) int {
 }
 
 func stopOnCleanup(t *testing.T, dir string) {
-	t.Cleanup(func() { store.StopCluster(context.Background(), store.ClusterConfig{Dir: dir}) })
+	t.Cleanup(func() { pgcluster.Stop(context.Background(), pgcluster.Config{Dir: dir}) })
 }
 
 func TestClusterReusedAcrossRunsAndStoppedByLastUser(t *testing.T) {
@@ -83,7 +83,7 @@ func TestClusterReusedAcrossRunsAndStoppedByLastUser(t *testing.T) {
 		t.Fatalf("helper printed %q; want the pid of a running postmaster", out)
 	}
 
-	a, err := store.StartCluster(ctx, store.ClusterConfig{Dir: dir})
+	a, err := pgcluster.Start(ctx, pgcluster.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestClusterReusedAcrossRunsAndStoppedByLastUser(t *testing.T) {
 			t.Errorf("data directory owned by uid %d; want postgres", st.Uid)
 		}
 	}
-	b, err := store.StartCluster(ctx, store.ClusterConfig{Dir: dir})
+	b, err := pgcluster.Start(ctx, pgcluster.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestClusterReusedAcrossRunsAndStoppedByLastUser(t *testing.T) {
 	if _, err := os.Stat(a.SocketDir()); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket directory %s left behind after stop (%v)", a.SocketDir(), err)
 	}
-	st, err := store.InspectCluster(store.ClusterConfig{Dir: dir})
+	st, err := pgcluster.Inspect(pgcluster.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestClusterReusedAcrossRunsAndStoppedByLastUser(t *testing.T) {
 	}
 
 	// Held (audit db start): the last Close leaves it running until StopCluster.
-	c, err := store.StartCluster(ctx, store.ClusterConfig{Dir: dir})
+	c, err := pgcluster.Start(ctx, pgcluster.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,92 +163,10 @@ func TestClusterReusedAcrossRunsAndStoppedByLastUser(t *testing.T) {
 	if !alive(c.PID()) {
 		t.Fatal("a held cluster was stopped by Close")
 	}
-	if err := store.StopCluster(ctx, store.ClusterConfig{Dir: dir}); err != nil {
+	if err := pgcluster.Stop(ctx, pgcluster.Config{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	waitDead(t, c.PID())
-}
-
-func TestEventsSurviveServerCrash(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a PostgreSQL cluster")
-	}
-	ctx := context.Background()
-	data := storetest.ClusterDir(t)
-	stopOnCleanup(t, filepath.Join(data, "pg"))
-	db, err := store.Open(ctx, store.Config{DataDir: data})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := db.Cluster().SocketDir(); got != filepath.Join(data, "pg") {
-		t.Errorf("socket dir %s; want the cluster root when the path is short", got)
-	}
-	if _, err := db.UpsertSystem(ctx, store.System{Label: "ref"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.PutTask(ctx, "t1", 1, []byte(`{"id":"t1"}`)); err != nil {
-		t.Fatal(err)
-	}
-	s, err := db.CreateSession(ctx, store.NewSession{TaskID: "t1", TaskVersion: 1, System: "ref", Mode: store.ModeSynthetic})
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := trace.NewLog(nil, db.EventSink(s.ID))
-	for i := range 50 {
-		if _, err := log.Append(ctx, trace.Event{T: int64(i * 40), Wall: time.Now(), Type: trace.CallerUtterance, Text: fmt.Sprintf("turn %d", i)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	acked := log.Events() // every one of these was acknowledged, so it must survive
-
-	// Crash: kill the postmaster and every backend at once, no shutdown.
-	pid := db.Cluster().PID()
-	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	waitDead(t, pid)
-	if _, err := log.Append(ctx, trace.Event{Type: trace.SessionEnd}); err == nil {
-		t.Fatal("an event was acknowledged while the server was down")
-	}
-	db.Close()
-	pidPath := filepath.Join(data, "pg", "data", "postmaster.pid")
-	stale, err := os.ReadFile(pidPath)
-	if err != nil {
-		t.Fatalf("want the crash to leave a stale postmaster.pid: %v", err)
-	}
-	// As after a reboot, the stale pid now belongs to an unrelated process called postgres.
-	decoy := startDecoy(t)
-	_, rest, _ := strings.Cut(string(stale), "\n")
-	if err := os.WriteFile(pidPath, []byte(strconv.Itoa(decoy)+"\n"+rest), 0o600); err != nil {
-		t.Fatal(err)
-	}
-
-	db2, err := store.Open(ctx, store.Config{DataDir: data})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !db2.Cluster().StartedHere() || db2.Cluster().PID() == pid || db2.Cluster().PID() == decoy {
-		t.Fatal("reopen after the crash did not start a new server")
-	}
-	got, err := db2.Events(ctx, s.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(acked) {
-		t.Fatalf("after the crash %d events; want the %d acknowledged", len(got), len(acked))
-	}
-	for i := range got {
-		a, _ := trace.MarshalEvent(acked[i])
-		b, _ := trace.MarshalEvent(got[i])
-		if string(a) != string(b) {
-			t.Fatalf("event %d: got %s, want %s", i+1, b, a)
-		}
-	}
-	pid2 := db2.Cluster().PID()
-	if err := db2.Close(); err != nil {
-		t.Fatal(err)
-	}
-	waitDead(t, pid2)
 }
 
 func TestClusterPermissionProblemIsOneLineNamingTheDirectory(t *testing.T) {
@@ -270,8 +188,8 @@ func TestClusterPermissionProblemIsOneLineNamingTheDirectory(t *testing.T) {
 			t.Cleanup(func() { os.Chmod(blocked, 0o700) })
 			dir = filepath.Join(blocked, "audit_data", "pg")
 		}
-		_, err := store.StartCluster(ctx, store.ClusterConfig{Dir: dir})
-		if !errors.Is(err, store.ErrPermission) {
+		_, err := pgcluster.Start(ctx, pgcluster.Config{Dir: dir})
+		if !errors.Is(err, pgcluster.ErrPermission) {
 			t.Fatalf("StartCluster = %v; want ErrPermission", err)
 		}
 		msg := err.Error()
@@ -288,8 +206,8 @@ func TestClusterPermissionProblemIsOneLineNamingTheDirectory(t *testing.T) {
 		dir := filepath.Join(storetest.ClusterDir(t), "pg")
 		os.Mkdir(dir, 0o700)
 		os.WriteFile(filepath.Join(dir, "something"), nil, 0o600)
-		_, err := store.StartCluster(ctx, store.ClusterConfig{Dir: dir})
-		if !errors.Is(err, store.ErrPermission) {
+		_, err := pgcluster.Start(ctx, pgcluster.Config{Dir: dir})
+		if !errors.Is(err, pgcluster.ErrPermission) {
 			t.Fatalf("StartCluster = %v; want ErrPermission", err)
 		}
 		want := "store: postgres user cannot write " + dir + " (owned by root, mode 0700): "
@@ -300,7 +218,7 @@ func TestClusterPermissionProblemIsOneLineNamingTheDirectory(t *testing.T) {
 }
 
 func TestFindBinDir(t *testing.T) {
-	dir, err := store.FindBinDir()
+	dir, err := pgcluster.FindBinDir()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,31 +227,82 @@ func TestFindBinDir(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	_, err = store.StartCluster(context.Background(), store.ClusterConfig{Dir: filepath.Join(storetest.ClusterDir(t), "pg"), BinDir: t.TempDir()})
-	if !errors.Is(err, store.ErrNoPostgres) {
+	_, err = pgcluster.Start(context.Background(), pgcluster.Config{Dir: filepath.Join(storetest.ClusterDir(t), "pg"), BinDir: t.TempDir()})
+	if !errors.Is(err, pgcluster.ErrNoPostgres) {
 		t.Fatalf("StartCluster with an empty bin dir = %v; want ErrNoPostgres", err)
 	}
 }
 
-// startDecoy runs a process whose name is postgres but that is no postmaster (a copy of sleep).
-func startDecoy(t *testing.T) int {
+// After a crash the postmaster.pid stays behind, and after a reboot its pid may belong to another
+// process called postgres: status does not call that running, stop leaves it alone, and start
+// runs a new server.
+func TestStalePIDOfAnotherProcessIsNotTheServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL cluster")
+	}
+	ctx := context.Background()
+	dir := filepath.Join(storetest.ClusterDir(t), "pg")
+	stopOnCleanup(t, dir)
+	c, err := pgcluster.Start(ctx, pgcluster.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := c.PID()
+	if got := sessionOf(t, pid); got != pid {
+		t.Errorf("postmaster %d is in session %d; want a session of its own (pg_ctl start detaches it)", pid, got)
+	}
+	if st, err := pgcluster.Inspect(pgcluster.Config{Dir: dir}); err != nil || !st.Running || st.PID != pid {
+		t.Fatalf("Inspect of the running cluster = %+v, %v; want running with pid %d", st, err, pid)
+	}
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitDead(t, pid)
+	c.Close(ctx)
+	if st, err := pgcluster.Inspect(pgcluster.Config{Dir: dir}); err != nil || st.Running {
+		t.Fatalf("Inspect after the crash = %+v, %v; want stopped", st, err)
+	}
+	pidPath := filepath.Join(dir, "data", "postmaster.pid")
+	stale, err := os.ReadFile(pidPath)
+	if err != nil {
+		t.Fatalf("want the crash to leave a stale postmaster.pid: %v", err)
+	}
+	decoy := storetest.StartDecoy(t)
+	_, rest, _ := strings.Cut(string(stale), "\n")
+	if err := os.WriteFile(pidPath, []byte(strconv.Itoa(decoy)+"\n"+rest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := pgcluster.Inspect(pgcluster.Config{Dir: dir}); err != nil || st.Running {
+		t.Errorf("Inspect with the decoy's pid = %+v, %v; want stopped", st, err)
+	}
+	if err := pgcluster.Stop(ctx, pgcluster.Config{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if !alive(decoy) {
+		t.Fatal("Stop signalled an unrelated process that had the stale pid")
+	}
+	again, err := pgcluster.Start(ctx, pgcluster.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.StartedHere() || again.PID() == decoy {
+		t.Fatalf("Start after the crash: started here %v, pid %d; want a new server", again.StartedHere(), again.PID())
+	}
+	if err := again.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitDead(t, again.PID())
+}
+
+// sessionOf returns the session id of pid (field 6 of /proc/PID/stat).
+func sessionOf(t *testing.T, pid int) int {
 	t.Helper()
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep binary for the decoy")
-	}
-	b, err := os.ReadFile(sleep)
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(storetest.ClusterDir(t), "postgres")
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "60")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd.Process.Pid
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	sid, _ := strconv.Atoi(f[3]) // state ppid pgrp session
+	return sid
 }

@@ -1,4 +1,4 @@
-package refagent
+package dialog
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
@@ -50,6 +49,11 @@ const (
 	intentUnplaced                  // a correction of something the agent cannot place
 )
 
+func (i intent) String() string {
+	return [...]string{"none", "answer", "unknown", "correction", "volunteer", "yes", "no", "close", "repeat", "other",
+		"acknowledge", "unplaced"}[i]
+}
+
 // fieldValue is a value the caller gave for a field.
 type fieldValue struct {
 	field  *field
@@ -62,7 +66,6 @@ type heard struct {
 	transcript string // what the recognizer heard (sent as the caller's transcript)
 	intent     intent
 	values     []fieldValue
-	asrMS      int // recognition time
 }
 
 // Marker phrases, matched on word boundaries in the open-vocabulary transcript.
@@ -87,60 +90,19 @@ func containsPhrase(text string, phrases []string) bool {
 	return false
 }
 
-// listener turns caller audio into what the agent understood, with the recognizer and the
-// agent's model. Without a recognizer it understands text turns only.
+// listener reads what the agent understood from a recognized caller turn, with the agent's model.
 type listener struct {
-	rec *asr.Recognizer
-	now func() time.Time
+	vocab func(string) bool // the recognizer's vocabulary; nil knows every word
+	now   func() time.Time
 }
 
 // known reports whether a word can be used in a grammar.
-func (l *listener) known(w string) bool { return l.rec == nil || l.rec.Known(w) }
-
-// hear recognizes one caller turn (PCM16 24 kHz) against what was asked. The open-vocabulary
-// transcript (for the trace, corrections and unsolicited news) comes from the turn's stream when
-// it was decoded while the caller spoke (lm non-nil), else it is decoded now; when the question has
-// a typed answer, the question's grammar decodes the whole turn, concurrently.
-func (l *listener) hear(ctx context.Context, m *model, exp expectation, pcm []int16, streamed *asr.Result) heard {
-	start := time.Now()
-	var slot *asr.Slot
-	switch {
-	case exp.kind == expectField && exp.field != nil:
-		slot = exp.field.slot(l.known)
-	case exp.kind == expectApproval || exp.kind == expectAnythingElse:
-		slot = &asr.Slot{Kind: asr.KindYesNo}
-	}
-	var lm asr.Result
-	var ans asr.Answer
-	var lmErr, slotErr error
-	var wg sync.WaitGroup
-	if slot != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ans, slotErr = l.rec.RecognizeSlot(ctx, pcm, 24000, *slot)
-		}()
-	}
-	if streamed != nil {
-		lm = *streamed
-	} else {
-		lm, lmErr = l.rec.Recognize(ctx, pcm, 24000, nil)
-	}
-	wg.Wait()
-	if lmErr != nil {
-		lm = asr.Result{}
-	}
-	if slotErr != nil {
-		ans = asr.Answer{}
-	}
-	h := l.understand(ctx, m, exp, pcm, lm, ans, slot != nil)
-	h.asrMS = int(time.Since(start).Milliseconds())
-	return h
-}
+func (l *listener) known(w string) bool { return l.vocab == nil || l.vocab(w) }
 
 // understand interprets a recognized turn. Text-only turns (conversation items with input_text)
 // come here too, with the text as the open-vocabulary result and no audio.
-func (l *listener) understand(ctx context.Context, m *model, exp expectation, pcm []int16, lm asr.Result, ans asr.Answer, typed bool) heard {
+func (l *listener) understand(ctx context.Context, m *model, exp expectation, u Utterance) heard {
+	lm, ans, typed := u.Open, u.Answer, u.Typed
 	text := strings.ToLower(strings.TrimSpace(lm.Text))
 	h := heard{transcript: lm.Text}
 	if text == "" && !(typed && ans.OK) {
@@ -158,7 +120,7 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, pc
 			if exp.kind == expectField && target == exp.field && !correction {
 				continue
 			}
-			if v, ok := l.valueAfterPreamble(ctx, m, target, pcm, lm); ok {
+			if v, ok := l.valueAfterPreamble(ctx, target, u); ok {
 				h.values = append(h.values, v)
 				h.intent = intentVolunteer
 				if correction {
@@ -304,9 +266,11 @@ func (l *listener) targets(m *model, mentions []*field, last *field, correction 
 var monthRE = regexp.MustCompile(` (january|february|march|april|may|june|july|august|september|october|november|december) `)
 
 // valueAfterPreamble reads the value of f from a turn that first says what it is about ("sorry, I
-// need to correct something, my callback number is actually …"): the audio after the last
-// preamble word is decoded with f's grammar; free text is taken from the words after it.
-func (l *listener) valueAfterPreamble(ctx context.Context, m *model, f *field, pcm []int16, lm asr.Result) (fieldValue, bool) {
+// need to correct something, my callback number is actually …"): the speech after the last
+// preamble word is decoded with f's grammar (when the turn was spoken); free text is taken from
+// the words after it.
+func (l *listener) valueAfterPreamble(ctx context.Context, f *field, u Utterance) (fieldValue, bool) {
+	lm := u.Open
 	cut := -1
 	for i, w := range lm.Words {
 		if cutMarkers[w.Text] || containsKeyword(f, w.Text) {
@@ -322,14 +286,10 @@ func (l *listener) valueAfterPreamble(ctx context.Context, m *model, f *field, p
 		if f.Kind != kindChoice && f.Kind != kindYesNo && !plausible(f.Kind, strings.Fields(restText)) {
 			return fieldValue{}, false // nothing of the field's type was said after the preamble
 		}
-		if len(pcm) > 0 && cut >= 0 && l.rec != nil {
-			from := int(lm.Words[cut].End * 24000 / time.Second)
-			if from < len(pcm)-2400 {
-				ans, err := l.rec.RecognizeSlot(ctx, pcm[from:], 24000, *slot)
-				if err == nil && ans.OK {
-					if v, ok := l.fieldValue(f, ans.Value); ok {
-						return v, true
-					}
+		if cut >= 0 && u.Reread != nil {
+			if ans, ok := u.Reread(ctx, lm.Words[cut].End, *slot); ok && ans.OK {
+				if v, ok := l.fieldValue(f, ans.Value); ok {
+					return v, true
 				}
 			}
 		}
@@ -381,7 +341,7 @@ func (l *listener) fieldValue(f *field, v asr.Value) (fieldValue, bool) {
 		return fieldValue{field: f, value: a.String() + " to " + b.String(), spoken: "from " + spokenDate(a) + " to " + spokenDate(b)}, true
 	case kindNumber:
 		var val any = v.Text
-		if has(f.JSONTypes, "number") || (has(f.JSONTypes, "integer") && v.Number == float64(int64(v.Number))) {
+		if slices.Contains(f.JSONTypes, "number") || (slices.Contains(f.JSONTypes, "integer") && v.Number == float64(int64(v.Number))) {
 			val = v.Number
 		}
 		return fieldValue{field: f, value: val, spoken: spokenNumber(f, v.Number)}, true

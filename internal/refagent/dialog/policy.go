@@ -1,8 +1,9 @@
-package refagent
+package dialog
 
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -632,7 +633,7 @@ func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
 				if m := dollars.FindStringSubmatch(s); named && m != nil {
 					if n, ok := canon.Number(m[1]); ok {
 						var val any = m[1]
-						if has(f.JSONTypes, "number") {
+						if slices.Contains(f.JSONTypes, "number") {
 							val = n
 						}
 						v = &fieldValue{field: f, value: val, spoken: spokenNumber(f, n)}

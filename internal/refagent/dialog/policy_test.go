@@ -1,4 +1,4 @@
-package refagent
+package dialog
 
 import (
 	"encoding/json"
@@ -6,12 +6,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/voicebench/humanaudit/internal/agent"
+	"time"
 )
 
 // An approval-gated desk, as a real agent would get it over the protocol.
-var clinicTools = []agent.Tool{
+var clinicTools = []Tool{
 	{Name: "verify_member", Description: "Check the caller's identity against the member record.", Parameters: json.RawMessage(
 		`{"type":"object","properties":{"member_id":{"type":"string"},"date_of_birth":{"type":"string","description":"Date of birth, YYYY-MM-DD"}},"required":["member_id","date_of_birth"]}`)},
 	{Name: "lookup_plan", Description: "Look up a verified member's plan.", Parameters: json.RawMessage(
@@ -53,52 +52,34 @@ func clinicEnv(name string, args map[string]any) string {
 	return `{"ok":true}`
 }
 
-// textCall holds a text conversation with the agent over the wire.
+// textCall holds a text conversation with the agent: each caller turn is typed text, and the
+// agent's tool calls are answered by clinicEnv until it speaks, as a client would over the wire.
 type textCall struct {
-	c     *rawClient
+	d     *Dialog
 	calls []string // "name args" in order
 }
 
-func newTextCall(tb testing.TB, s *Server) *textCall {
-	c := dialRaw(tb, s)
-	c.next(tb, "session.created")
-	c.send(tb, manualSession(clinicTools, clinicInstructions))
-	c.next(tb, "session.updated")
-	return &textCall{c: c}
+func newTextCall(tb testing.TB) *textCall {
+	d := New(Config{Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }})
+	d.Configure(clinicInstructions, clinicTools)
+	return &textCall{d: d}
 }
 
 // say sends a caller text turn and returns what the agent says back, answering its tool calls.
 func (tc *textCall) say(tb testing.TB, text string) string {
 	tb.Helper()
-	tc.c.send(tb, map[string]any{"type": "conversation.item.create", "item": map[string]any{"type": "message", "role": "user",
-		"content": []any{map[string]any{"type": "input_text", "text": text}}}})
-	tc.c.send(tb, map[string]any{"type": "response.create"})
+	tc.d.Heard(tc.d.Question().UnderstandText(tb.Context(), text))
 	for range 12 {
-		done := tc.c.next(tb, "response.done")["response"].(map[string]any)
-		var pending []map[string]any
-		spoken := ""
-		for _, o := range done["output"].([]any) {
-			it := o.(map[string]any)
-			switch it["type"] {
-			case "function_call":
-				pending = append(pending, it)
-			case "message":
-				for _, part := range it["content"].([]any) {
-					spoken += part.(map[string]any)["transcript"].(string)
-				}
-			}
+		act := tc.d.Next()
+		if len(act.Calls) == 0 {
+			return act.Say
 		}
-		if len(pending) == 0 {
-			return spoken
-		}
-		for _, it := range pending {
+		for _, c := range act.Calls {
 			var args map[string]any
-			json.Unmarshal([]byte(it["arguments"].(string)), &args)
-			tc.calls = append(tc.calls, it["name"].(string)+" "+it["arguments"].(string))
-			tc.c.send(tb, map[string]any{"type": "conversation.item.create", "item": map[string]any{"type": "function_call_output",
-				"call_id": it["call_id"], "output": clinicEnv(it["name"].(string), args)}})
+			json.Unmarshal(c.Args, &args)
+			tc.calls = append(tc.calls, c.Name+" "+string(c.Args))
+			tc.d.ToolResult(c.Name, clinicEnv(c.Name, args))
 		}
-		tc.c.send(tb, map[string]any{"type": "response.create"})
 	}
 	tb.Fatal("the agent kept calling tools")
 	return ""
@@ -119,8 +100,7 @@ func expectSaid(t *testing.T, got string, want ...string) {
 // an approval question after the approval tool, a correction re-recorded (and approval asked
 // again), the gated action only after a yes, and a goodbye. The other action tool is never called.
 func TestPolicyApprovalFlow(t *testing.T) {
-	s := startServer(t, Config{AudioLead: -1})
-	tc := newTextCall(t, s)
+	tc := newTextCall(t)
 	expectSaid(t, tc.say(t, "Hi, I'd like to book a specialist visit."), "Thank you for calling the Lakeside clinic line.", "What is your member ID?")
 	expectSaid(t, tc.say(t, "It's four four one seven."), "What is your date of birth?")
 	expectSaid(t, tc.say(t, "February third, nineteen eighty."), "you're verified", "What is the date of the visit?")
@@ -161,8 +141,7 @@ func TestPolicyApprovalFlow(t *testing.T) {
 func TestPolicyNoCommitWithoutYes(t *testing.T) {
 	for _, answer := range []string{"No, please don't do that.", "Yes, go ahead. Actually, wait. No, don't go ahead with that. I'm withdrawing my approval."} {
 		t.Run(strings.Fields(answer)[0], func(t *testing.T) {
-			s := startServer(t, Config{AudioLead: -1})
-			tc := newTextCall(t, s)
+			tc := newTextCall(t)
 			for _, turn := range []string{"Hi, I'd like to book a visit.", "It's four four one seven.", "February third, nineteen eighty.",
 				"It's December fifth.", "Five oh three, five five five, oh one four seven."} {
 				tc.say(t, turn)
@@ -181,8 +160,7 @@ func TestPolicyNoCommitWithoutYes(t *testing.T) {
 // TestPolicyVerificationFails: details that do not match are asked for again once; after a second
 // failure the agent says it cannot access the account and never looks it up.
 func TestPolicyVerificationFails(t *testing.T) {
-	s := startServer(t, Config{AudioLead: -1})
-	tc := newTextCall(t, s)
+	tc := newTextCall(t)
 	tc.say(t, "Hi, I'd like to book a visit.")
 	tc.say(t, "It's nine nine nine nine.")
 	expectSaid(t, tc.say(t, "February third, nineteen eighty."), "don't match our records", "What is your member ID?")

@@ -1,9 +1,10 @@
-package refagent
+package dialog
 
 import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -139,15 +140,6 @@ func jsonTypes(raw json.RawMessage) []string {
 	return many
 }
 
-func has(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
 // nameWords splits a parameter name into lower-case words ("date_of_birth" → date of birth).
 func nameWords(name string) []string {
 	return strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '_' || r == '-' || r == ' ' || r == '.' })
@@ -184,8 +176,8 @@ func newField(name string, p schemaProp) field {
 	words := nameWords(name)
 	joined := " " + strings.Join(words, " ") + " "
 	desc := strings.ToLower(f.Description)
-	isArray := has(f.JSONTypes, "array")
-	numeric := has(f.JSONTypes, "number") || has(f.JSONTypes, "integer")
+	isArray := slices.Contains(f.JSONTypes, "array")
+	numeric := slices.Contains(f.JSONTypes, "number") || slices.Contains(f.JSONTypes, "integer")
 	switch {
 	case len(f.Enum) > 0 && isYesNo(f.Enum):
 		f.Kind = kindYesNo
@@ -270,14 +262,14 @@ func subjectOf(words []string, f field) string {
 		return "the " + words[0] + "'s " + subjectOf(words[1:], f)
 	case n >= 4 && strings.HasSuffix(strings.Join(words, " "), " last four digits"):
 		return "last four digits of the " + strings.Join(words[:n-3], " ")
-	case n >= 2 && words[n-1] == "date" && !has(words, "of"):
+	case n >= 2 && words[n-1] == "date" && !slices.Contains(words, "of"):
 		for _, w := range words[:n-1] {
 			if dateModifiers[w] {
 				return strings.Join(words, " ")
 			}
 		}
 		return "date of the " + strings.Join(words[:n-1], " ")
-	case n >= 1 && (f.Kind == kindDate) && !has(words, "date") && !has(words, "birth"):
+	case n >= 1 && (f.Kind == kindDate) && !slices.Contains(words, "date") && !slices.Contains(words, "birth"):
 		return strings.Join(words, " ") + " date"
 	case n == 2 && words[1] == "name" && (words[0] == "caller" || words[0] == "insured" || words[0] == "customer" || words[0] == "full"):
 		return "full name"
@@ -289,7 +281,7 @@ func subjectOf(words []string, f field) string {
 		return strings.Join(words[:n-1], " ") + " ID"
 	case n >= 2 && words[n-1] == "cause":
 		return "cause of the " + strings.Join(words[:n-1], " ")
-	case f.Kind == kindPhone && !has(words, "number"):
+	case f.Kind == kindPhone && !slices.Contains(words, "number"):
 		return strings.Join(words, " ") + " number"
 	case f.Kind == kindEmail:
 		return "email address"
@@ -346,7 +338,7 @@ func questionFor(words []string, f field) string {
 		return yesNoQuestion(words)
 	case f.Kind == kindChoice && n >= 2 && words[n-1] == "cause":
 		return "What caused the " + strings.Join(words[:n-1], " ") + ": " + spokenChoices(f.Enum) + "?"
-	case f.Kind == kindChoice && has(words, "time") && (has(words, "contact") || has(words, "call") || has(words, "callback")):
+	case f.Kind == kindChoice && slices.Contains(words, "time") && (slices.Contains(words, "contact") || slices.Contains(words, "call") || slices.Contains(words, "callback")):
 		return "What time of day is best to contact you: " + spokenChoices(f.Enum) + "?"
 	case f.Kind == kindChoice:
 		return "What " + be + " " + article + " " + subj + ": " + spokenChoices(f.Enum) + "?"

@@ -1,4 +1,8 @@
-package store
+// Package pgcluster runs the console's private PostgreSQL cluster from the machine's binaries
+// (initdb, pg_ctl): under the data directory, on a Unix socket only, as the unprivileged postgres
+// user when the console runs as root, and shared by every process that opens the same directory
+// (the last one to leave stops it). With a DATABASE_URL the console needs none of this.
+package pgcluster
 
 import (
 	"bufio"
@@ -8,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -41,8 +46,8 @@ const (
 	socketFileName = ".s.PGSQL.5432"
 )
 
-// ClusterConfig says where a managed cluster lives and how to run it.
-type ClusterConfig struct {
+// Config says where a managed cluster lives and how to run it.
+type Config struct {
 	// Dir is the cluster's root directory, e.g. audit_data/pg. It is created when missing.
 	Dir string
 	// BinDir holds initdb and postgres. Empty: `pg_config --bindir`, then the newest
@@ -72,10 +77,10 @@ type Cluster struct {
 	lease *os.File // shared flock held until Close
 }
 
-// StartCluster starts the cluster under cfg.Dir, creating it with initdb on first use, or joins
+// Start starts the cluster under cfg.Dir, creating it with initdb on first use, or joins
 // it when it is already running (from this or an earlier run). A stale postmaster.pid left by a
 // crash is removed. The caller must Close the cluster.
-func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
+func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	c, err := newCluster(cfg)
 	if err != nil {
 		return nil, err
@@ -100,9 +105,9 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	return c, nil
 }
 
-func newCluster(cfg ClusterConfig) (*Cluster, error) {
+func newCluster(cfg Config) (*Cluster, error) {
 	if cfg.Dir == "" {
-		return nil, newError(ErrInvalid, "cluster directory is empty")
+		return nil, errors.New("store: the cluster directory is empty")
 	}
 	dir, err := filepath.Abs(cfg.Dir)
 	if err != nil {
@@ -146,7 +151,7 @@ func (c *Cluster) PID() int { return c.pid }
 // StartedHere reports whether this process started the server (rather than joining a running one).
 func (c *Cluster) StartedHere() bool { return c.startedBy }
 
-// Hold keeps the server running after every process has closed the cluster, until StopCluster.
+// Hold keeps the server running after every process has closed the cluster, until Stop.
 func (c *Cluster) Hold() error {
 	return os.WriteFile(filepath.Join(c.dir, "hold"), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
 }
@@ -178,9 +183,9 @@ func (c *Cluster) Close(ctx context.Context) error {
 	})
 }
 
-// StopCluster stops the server under cfg.Dir whoever uses it and releases a hold; it is what
+// Stop stops the server under cfg.Dir whoever uses it and releases a hold; it is what
 // `audit db stop` runs. Stopping a cluster that is not running is not an error.
-func StopCluster(ctx context.Context, cfg ClusterConfig) error {
+func Stop(ctx context.Context, cfg Config) error {
 	c, err := newCluster(cfg)
 	if err != nil {
 		return err
@@ -196,8 +201,8 @@ func StopCluster(ctx context.Context, cfg ClusterConfig) error {
 	})
 }
 
-// ClusterStatus describes a managed cluster without starting it.
-type ClusterStatus struct {
+// Status describes a managed cluster without starting it.
+type Status struct {
 	Dir         string // absolute root
 	BinDir      string
 	Initialized bool   // initdb has run
@@ -209,15 +214,16 @@ type ClusterStatus struct {
 }
 
 // URL is the connection URL for database on this cluster (valid while it runs).
-func (s ClusterStatus) URL(database string) string { return socketURL(s.SocketDir, database) }
+func (s Status) URL(database string) string { return socketURL(s.SocketDir, database) }
 
-// InspectCluster reports the state of the cluster under cfg.Dir.
-func InspectCluster(cfg ClusterConfig) (ClusterStatus, error) {
+// Inspect reports the state of the cluster under cfg.Dir, asking pg_ctl status whether its server
+// runs; a pid that another process took over after a reboot does not count as running.
+func Inspect(cfg Config) (Status, error) {
 	c, err := newCluster(cfg)
 	if err != nil {
-		return ClusterStatus{}, err
+		return Status{}, err
 	}
-	st := ClusterStatus{Dir: c.dir, BinDir: c.bin, SocketDir: socketDirFor(c.dir)}
+	st := Status{Dir: c.dir, BinDir: c.bin, SocketDir: socketDirFor(c.dir)}
 	if v, err := os.ReadFile(filepath.Join(c.pgdata(), "PG_VERSION")); err == nil {
 		st.Initialized = true
 		st.Version = strings.TrimSpace(string(v))
@@ -225,8 +231,20 @@ func InspectCluster(cfg ClusterConfig) (ClusterStatus, error) {
 	if _, err := os.Stat(filepath.Join(c.dir, "hold")); err == nil {
 		st.Held = true
 	}
-	if pf, ok := c.readPIDFile(); ok && processAlive(pf.pid) {
-		st.Running, st.PID, st.SocketDir = true, pf.pid, pf.socketDir
+	if !st.Initialized {
+		return st, nil
+	}
+	// pg_ctl status: exit 0 running, 3 not running, 4 no usable data directory.
+	out, err := c.pgCtl(context.Background(), "status")
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		if pf, ok := c.readPIDFile(); ok && processAlive(pf.pid) && c.servesOurData(pf.pid) {
+			st.Running, st.PID, st.SocketDir = true, pf.pid, pf.socketDir
+		}
+	case errors.As(err, &ee) && (ee.ExitCode() == 3 || ee.ExitCode() == 4):
+	default:
+		return st, fmt.Errorf("pg_ctl status %s: %w: %s", c.pgdata(), err, lastLine(out))
 	}
 	return st, nil
 }
@@ -325,46 +343,68 @@ func (c *Cluster) binaryMajor() (string, error) {
 	return strings.SplitN(f[2], ".", 2)[0], nil
 }
 
-// start runs the postmaster in its own session so it outlives this process and is not hit by a
-// terminal's Ctrl-C; it is stopped through Close or StopCluster.
+// start runs the server with pg_ctl, which starts the postmaster in a session of its own so it
+// outlives this process and is not hit by a terminal's Ctrl-C, and waits until it accepts
+// connections; it is stopped through Close or Stop.
 func (c *Cluster) start(ctx context.Context) error {
 	sock, err := c.owner.prepareSocketDir(socketDirFor(c.dir))
 	if err != nil {
 		return err
 	}
+	// The log is created here so that it is private whatever the umask, then handed to the server.
 	logf, err := os.OpenFile(c.logPath(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("open server log: %w", err)
 	}
-	defer logf.Close()
+	logStart, _ := logf.Seek(0, io.SeekEnd)
+	logf.Close()
 	c.owner.chown(c.logPath())
-	cmd := exec.Command(filepath.Join(c.bin, "postgres"), "-D", c.pgdata(),
-		"-c", "listen_addresses=",
-		"-c", "unix_socket_directories="+quoteSettingList(sock),
-		"-c", "port="+strconv.Itoa(clusterPort),
-		"-c", "max_connections=200",
-	)
-	cmd.Dir = c.pgdata()
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "LANG=C", "HOME=" + c.owner.home()}
-	c.owner.apply(cmd)
-	cmd.SysProcAttr.Setsid = true
-	logStart, _ := logf.Seek(0, 2)
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start postgres: %w", err)
-	}
-	c.pid, c.socketDir, c.startedBy = cmd.Process.Pid, sock, true
-	// The postmaster stays our child until we exit; a dead one is seen through /proc (zombie).
-	cmd.Process.Release()
-	if err := c.waitReady(ctx); err != nil {
-		if processAlive(c.pid) {
-			syscall.Kill(c.pid, syscall.SIGQUIT)
+	options := strings.Join([]string{
+		"-c", shellQuote("listen_addresses="),
+		"-c", shellQuote("unix_socket_directories=" + quoteSettingList(sock)),
+		"-c", shellQuote("port=" + strconv.Itoa(clusterPort)),
+		"-c", shellQuote("max_connections=200"),
+	}, " ")
+	out, err := c.pgCtl(ctx, "start", "-l", c.logPath(), "-t", c.timeoutSeconds(), "-o", options)
+	if err != nil {
+		// A server that started but did not become ready in time must not linger.
+		if pf, ok := c.readPIDFile(); ok && processAlive(pf.pid) {
+			c.pgCtl(context.WithoutCancel(ctx), "stop", "-m", "immediate", "-t", "10")
 		}
+		return fmt.Errorf("start postgres: %w: %s (server log %s: %s)", err, lastLine(out), c.logPath(), c.logTail(logStart))
+	}
+	pf, ok := c.readPIDFile()
+	if !ok || !processAlive(pf.pid) {
+		return fmt.Errorf("start postgres: pg_ctl reported success but no server runs (server log %s: %s)", c.logPath(), c.logTail(logStart))
+	}
+	c.pid, c.socketDir, c.startedBy = pf.pid, sock, true
+	if err := c.waitReady(ctx); err != nil {
 		return fmt.Errorf("%w (server log %s: %s)", err, c.logPath(), c.logTail(logStart))
 	}
 	c.log.Info("postgres started", slog.Int("pid", c.pid), slog.String("socket_dir", sock))
 	return nil
 }
+
+// pgCtl runs pg_ctl ACTION on the data directory as the server's user (it refuses to run as root)
+// and returns what it printed.
+func (c *Cluster) pgCtl(ctx context.Context, action string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(c.bin, "pg_ctl"), append([]string{action, "-D", c.pgdata(), "-s", "-w"}, args...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Dir = c.dir
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "LANG=C", "HOME=" + c.owner.home()}
+	c.owner.apply(cmd)
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// timeoutSeconds is the start and stop timeout as pg_ctl's -t argument.
+func (c *Cluster) timeoutSeconds() string {
+	return strconv.Itoa(int(max(1, (c.timeout+time.Second-1)/time.Second)))
+}
+
+// shellQuote quotes one word for /bin/sh, which pg_ctl hands its -o options to.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // waitReady waits until the postmaster reports ready and accepts a connection.
 func (c *Cluster) waitReady(ctx context.Context) error {
@@ -394,23 +434,25 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 	}
 }
 
-// stop shuts the server down (fast: SIGINT), escalating to an immediate shutdown if it lingers.
+// stop shuts the server down with pg_ctl's fast mode (clients disconnected, transactions rolled
+// back, data flushed), falling back to an immediate shutdown if it lingers past the timeout.
 func (c *Cluster) stop(ctx context.Context) error {
 	pf, ok := c.readPIDFile()
-	if !ok || !processAlive(pf.pid) {
+	if !ok || !processAlive(pf.pid) || !c.servesOurData(pf.pid) {
 		return nil
 	}
 	c.log.Info("stopping postgres", slog.Int("pid", pf.pid))
-	if err := syscall.Kill(pf.pid, syscall.SIGINT); err != nil {
-		return fmt.Errorf("stop postgres (pid %d): %w", pf.pid, err)
-	}
-	deadline := time.Now().Add(c.timeout)
-	for processAlive(pf.pid) {
-		if time.Now().After(deadline) {
-			c.log.Warn("fast shutdown too slow; immediate shutdown", slog.Int("pid", pf.pid))
-			syscall.Kill(pf.pid, syscall.SIGQUIT)
-			deadline = time.Now().Add(10 * time.Second)
+	if out, err := c.pgCtl(ctx, "stop", "-m", "fast", "-t", c.timeoutSeconds()); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("stop postgres (pid %d): %w", pf.pid, ctx.Err())
 		}
+		c.log.Warn("fast shutdown too slow; immediate shutdown", slog.Int("pid", pf.pid), slog.String("pg_ctl", lastLine(out)))
+		if out, err := c.pgCtl(ctx, "stop", "-m", "immediate", "-t", "10"); err != nil && processAlive(pf.pid) {
+			return fmt.Errorf("stop postgres (pid %d): %w: %s", pf.pid, err, lastLine(out))
+		}
+	}
+	// pg_ctl returns once the pid file is gone; the postmaster may take a moment longer to exit.
+	for processAlive(pf.pid) {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("stop postgres (pid %d): %w", pf.pid, ctx.Err())

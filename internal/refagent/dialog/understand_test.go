@@ -1,4 +1,4 @@
-package refagent
+package dialog
 
 import (
 	"slices"
@@ -102,7 +102,7 @@ func TestForcedGrammarReadings(t *testing.T) {
 		ans := asr.Answer{Result: asr.Result{Text: c.grammar}}
 		ans.Value, ans.OK = slot.Parse(c.grammar)
 		lm := asr.Result{Text: c.heard, Words: words(c.heard)}
-		h := l.understand(t.Context(), m, expectation{kind: expectField, field: c.f}, nil, lm, ans, true)
+		h := l.understand(t.Context(), m, expectation{kind: expectField, field: c.f}, Utterance{Open: lm, Answer: ans, Typed: true})
 		var got any
 		if len(h.values) == 1 {
 			got = h.values[0].value
@@ -142,7 +142,7 @@ func TestUnderstandText(t *testing.T) {
 		slot := visit.slot(func(string) bool { return true })
 		ans := asr.Answer{Result: lm}
 		ans.Value, ans.OK = slot.Parse(c.text)
-		h := l.understand(t.Context(), m, expectation{kind: expectField, field: visit}, nil, lm, ans, true)
+		h := l.understand(t.Context(), m, expectation{kind: expectField, field: visit}, Utterance{Open: lm, Answer: ans, Typed: true})
 		if h.intent != c.intent {
 			t.Errorf("%q: intent %d, want %d", c.text, h.intent, c.intent)
 			continue

@@ -1,4 +1,4 @@
-package store
+package pgcluster
 
 import (
 	"errors"
@@ -35,7 +35,7 @@ func lookupServerUser() (*serverUser, error) {
 	}
 	u, err := user.Lookup(serverUserName)
 	if err != nil {
-		return nil, &domainError{kind: ErrPermission, cause: err, msg: "store: running as root but there is no `postgres` user to run the server as (PostgreSQL refuses to run as root): install Debian's postgresql package, or set DATABASE_URL"}
+		return nil, &clusterError{kind: ErrPermission, cause: err, msg: "store: running as root but there is no `postgres` user to run the server as (PostgreSQL refuses to run as root): install Debian's postgresql package, or set DATABASE_URL"}
 	}
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
@@ -121,7 +121,7 @@ func (u *serverUser) owns(fi os.FileInfo) bool {
 
 // denied is the one-line permission error naming the directory, its owner and mode.
 func (u *serverUser) denied(verb, dir string, fi os.FileInfo, hint string) error {
-	return &domainError{kind: ErrPermission, msg: fmt.Sprintf("store: %s cannot %s %s (owned by %s, mode %04o): %s",
+	return &clusterError{kind: ErrPermission, msg: fmt.Sprintf("store: %s cannot %s %s (owned by %s, mode %04o): %s",
 		u.who(), verb, dir, ownerName(fi), uint32(fi.Mode().Perm()), hint)}
 }
 
@@ -149,7 +149,7 @@ func (u *serverUser) prepareClusterDir(dir string) error {
 			return fmt.Errorf("cluster directory %s: %w", dir, err)
 		}
 		if !fi.IsDir() {
-			return newError(ErrInvalid, "store: %s is not a directory", p)
+			return fmt.Errorf("store: %s is not a directory", p)
 		}
 		if !u.can(fi, 1) {
 			return u.denied("reach", p, fi, fmt.Sprintf("every directory above %s must be searchable by it (chmod o+x %s, or choose a data directory elsewhere)", dir, p))
@@ -173,7 +173,7 @@ func (u *serverUser) prepareClusterDir(dir string) error {
 		return fmt.Errorf("cluster directory %s: %w", dir, err)
 	}
 	if !fi.IsDir() {
-		return newError(ErrInvalid, "store: %s is not a directory", dir)
+		return fmt.Errorf("store: %s is not a directory", dir)
 	}
 	if !u.owns(fi) {
 		entries, _ := os.ReadDir(dir)
