@@ -250,5 +250,5 @@ func b2i(v bool) int {
 
 // conditionNote explains the condition slice.
 func conditionNote(r *Report) string {
-	return fmt.Sprintf("Workflow Success under each listening condition (%d row(s)), with Wilson intervals; the delta is human minus synthetic, paired by task within the condition, with a task-level bootstrap interval. Calls without a condition count as quiet.", len(r.Conditions))
+	return fmt.Sprintf("Workflow Success under each listening condition (%s), with Wilson intervals; the delta is human minus synthetic, paired by task within the condition, with a task-level bootstrap interval. Calls without a condition count as quiet.", plural(len(r.Conditions), "row", "rows"))
 }

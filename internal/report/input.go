@@ -29,6 +29,9 @@ type Input struct {
 	// SessionsPerParticipant is the study plan's number of sessions per participant (0: no plan);
 	// planning mode uses it when its option is unset.
 	SessionsPerParticipant int
+	// AnchorRepeats counts the plan's anchor repeats (cells run a second time by another
+	// participant); without any, the report computes no agreement between participants.
+	AnchorRepeats int
 }
 
 // StudyInfo names the study.

@@ -17,7 +17,8 @@ type File struct {
 }
 
 // Render produces every file of the report: report.md, report.html, report.json, the CSV tables
-// and the figures (SVG and PNG). It is a pure function of the report.
+// and the figures (SVG, PNG and PDF). It is a pure function of the report: the same report gives
+// the same bytes.
 func Render(r *Report) ([]File, error) {
 	figs, err := Figures(r)
 	if err != nil {
@@ -28,18 +29,22 @@ func Render(r *Report) ([]File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode report.json: %w", err)
 	}
-	files := []File{
-		{"report.md", markdown(doc)},
-		{"report.html", htmlDoc(doc, "Audit report: "+r.Study.ID)},
-		{"report.json", append(js, '\n')},
+	md, err := markdown(doc)
+	if err != nil {
+		return nil, err
 	}
+	page, err := htmlDoc(doc, "Audit report: "+r.Study.ID)
+	if err != nil {
+		return nil, err
+	}
+	files := []File{{"report.md", md}, {"report.html", page}, {"report.json", append(js, '\n')}}
 	tables, err := csvTables(r)
 	if err != nil {
 		return nil, err
 	}
 	files = append(files, tables...)
 	for _, f := range figs {
-		files = append(files, File{"figures/" + f.Name + ".svg", f.SVG}, File{"figures/" + f.Name + ".png", f.PNG})
+		files = append(files, File{"figures/" + f.Name + ".svg", f.SVG}, File{"figures/" + f.Name + ".png", f.PNG}, File{"figures/" + f.Name + ".pdf", f.PDF})
 	}
 	return files, nil
 }
@@ -131,6 +136,11 @@ func csvTables(r *Report) ([]File, error) {
 					itoa(c.CallsWithUsage), c.InputTokensPerCall.csv(), c.OutputTokensPerCall.csv(), c.InputAudioTokensCall.csv(),
 					c.OutputAudioTokensCall.csv(), c.AudioSecondsPerCall.csv(), c.USDPerCall.csv()})...)
 		}
+	}
+
+	t = table("headline.csv", cat([]string{"system", "mode"}, propHead("ws"), []string{"latency_median_ms", "usd_per_call"})...)
+	for _, h := range Headline(r) {
+		t.add(cat([]string{h.System, string(h.Mode)}, propCells(h.WS), []string{h.LatencyMS.csv(), h.USDPerCall.csv()})...)
 	}
 
 	t = table("deltas.csv", cat([]string{"system", "metric", "human", "synthetic"}, ivHead("delta"), []string{"delta_bca_low", "delta_bca_high"})...)
