@@ -312,11 +312,20 @@ func gateBars(r *Report, av available) figureSpec {
 				continue
 			}
 			base := float64(si * (len(gates) + 1))
-			ys := make(plotter.Values, len(gates))
+			fill := modeColor(m)
+			if m == Synthetic {
+				fill = color.RGBA{0xf0, 0xb0, 0x70, 0xff}
+			}
 			for gi, g := range gates {
 				pr := proportionOf(res, g)
-				ys[gi] = float64(pr.P)
 				x := base + float64(gi) + (float64(mi)-0.5)*barW
+				if !pr.P.IsNaN() {
+					// The bar in data units, so that it sits under its dot and whisker.
+					bar, _ := plotter.NewPolygon(plotter.XYs{{X: x - barW/2, Y: 0}, {X: x + barW/2, Y: 0}, {X: x + barW/2, Y: float64(pr.P)}, {X: x - barW/2, Y: float64(pr.P)}})
+					bar.Color, bar.LineStyle.Width = fill, 0
+					p.Add(bar)
+					legend = bar
+				}
 				vals = append(vals, plotter.XY{X: x, Y: float64(pr.P)})
 				lo, hi := float64(pr.P)-float64(pr.Low), float64(pr.High)-float64(pr.P)
 				if math.IsNaN(lo) || math.IsNaN(hi) {
@@ -325,14 +334,6 @@ func gateBars(r *Report, av available) figureSpec {
 				errs.XYs = append(errs.XYs, plotter.XY{X: x, Y: float64(pr.P)})
 				errs.YErrors = append(errs.YErrors, struct{ Low, High float64 }{lo, hi})
 			}
-			bc, _ := plotter.NewBarChart(ys, vg.Points(11))
-			bc.XMin, bc.Offset = base, vg.Points((float64(mi)-0.5)*11)
-			bc.Color, bc.LineStyle.Width = modeColor(m), 0
-			if m == Synthetic {
-				bc.Color = color.RGBA{0xf0, 0xb0, 0x70, 0xff}
-			}
-			p.Add(bc)
-			legend = bc
 		}
 		if legend == nil {
 			continue
