@@ -120,9 +120,20 @@ func TestReportSlicesByCondition(t *testing.T) {
 	if c := string(byName["conditions.csv"]); !strings.HasPrefix(c, "condition,system,tasks,paired_tasks,human_ws") || strings.Count(c, "\n") != 7 {
 		t.Errorf("conditions.csv:\n%s", c)
 	}
-	for _, f := range []string{"sound_alike.csv", "transfers.csv"} {
+	for _, f := range []string{"sound_alike.csv", "transfers.csv", "conditions.svg", "conditions.png", "conditions.pdf", "transfers.svg", "transfers.pdf"} {
 		if len(byName[f]) == 0 {
 			t.Errorf("no %s", f)
+		}
+	}
+	// The condition figure (VAmoS's Figure 2a) plots every condition row by its label.
+	for _, c := range r.Conditions {
+		if !bytes.Contains(byName["conditions.svg"], []byte(c.Condition+"  "+c.System)) {
+			t.Errorf("conditions.svg lacks the row %s  %s", c.Condition, c.System)
+		}
+	}
+	for _, want := range []string{"figures/conditions.svg", "figures/transfers.svg"} {
+		if !bytes.Contains(md, []byte(want)) {
+			t.Errorf("report.md lacks %q", want)
 		}
 	}
 }
@@ -142,5 +153,14 @@ func TestReportWithoutConditionsIsUnchanged(t *testing.T) {
 	}
 	if len(r.Conditions)+len(r.SoundAlike)+len(r.Transfers) != 0 {
 		t.Fatalf("sections for studies without conditions, sound-alike tasks or transfers: %d %d %d", len(r.Conditions), len(r.SoundAlike), len(r.Transfers))
+	}
+	figs, err := Figures(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range figs {
+		if f.Name == "conditions" || f.Name == "transfers" {
+			t.Errorf("figure %s for a study without conditions or transfers", f.Name)
+		}
 	}
 }

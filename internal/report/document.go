@@ -168,6 +168,7 @@ func document(r *Report, figs []Figure) []any {
 				c.Delta.Estimate.signed(3), ci(c.Delta, 3), itoa(c.Paired), c.HumanAFA.fixed(3), c.SynthAFA.fixed(3)})
 		}
 		d = append(d, t)
+		fig("conditions")
 	}
 	if len(r.SoundAlike) > 0 {
 		d = append(d, heading{2, "Sound-alike verification"},
@@ -188,6 +189,7 @@ func document(r *Report, figs []Figure) []any {
 				wilsonCI(x.Transfers), itoa(x.Wrong), itoa(x.Missed)})
 		}
 		d = append(d, t)
+		fig("transfers")
 	}
 
 	d = append(d, heading{2, "Field misses per task"})

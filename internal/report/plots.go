@@ -89,6 +89,11 @@ func Figures(r *Report) ([]Figure, error) {
 			"Workflow Success (with its Wilson interval) against the mean cost per call per system and mode (priced usage).",
 			"mean cost per call (USD)", func(x ModeResult) float64 { return float64(x.Cost.USDPerCall) }, av.cost),
 	}
+	for _, extra := range []func(*Report) (figureSpec, bool){conditionFigure, transferFigure} {
+		if s, ok := extra(r); ok {
+			specs = append(specs, s)
+		}
+	}
 	out := make([]Figure, 0, len(specs))
 	for _, s := range specs {
 		f := Figure{Name: s.name, Title: s.title, Caption: s.caption, Missing: s.missing}
@@ -563,4 +568,90 @@ func Headline(r *Report) []HeadlineRow {
 		}
 	}
 	return out
+}
+
+// rateRow is one row of a rate figure: a label and its human and synthetic proportions.
+type rateRow struct {
+	label            string
+	human, synthetic Proportion
+}
+
+// rateRows draws proportions with their Wilson intervals, one row per label, human above
+// synthetic (VAmoS's Figures 2a and 2b: completion by listening condition, transfers by behaviour
+// profile).
+func rateRows(name, title, caption, xLabel string, rows []rateRow) figureSpec {
+	p := newPlot(title)
+	p.Add(plotter.NewGrid())
+	n := len(rows)
+	names := make([]string, n)
+	for i, rw := range rows {
+		names[n-1-i] = clip(rw.label, 40)
+	}
+	for mi, mode := range []Mode{Human, Synthetic} {
+		pts := xErrPoints{}
+		for i, rw := range rows {
+			pr := rw.human
+			if mode == Synthetic {
+				pr = rw.synthetic
+			}
+			if pr.N == 0 || pr.P.IsNaN() {
+				continue
+			}
+			y := float64(n-1-i) + 0.15 - 0.3*float64(mi)
+			pts.XYs = append(pts.XYs, plotter.XY{X: float64(pr.P), Y: y})
+			pts.XErrors = append(pts.XErrors, struct{ Low, High float64 }{float64(pr.P) - float64(pr.Low), float64(pr.High) - float64(pr.P)})
+		}
+		if len(pts.XYs) == 0 {
+			continue
+		}
+		eb, _ := plotter.NewXErrorBars(pts)
+		eb.Color, eb.Width = modeColor(mode), vg.Points(1.2)
+		s, _ := plotter.NewScatter(pts.XYs)
+		s.GlyphStyle = draw.GlyphStyle{Color: modeColor(mode), Radius: vg.Points(3.5), Shape: modeGlyph(mode)}
+		p.Add(eb, s)
+		p.Legend.Add(string(mode), s)
+	}
+	p.NominalY(names...)
+	p.X.Min, p.X.Max = 0, 1
+	p.X.Label.Text = xLabel
+	return figureSpec{name: name, title: title, caption: caption, plot: p, w: 7 * vg.Inch, h: vg.Length(1.3+0.32*float64(n)) * vg.Inch}
+}
+
+// conditionFigure is completion by listening condition and system (present with conditions).
+func conditionFigure(r *Report) (figureSpec, bool) {
+	if len(r.Conditions) == 0 {
+		return figureSpec{}, false
+	}
+	var rows []rateRow
+	for _, c := range r.Conditions {
+		rows = append(rows, rateRow{label: c.Condition + "  " + c.System, human: c.Human, synthetic: c.Synthetic})
+	}
+	return rateRows("conditions", "Completion by listening condition",
+		fmt.Sprintf("Workflow Success per listening condition and system, human and synthetic, with %.0f%% Wilson intervals.", 100*r.Level),
+		"Workflow Success", rows), true
+}
+
+// transferFigure is the transfer rate by system and behaviour profile (present with transfers).
+func transferFigure(r *Report) (figureSpec, bool) {
+	if len(r.Transfers) == 0 {
+		return figureSpec{}, false
+	}
+	var rows []rateRow
+	at := map[string]int{}
+	for _, x := range r.Transfers {
+		key := x.System + "  " + x.Behavior
+		i, ok := at[key]
+		if !ok {
+			i, at[key] = len(rows), len(rows)
+			rows = append(rows, rateRow{label: key})
+		}
+		if x.Mode == Synthetic {
+			rows[i].synthetic = x.Transfers
+		} else {
+			rows[i].human = x.Transfers
+		}
+	}
+	return rateRows("transfers", "Transfers to a human by behaviour profile",
+		fmt.Sprintf("Share of calls the agent handed to a person per system and behaviour profile, human and synthetic, with %.0f%% Wilson intervals.", 100*r.Level),
+		"transfer rate", rows), true
 }
