@@ -279,7 +279,7 @@ func forestPlot(r *Report, av available) figureSpec {
 	p.Add(plotter.NewGrid(), zero, bars, dots)
 	p.NominalY(names...)
 	p.X.Label.Text = "delta (human - synthetic)"
-	p.X.Min, p.X.Max = -1, 1
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = -1, 1, -0.6, float64(n)-0.4
 	return figureSpec{name: name, title: title, caption: caption, plot: p, w: 7 * vg.Inch, h: vg.Length(1.2+0.22*float64(n)) * vg.Inch}
 }
 
@@ -612,9 +612,10 @@ func rateRows(name, title, caption, xLabel string, rows []rateRow) figureSpec {
 		p.Legend.Add(string(mode), s)
 	}
 	p.NominalY(names...)
-	p.X.Min, p.X.Max = 0, 1
+	// Every row inside the axis, and room above the top row for the legend.
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, -0.6, float64(n)-0.4+0.5
 	p.X.Label.Text = xLabel
-	return figureSpec{name: name, title: title, caption: caption, plot: p, w: 7 * vg.Inch, h: vg.Length(1.3+0.32*float64(n)) * vg.Inch}
+	return figureSpec{name: name, title: title, caption: caption, plot: p, w: 7 * vg.Inch, h: vg.Length(1.6+0.4*float64(n)) * vg.Inch}
 }
 
 // conditionFigure is completion by listening condition and system (present with conditions).
