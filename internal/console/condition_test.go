@@ -11,6 +11,8 @@ import (
 	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/condition"
 	"github.com/voicebench/humanaudit/internal/console"
+	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/media/libopus"
 	"github.com/voicebench/humanaudit/internal/session"
 	"github.com/voicebench/humanaudit/internal/task"
 )
@@ -23,7 +25,7 @@ func TestHumanSessionRunsItsPlannedCondition(t *testing.T) {
 	k := newKit(t, "phone_line")
 	fake := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{})
 	sys, _ := systems.Parse("systems.json", []byte(`{"systems":[{"label":"sys-a","family":"reference"}]}`))
-	svc, err := console.New(ctx, console.Config{Store: k.db, Tasks: []*task.Task{k.task}, Systems: sys, DataDir: k.data, ReferenceURL: fake.URL()})
+	svc, err := console.New(ctx, console.Config{NewEncoder: media.Encoders(libopus.NewEncoder), Store: k.db, Tasks: []*task.Task{k.task}, Systems: sys, DataDir: k.data, ReferenceURL: fake.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +51,7 @@ func TestHumanSessionRunsItsPlannedCondition(t *testing.T) {
 
 	// A second participant's cell under a noise, on a console without noise beds.
 	k2 := newKit(t, "babble@5")
-	svc2, err := console.New(ctx, console.Config{Store: k2.db, Tasks: []*task.Task{k2.task}, Systems: sys, DataDir: k2.data, ReferenceURL: fake.URL()})
+	svc2, err := console.New(ctx, console.Config{NewEncoder: media.Encoders(libopus.NewEncoder), Store: k2.db, Tasks: []*task.Task{k2.task}, Systems: sys, DataDir: k2.data, ReferenceURL: fake.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}

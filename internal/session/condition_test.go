@@ -15,8 +15,8 @@ import (
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
 	"github.com/voicebench/humanaudit/internal/agent/gemini"
 	"github.com/voicebench/humanaudit/internal/agent/openai"
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/condition"
-	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
 
@@ -56,8 +56,8 @@ type conditionedCall struct {
 	res     Result
 	adapter *tapAdapter
 	rate    int
-	rec     *media.WAV
-	clean   *media.WAV
+	rec     *audio.WAV
+	clean   *audio.WAV
 }
 
 func runConditioned(t *testing.T, system string, spec condition.Spec, bed *condition.Bed, seed int64) conditionedCall {
@@ -98,11 +98,11 @@ func runConditioned(t *testing.T, system string, spec condition.Spec, bed *condi
 	if res.CleanRecording != clean {
 		t.Fatalf("result names clean recording %q, want %q", res.CleanRecording, clean)
 	}
-	w, err := media.ReadWAV(rec)
+	w, err := audio.ReadWAV(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := media.ReadWAV(clean)
+	c, err := audio.ReadWAV(clean)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,8 +135,8 @@ func TestConditionIsWhatTheAgentHears(t *testing.T) {
 		// The recording's caller channel is the condition of the clean caller, sample for sample.
 		p, _ := condition.NewProcessor(spec, bed, condition.SeedFor("it-vpn-incident", 3))
 		redo := slices.Clone(cleanLeft)
-		for i := 0; i < len(redo); i += media.FrameSamples {
-			p.Condition(redo[i:min(i+media.FrameSamples, len(redo))], int64(i))
+		for i := 0; i < len(redo); i += audio.FrameSamples {
+			p.Condition(redo[i:min(i+audio.FrameSamples, len(redo))], int64(i))
 		}
 		if !slices.Equal(redo, left) {
 			t.Fatalf("%s: the caller channel is not the condition applied to the clean caller", sys)
@@ -146,11 +146,11 @@ func TestConditionIsWhatTheAgentHears(t *testing.T) {
 		}
 		// The agent received the conditioned channel (at its own rate).
 		want := left
-		if call.rate != media.RecordRate {
-			rs, _ := media.NewResampler(media.RecordRate, call.rate)
+		if call.rate != audio.RecordRate {
+			rs, _ := audio.NewResampler(audio.RecordRate, call.rate)
 			var out []int16
-			for i := 0; i+media.FrameSamples <= len(left); i += media.FrameSamples {
-				out = append(out, rs.Process(left[i:i+media.FrameSamples], nil)...)
+			for i := 0; i+audio.FrameSamples <= len(left); i += audio.FrameSamples {
+				out = append(out, rs.Process(left[i:i+audio.FrameSamples], nil)...)
 			}
 			want = out
 		}
@@ -180,15 +180,15 @@ func TestConditionIsWhatTheAgentHears(t *testing.T) {
 	// Same condition, task and seed: both systems heard the same caller channel before the
 	// caller first spoke (when their audio depends on nothing but the condition); after that each
 	// call's channel is the same function of its own clean caller (checked above).
-	lead := min(firstUtteranceStart(t, calls["openai"].res.Events), firstUtteranceStart(t, calls["gemini"].res.Events)) - 2*media.FrameSamples
+	lead := min(firstUtteranceStart(t, calls["openai"].res.Events), firstUtteranceStart(t, calls["gemini"].res.Events)) - 2*audio.FrameSamples
 	a, b := calls["openai"].rec.Channel(0), calls["gemini"].rec.Channel(0)
-	if lead < media.RecordRate/4 {
+	if lead < audio.RecordRate/4 {
 		t.Fatalf("only %d samples before the caller spoke", lead)
 	}
 	if !slices.Equal(a[:lead], b[:lead]) {
 		t.Fatalf("the two systems heard different conditioned audio in the first %d samples", lead)
 	}
-	if media.RMSDBFS(a[:lead]) < -60 {
+	if audio.RMSDBFS(a[:lead]) < -60 {
 		t.Fatalf("no noise in the first %d samples", lead)
 	}
 	for _, k := range []string{"condition", "condition_seed", "condition_bed", "condition_bed_sha256", "condition_bed_offset"} {
@@ -202,7 +202,7 @@ func TestConditionIsWhatTheAgentHears(t *testing.T) {
 func firstUtteranceStart(t *testing.T, events []trace.Event) int {
 	for _, e := range events {
 		if e.Type == trace.CallerUtterance {
-			return int(e.T * media.RecordRate / 1000)
+			return int(e.T * audio.RecordRate / 1000)
 		}
 	}
 	t.Fatal("no caller utterance")
@@ -223,7 +223,7 @@ func powerAbove(x []int16, hz float64) float64 {
 		for k := 0; k < n/2; k++ {
 			p := cmplx.Abs(a[k]) * cmplx.Abs(a[k])
 			all += p
-			if float64(k)*media.RecordRate/n >= hz {
+			if float64(k)*audio.RecordRate/n >= hz {
 				above += p
 			}
 		}
