@@ -103,6 +103,7 @@ async function open(i) {
     item = null;
     $("audio").pause();
     renderProgress();
+    $("done-heading").focus();
     return;
   }
   index = Math.max(0, i);
@@ -129,6 +130,8 @@ async function open(i) {
   if ($("autoplay").checked) audio.play().catch(() => {});
   $("prev").disabled = index === 0;
   history.replaceState(null, "", `#${index + 1}`);
+  // Focus moves to the new item's heading (screen readers announce it; the shortcuts still work).
+  if (document.activeElement !== $("note")) $("item-heading").focus({ preventScroll: true });
 }
 
 async function save() {
@@ -189,7 +192,12 @@ async function start() {
     if (noteOnKeyUp && e.key.toLowerCase() === "m") { noteOnKeyUp = false; $("note").focus(); }
   });
   state = await call("/state");
-  $("study-title").textContent = state.study || "Rating caller utterances";
+  $("study-title").textContent = state.title;
+  document.title = state.title;
+  // The intro is open until the annotator has rated something or folded it away.
+  const intro = $("intro");
+  intro.open = localStorage.getItem("annotate.intro") !== "closed" && Object.keys(state.ratings).length === 0;
+  intro.addEventListener("toggle", () => localStorage.setItem("annotate.intro", intro.open ? "open" : "closed"));
   await open(state.resume);
   document.body.dataset.ready = "1";
 }

@@ -35,16 +35,29 @@ function levelBar(dbfs) {
   return el("span", { class: "level", title: `${dbfs.toFixed(1)} dBFS` }, el("div", { style: `width:${pct}%` }));
 }
 
+// renderLive updates the live table in place: a row per session, kept while the session runs, so
+// the links in it keep keyboard focus through the updates every second.
 function renderLive(list) {
   $("live-count").textContent = list.length;
   const tb = $("live").querySelector("tbody");
-  tb.replaceChildren(...list.map((l) => el("tr", {},
-    el("td", {}, el("a", { href: `/x/session/${l.session}` }, l.session)),
-    el("td", {}, el("span", { class: "pill " + (l.participant_connected ? "ok" : "bad") }, l.participant_connected ? "connected" : "not connected")),
-    el("td", {}, l.task), el("td", {}, `${l.system} (${l.alias})`),
-    el("td", {}, mmss(l.elapsed_ms)), el("td", {}, levelBar(l.caller_dbfs)), el("td", {}, levelBar(l.agent_dbfs)),
-    el("td", {}, `${l.packets_lost}/${l.packets_received}`), el("td", {}, `${l.jitter_ms.toFixed(1)} ms`),
-    el("td", {}, `${l.rtt_ms.toFixed(1)} ms`), el("td", {}, l.late_ticks), el("td", {}, l.cues))));
+  const keep = new Set(list.map((l) => l.session));
+  for (const tr of [...tb.rows]) if (!keep.has(tr.dataset.session)) tr.remove();
+  for (const l of list) {
+    let tr = tb.querySelector(`tr[data-session="${CSS.escape(l.session)}"]`);
+    if (!tr) {
+      tr = el("tr", { "data-session": l.session });
+      for (let i = 0; i < 14; i++) tr.append(el("td"));
+      tr.cells[0].append(el("a", { href: `/x/session/${l.session}` }, l.session));
+      tr.cells[13].append(el("a", { href: `/x/session/${l.session}#live`, class: "button", "aria-label": `Listen to ${l.session}` }, "Listen"));
+      tb.append(tr);
+    }
+    const cells = [null, l.participant ? `#${l.participant}` : "synthetic",
+      el("span", { class: "pill " + (l.participant_connected ? "ok" : "bad") }, l.participant_connected ? "connected" : "not connected"),
+      l.task, `${l.system} (${l.alias})`, mmss(l.elapsed_ms), levelBar(l.caller_dbfs), levelBar(l.agent_dbfs),
+      `${l.packets_lost}/${l.packets_received}`, `${l.jitter_ms.toFixed(1)} ms`, `${l.rtt_ms.toFixed(1)} ms`, `${l.late_ticks} of ${l.ticks}`, l.cues];
+    cells.forEach((c, i) => { if (c !== null) tr.cells[i].replaceChildren(c); });
+    tr.cells[11].title = `${l.late_ticks} of ${l.ticks} ticks started more than ${l.late_threshold_ms} ms late`;
+  }
 }
 
 function renderStudies(studies) {

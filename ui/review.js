@@ -114,11 +114,73 @@ function detail(e) {
   return parts.join(" · ");
 }
 
+// Each event type belongs to one filter category.
+function category(t) {
+  if (t === "caller.utterance" || t === "agent.transcript" || t === "caller.plan" || t === "agent.act" || t.endsWith("speech_start") || t.endsWith("speech_end")) return "transcript";
+  if (t.startsWith("tool.") || t.startsWith("artifact.")) return "tools";
+  if (t.startsWith("cue.")) return "cues";
+  if (t.startsWith("auth.")) return "authorization";
+  if (t.startsWith("media.") || t === "caller.audio_start") return "media";
+  if (t.startsWith("agent.")) return "provider";
+  return "other";
+}
+const rowClass = (t) => t.startsWith("cue.") ? "cue" : t === "auth.commit_blocked" || t === "agent.error" ? "bad" : t.startsWith("auth.") ? "auth" : "";
+function shownCategories() {
+  return new Set([...document.querySelectorAll(".filters input:checked")].map((i) => i.value));
+}
+function seek(ms) {
+  const a = $("audio");
+  if (!a.src) return;
+  a.currentTime = ms / 1000;
+  a.play().catch(() => {});
+}
+
+// turns groups the conversation into caller and agent turns (consecutive segments of one side are
+// one turn, timed from that side's speech onset before them) with the other shown events inline.
+function turns(evs) {
+  const out = [];
+  let onset = { caller: null, agent: null }, cur = null;
+  for (const e of evs) {
+    if (e.type === "caller.speech_start") onset.caller = e.t_ms;
+    if (e.type === "agent.speech_start") onset.agent = e.t_ms;
+    const who = e.type === "caller.utterance" ? "caller" : e.type === "agent.transcript" ? "agent" : null;
+    if (who) {
+      if (cur && cur.who === who) { cur.text += " " + e.text; continue; }
+      const at = onset[who] !== null && onset[who] <= e.t_ms && (!out.length || onset[who] >= out[out.length - 1].t_ms) ? onset[who] : e.t_ms;
+      cur = { kind: "turn", who, t_ms: at, text: e.text || "" };
+      out.push(cur);
+      continue;
+    }
+    if (category(e.type) === "transcript") continue; // onsets and plans are in the turn's time
+    cur = null;
+    out.push({ kind: "inline", e, t_ms: e.t_ms });
+  }
+  return out;
+}
+
 function renderEvents() {
-  const tb = $("events").querySelector("tbody");
-  tb.replaceChildren(...events.map((e) => el("tr", {
-    class: e.type.startsWith("cue.") ? "cue" : e.type === "auth.commit_blocked" || e.type === "agent.error" ? "bad" : e.type.startsWith("auth.") ? "auth" : "",
-  }, el("td", { class: "mono" }, fmt(e.t_ms)), el("td", { class: "mono" }, e.type), el("td", {}, detail(e)))));
+  const cats = shownCategories();
+  const evs = events.filter((e) => cats.has(category(e.type)));
+  const transcript = document.querySelector('input[name=view]:checked').value === "transcript";
+  $("transcript").hidden = !transcript;
+  $("events-view").hidden = transcript;
+  $("shown-count").textContent = `${evs.length} of ${events.length} events shown`;
+  if (!transcript) {
+    $("events").querySelector("tbody").replaceChildren(...evs.map((e) => el("tr", { class: rowClass(e.type) },
+      el("td", { class: "mono" }, fmt(e.t_ms)), el("td", { class: "mono" }, e.type), el("td", {}, detail(e)))));
+    return;
+  }
+  const items = turns(cats.has("transcript") ? evs : evs.filter((e) => category(e.type) !== "transcript"));
+  $("transcript").replaceChildren(...items.map((it) => {
+    const btn = el("button", { class: "seek", "aria-label": `play from ${fmt(it.t_ms)}` }, fmt(it.t_ms));
+    btn.onclick = (ev) => { ev.stopPropagation(); seek(it.t_ms); };
+    if (it.kind === "turn") {
+      const li = el("li", { class: "turn " + it.who, "data-t": it.t_ms }, btn, el("span", { class: "who" }, it.who === "caller" ? "Caller" : "Agent"), el("span", {}, it.text));
+      li.onclick = () => seek(it.t_ms);
+      return li;
+    }
+    return el("li", { class: "inline " + rowClass(it.e.type), "data-t": it.t_ms }, btn, el("span", { class: "mono" }, it.e.type), el("span", {}, detail(it.e)));
+  }));
 }
 
 function gate(name, v) { return el("span", { class: "gate " + (v ? "pass" : "fail") }, `${name} ${v ? "pass" : "fail"}`); }
@@ -131,7 +193,7 @@ function renderGrade(g) {
     el("p", { class: "muted" }, `judge: ${g.judge}`),
     ...(g.violations.length ? [el("h3", {}, "Violations"), el("ul", {}, ...g.violations.map((v) => el("li", { class: "error" }, v)))] : []),
     ...(g.missing_actions.length ? [el("h3", {}, "Missing actions"), el("ul", {}, ...g.missing_actions.map((v) => el("li", { class: "error" }, v)))] : []));
-  $("fields").replaceChildren(el("table", {}, el("thead", {}, el("tr", {}, ...["field", "grader", "gold", "agent recorded", "score", ""].map((h) => el("th", {}, h)))),
+  $("fields").replaceChildren(el("table", {}, el("thead", {}, el("tr", {}, ...["field", "grader", "gold", "agent recorded", "score", "result"].map((h) => el("th", {}, h)))),
     el("tbody", {}, ...g.fields.map((f) => el("tr", {}, el("td", {}, f.field + (f.required ? "" : " (optional)")), el("td", {}, f.grader),
       el("td", { class: "mono" }, show(f.gold)), el("td", { class: "mono" }, show(f.pred)), el("td", {}, f.score),
       el("td", {}, el("span", { class: "pill " + (f.pass ? "ok" : "bad") }, f.pass ? "pass" : "miss"), f.note ? " " + f.note : ""))))));
@@ -148,6 +210,105 @@ function renderArtifact() {
     el("table", {}, el("tbody", {}, ...Object.entries(fields).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", { class: "mono" }, show(v)))))));
 }
 
+// While the call runs: the agent's artifact so far beside the gold it will be graded against.
+function renderRunningFields(gold) {
+  const fields = {};
+  for (const e of events) if (e.type === "artifact.update") fields[e.field] = e.value;
+  const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+  $("fields").replaceChildren(el("p", { class: "muted" }, "Live: the agent's values so far. The grader decides at the end (tolerances, synonyms)."),
+    el("table", {}, el("thead", {}, el("tr", {}, ...["field", "gold", "agent so far", "so far"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, ...(gold || []).map((f) => {
+        const has = Object.prototype.hasOwnProperty.call(fields, f.field);
+        const ok = has && same(fields[f.field], f.gold);
+        return el("tr", {}, el("td", {}, f.field), el("td", { class: "mono" }, show(f.gold)), el("td", { class: "mono" }, has ? show(fields[f.field]) : "—"),
+          el("td", {}, el("span", { class: "match " + (has ? (ok ? "yes" : "no") : "") }, has ? (ok ? "matches" : "differs") : "not yet")));
+      }))));
+}
+
+function renderHealth(h) {
+  const pct = h.ticks ? (100 * h.late_ticks / h.ticks).toFixed(1) : "0.0";
+  $("media-health").replaceChildren(el("strong", {}, "Media health: "),
+    `${h.late_ticks} of ${h.ticks} ticks late (${pct}%, more than ${h.threshold_ms} ms after due; worst ${h.max_late_ms.toFixed(1)} ms) · ` +
+    `caller packets lost ${h.packets_lost} of ${h.packets_received + h.packets_lost} · jitter ${h.jitter_ms.toFixed(1)} ms · participant ${h.participant_connected ? "connected" : "not connected"} · ${h.listeners} listening`);
+  $("media-explained").textContent = h.explanation;
+}
+
+// Listening in: a receive-only connection with the caller's channel and the agent's, both muted
+// until clicked. Each channel's level is measured (Web Audio) on the audio as received, before the
+// mute: Chromium's own audio-level statistics measure what is played, which is nothing while muted.
+let listenPC = null, audioCtx = null;
+const meters = {};
+async function listen() {
+  $("listen-start").disabled = true;
+  $("listen-state").textContent = "connecting…";
+  audioCtx = new AudioContext(); // created on the click, so the browser lets it run
+  const pc = new RTCPeerConnection();
+  listenPC = pc;
+  const trs = [pc.addTransceiver("audio", { direction: "recvonly" }), pc.addTransceiver("audio", { direction: "recvonly" })];
+  ["caller", "agent"].forEach((name, i) => {
+    const stream = new MediaStream([trs[i].receiver.track]);
+    $("listen-" + name).srcObject = stream; // Chromium feeds Web Audio from a remote track only while an element plays it
+    const an = audioCtx.createAnalyser();
+    an.fftSize = 2048;
+    audioCtx.createMediaStreamSource(stream).connect(an);
+    meters[name] = { an, buf: new Float32Array(an.fftSize), db: -100, peak: -100 };
+  });
+  pc.onconnectionstatechange = () => {
+    $("listen-state").textContent = pc.connectionState === "connected" ? "listening (muted until you unmute a channel)" : pc.connectionState;
+    if (pc.connectionState === "closed" || pc.connectionState === "failed" || pc.connectionState === "disconnected") $("listen-start").disabled = false;
+  };
+  await pc.setLocalDescription(await pc.createOffer());
+  await new Promise((r) => {
+    if (pc.iceGatheringState === "complete") return r();
+    const t = setTimeout(r, 3000);
+    pc.addEventListener("icegatheringstatechange", () => { if (pc.iceGatheringState === "complete") { clearTimeout(t); r(); } });
+  });
+  const res = await fetch(`/api/x/sessions/${sid}/listen`, { method: "POST", headers: { "Content-Type": "application/sdp", "X-CSRF-Token": await csrf() }, body: pc.localDescription.sdp });
+  if (!res.ok) { const b = await res.json().catch(() => ({})); throw new Error(b.error || res.statusText); }
+  await pc.setRemoteDescription({ type: "answer", sdp: await res.text() });
+  $("listen-controls").hidden = false;
+  audioCtx.resume().catch(() => {});
+  const tick = setInterval(() => {
+    if (pc.connectionState === "closed" || pc.connectionState === "failed") { clearInterval(tick); return; }
+    for (const [name, m] of Object.entries(meters)) {
+      m.an.getFloatTimeDomainData(m.buf);
+      let sum = 0;
+      for (const v of m.buf) sum += v * v;
+      m.db = 10 * Math.log10(sum / m.buf.length + 1e-12);
+      m.peak = Math.max(m.peak, m.db);
+      const clamped = Math.max(-60, Math.min(0, m.db));
+      $("level-" + name).setAttribute("aria-valuenow", clamped.toFixed(0));
+      $("level-" + name).firstElementChild.style.width = `${(clamped + 60) / 60 * 100}%`;
+      $(`level-${name}-db`).textContent = m.db < -90 ? "silent" : `${m.db.toFixed(0)} dBFS`;
+    }
+  }, 100);
+}
+// listenStats is what each channel has received so far: packets, the level now and the loudest so
+// far (dBFS, as measured above), and whether it is muted (the tests read it too).
+window.listenStats = async () => {
+  const out = {};
+  if (!listenPC) return out;
+  const trs = listenPC.getTransceivers();
+  for (const [i, name] of [[0, "caller"], [1, "agent"]]) {
+    const m = meters[name] || { db: -100, peak: -100 };
+    const st = { packets: 0, level_db: m.db, peak_db: m.peak, muted: $("listen-" + name).muted };
+    (await trs[i].receiver.getStats()).forEach((r) => { if (r.type === "inbound-rtp") st.packets = r.packetsReceived || 0; });
+    out[name] = st;
+  }
+  return out;
+};
+for (const name of ["caller", "agent"]) {
+  $("unmute-" + name).onclick = () => {
+    const a = $("listen-" + name);
+    a.muted = !a.muted;
+    if (!a.muted) a.play().catch(() => {});
+    if (audioCtx) audioCtx.resume().catch(() => {});
+    $("unmute-" + name).setAttribute("aria-pressed", String(!a.muted));
+    $("unmute-" + name).textContent = (a.muted ? "Unmute " : "Mute ") + name;
+  };
+}
+$("listen-start").onclick = () => listen().catch((e) => { $("listen-start").disabled = false; $("listen-state").textContent = ""; fail(e); });
+
 async function load() {
   $("sid").textContent = sid;
   const d = await getJSON(`/api/x/sessions/${sid}`);
@@ -162,10 +323,26 @@ async function load() {
   renderGrade(d.grade);
   renderArtifact();
   renderEvents();
+  $("live").hidden = !d.live;
+  if (d.live) {
+    // A live session: its media health, the artifact so far beside gold, and the waveform of the
+    // recording as it grows; followed until it ends.
+    renderHealth(d.live);
+    renderRunningFields(d.gold);
+    try {
+      peaks = await getJSON(`/api/x/sessions/${sid}/peaks?n=800`);
+      durationMS = Math.max(durationMS, (peaks.samples / peaks.sample_rate) * 1000);
+      $("wave").dataset.samples = peaks.samples;
+    } catch (e) { /* the recording starts with the call's first tick */ }
+    drawTimeline();
+    drawWave();
+    setTimeout(() => load().catch(fail), 2000);
+    return;
+  }
   drawTimeline();
   drawWave();
   if (s.Status === "running" || s.Status === "created") {
-    // A live session: follow its events until it ends.
+    // Not live on this console yet (or any more): look again shortly.
     setTimeout(() => load().catch(fail), 2000);
     return;
   }
@@ -184,6 +361,7 @@ $("wave").onclick = (ev) => {
   $("audio").currentTime = ((ev.clientX - r.left) / r.width) * durationMS / 1000;
   $("audio").play().catch(() => {});
 };
+for (const i of document.querySelectorAll(".filters input, input[name=view]")) i.onchange = renderEvents;
 $("ex-submit").onclick = async () => {
   if (!confirm(`Exclude this session (${$("ex-reason").value})? Its cell returns to the pool and another participant will run it.`)) return;
   try {

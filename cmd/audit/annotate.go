@@ -21,10 +21,11 @@ func runAnnotateCreate(ctx context.Context, args []string, stdout, stderr io.Wri
 	tasksDir := fs.String("tasks-dir", "tasks", "task directory (each item is checked against its task)")
 	bankDir := fs.String("bank-dir", "", "bank directory with manifest.json and the WAVs (default DATA/bank)")
 	baseURL := fs.String("base-url", defaultBaseURL, "console base URL for the printed links")
+	title := fs.String("title", "", "the annotation task's title on the annotators' page (default: keep the stored one, or \""+annotate.DefaultTitle+"\")")
 	if err := noPositional(fs, args); err != nil {
 		return err
 	}
-	if *id == "" || (*n <= 0 && *itemsFile == "") {
+	if *id == "" || (*n <= 0 && *itemsFile == "" && *title == "") {
 		fmt.Fprintln(stderr, "audit annotate create: --study and --annotators N (and --items for a new rating set) are required")
 		return errUsage
 	}
@@ -36,6 +37,8 @@ func runAnnotateCreate(ctx context.Context, args []string, stdout, stderr io.Wri
 		return err
 	}
 	defer db.Close()
+	set := annotate.StudySet(st.Config)
+	stored := false // whether set changed and must be stored
 	if *itemsFile != "" {
 		var r io.Reader = os.Stdin
 		name := "standard input"
@@ -56,20 +59,32 @@ func runAnnotateCreate(ctx context.Context, args []string, stdout, stderr io.Wri
 		if err != nil {
 			return err
 		}
-		stored, err := annotate.Prepare(items, tasks, audio)
+		prepared, err := annotate.Prepare(items, tasks, audio)
 		if err != nil {
 			for _, line := range strings.Split(err.Error(), "\n") {
 				fmt.Fprintln(stderr, line)
 			}
 			return fmt.Errorf("%s: the rating set was not stored (nothing reaches annotators until every item passes)", name)
 		}
-		if err := db.PutRatingItems(ctx, stored); err != nil {
+		if err := db.PutRatingItems(ctx, prepared); err != nil {
 			return err
 		}
-		set := annotate.SetConfig{}
-		for _, it := range stored {
+		set.Items, stored = nil, true
+		for _, it := range prepared {
 			set.Items = append(set.Items, it.ID)
 		}
+		tasksSeen := map[string]bool{}
+		for _, it := range prepared {
+			tasksSeen[it.TaskID] = true
+		}
+		fmt.Fprintf(stderr, "study %s: %d rating items of %d tasks, blinded and checked\n", *id, len(prepared), len(tasksSeen))
+	} else if len(set.Items) == 0 {
+		return fmt.Errorf("study %s has no rating set yet: give --items (audit bank rating-set --json)", *id)
+	}
+	if *title != "" {
+		set.Title, stored = *title, true
+	}
+	if stored {
 		cfg, err := annotate.WithSet(st.Config, set)
 		if err != nil {
 			return err
@@ -77,13 +92,6 @@ func runAnnotateCreate(ctx context.Context, args []string, stdout, stderr io.Wri
 		if err := db.SetStudyConfig(ctx, *id, cfg); err != nil {
 			return err
 		}
-		tasksSeen := map[string]bool{}
-		for _, it := range stored {
-			tasksSeen[it.TaskID] = true
-		}
-		fmt.Fprintf(stderr, "study %s: %d rating items of %d tasks, blinded and checked\n", *id, len(stored), len(tasksSeen))
-	} else if len(annotate.StudySet(st.Config).Items) == 0 {
-		return fmt.Errorf("study %s has no rating set yet: give --items (audit bank rating-set --json)", *id)
 	}
 	base := strings.TrimSuffix(*baseURL, "/")
 	for range *n {

@@ -106,6 +106,15 @@ func TestAnnotateCreateAndExport(t *testing.T) {
 	if len(anns) != 4 || anns[3].SeedPosition != 3 {
 		t.Fatalf("annotators %+v", anns)
 	}
+	// --title names the annotation task on the annotators' page; the set and the study's own title stay.
+	if _, stderr, err := runAudit(t, "annotate", "create", "--study", "rate", "--title", "Caller speech ratings"); err != nil {
+		t.Fatalf("--title: %v\n%s", err, stderr)
+	}
+	st, _ = db.Study(ctx, "rate")
+	json.Unmarshal(st.Config, &cfg)
+	if s := annotate.StudySet(st.Config); s.Title != "Caller speech ratings" || len(s.Items) != 72 || cfg.Title != "Rating" {
+		t.Fatalf("study config after --title: %s", st.Config)
+	}
 
 	// Two annotators rate; the export is their ratings in long format.
 	a1, _ := db.AnnotatorByToken(ctx, links[0][1])

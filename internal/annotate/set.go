@@ -91,8 +91,14 @@ func AudioPath(bankDir, rel string) (string, error) {
 
 // SetConfig is what a study's config records (under "annotation") about its rating set.
 type SetConfig struct {
+	// Title is the annotation task's own title, shown to annotators (not the participants' study
+	// title); empty shows DefaultTitle.
+	Title string   `json:"title,omitempty"`
 	Items []string `json:"items"` // item ids; each annotator rates all of them in their own order
 }
+
+// DefaultTitle is the annotators' page title when the rating set has none.
+const DefaultTitle = "Rating caller utterances"
 
 // StudySet reads the rating set of a study's config.
 func StudySet(cfg json.RawMessage) SetConfig {

@@ -3,6 +3,10 @@ package archdoc_test
 import (
 	"bytes"
 	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -183,5 +187,36 @@ func TestTheTestsTheDocumentNamesExist(t *testing.T) {
 		if !found {
 			t.Errorf("%s.%s: no such test in %s", pkg, test, dir)
 		}
+	}
+}
+
+// Commands and routes are explicit tables (cmd/audit's commands, web's routes): no package
+// registers anything from an init function, so what a binary contains is read in one place.
+func TestNoInitRegistrations(t *testing.T) {
+	_, root := load(t)
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "audit_data" || strings.HasPrefix(d.Name(), ".")) && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == "init" {
+				t.Errorf("%s: func init; register through the command or route table instead", fset.Position(fn.Pos()))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

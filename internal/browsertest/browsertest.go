@@ -105,6 +105,10 @@ func Start(t testing.TB, mic string, extra ...chromedp.ExecAllocatorOption) *Bro
 	return b
 }
 
+// Attach wraps a tab a test opened itself (its own chromedp context) for the page checks: Do, Text,
+// Shot, Axe, AssertAccessible, Focused, KeyboardUnreachable. It records no payloads.
+func Attach(t testing.TB, ctx context.Context) *Browser { return &Browser{Ctx: ctx, t: t} }
+
 // Payloads returns every response body and DataChannel message the page has received.
 func (b *Browser) Payloads() []string {
 	dc, err := chromedp.Run(b.Ctx, chromedp.Evaluate[[]string](`window.__dcMessages || []`))

@@ -481,3 +481,7 @@ func EndNotice(reason string) string {
 	}
 	return ""
 }
+
+// RecordingPath is where the session's stereo recording is written; while the call runs it grows
+// as the engine writes it (the experimenter's live waveform reads it).
+func (s *Service) RecordingPath(sessionID string) string { return s.recordingPath(sessionID) }

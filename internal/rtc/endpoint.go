@@ -138,6 +138,8 @@ type PeerOptions struct {
 	OnMessage func(Message)
 	// Name labels the peer in logs (a session id).
 	Name string
+	// Tap, when set, receives both channels of the call for experimenters listening in.
+	Tap *Tap
 }
 
 // Answer validates a participant's SDP offer, creates its Peer and returns the answer with every

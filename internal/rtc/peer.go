@@ -187,6 +187,7 @@ func (p *Peer) readCaller(tr *webrtc.TrackRemote) {
 			continue
 		}
 		p.callerPackets.Add(1)
+		p.opts.Tap.feed(tapPacket{ssrc: pkt.SSRC, ts: pkt.Timestamp, payload: pkt.Payload})
 		if h := p.call.Load(); h != nil {
 			err := h.call.ReceiveCallerRTP(p, media.CallerPacket{
 				SSRC: pkt.SSRC, Seq: pkt.SequenceNumber, Timestamp: pkt.Timestamp,
@@ -363,6 +364,7 @@ func (p *Peer) Detach() {
 // WriteAgentOpus sends one Opus packet of agent audio; it implements media.ParticipantLink.
 // Packets are dropped until the connection is up.
 func (p *Peer) WriteAgentOpus(payload []byte, ts uint32) error {
+	p.opts.Tap.feed(tapPacket{agent: true, ts: ts, payload: payload})
 	if !p.connectedFlag.Load() {
 		return nil
 	}

@@ -52,11 +52,15 @@ func (s *Server) ratingSet(c *fiber.Ctx, a audit.Annotator) (annotatorSet, error
 	if err != nil {
 		return annotatorSet{}, err
 	}
-	ids := annotate.StudySet(st.Config).Items
-	if len(ids) == 0 {
+	set := annotate.StudySet(st.Config)
+	if len(set.Items) == 0 {
 		return annotatorSet{}, &apiError{status: fiber.StatusConflict, msg: "this study has no rating set yet"}
 	}
-	return annotatorSet{title: studyConfig(st).Title, order: annotate.Order(st.Seed, a.SeedPosition, ids)}, nil
+	title := set.Title
+	if title == "" {
+		title = annotate.DefaultTitle
+	}
+	return annotatorSet{title: title, order: annotate.Order(st.Seed, a.SeedPosition, set.Items)}, nil
 }
 
 // ratingView is a rating as the annotator's page sees it (their own only).
@@ -74,7 +78,7 @@ func viewOf(r audit.Rating) ratingView {
 // annotatorStateView is where the annotator stands: their order, their ratings and the first
 // item they have not rated (where a reload resumes).
 type annotatorStateView struct {
-	Study   string                `json:"study"`
+	Title   string                `json:"title"` // the annotation task's title, not the participants' study title
 	Total   int                   `json:"total"`
 	Order   []string              `json:"order"`
 	Ratings map[string]ratingView `json:"ratings"`
@@ -91,7 +95,7 @@ func (s *Server) annotatorState(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := annotatorStateView{Study: set.title, Total: len(set.order), Order: set.order, Ratings: map[string]ratingView{}}
+	out := annotatorStateView{Title: set.title, Total: len(set.order), Order: set.order, Ratings: map[string]ratingView{}}
 	for _, r := range mine {
 		if slices.Contains(set.order, r.ItemID) {
 			out.Ratings[r.ItemID] = viewOf(r)

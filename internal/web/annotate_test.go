@@ -21,6 +21,9 @@ import (
 	"github.com/voicebench/humanaudit/internal/web"
 )
 
+// annotTaskTitle is the kit's annotation task title; the participants' study title differs.
+const annotTaskTitle = "Fidelity and naturalness of caller speech (test)"
+
 // annotKit is a running console with a study whose rating set holds frozen utterances of the
 // real task suite (blinded by annotate.Prepare, audio under DATA/bank) and three annotators.
 type annotKit struct {
@@ -119,7 +122,7 @@ func startAnnotKitOn(t *testing.T, backend backend, taskCount int) *annotKit {
 			k.items = append(k.items, it.ID)
 		}
 	}
-	cfg, _ := annotate.WithSet(json.RawMessage(`{"title":"Utterance rating (test)"}`), annotate.SetConfig{Items: k.items})
+	cfg, _ := annotate.WithSet(json.RawMessage(`{"title":"Utterance rating (test)"}`), annotate.SetConfig{Title: annotTaskTitle, Items: k.items})
 	if k.study, err = db.CreateStudy(ctx, audit.Study{ID: "rate", Name: "Rating study", Seed: 11, Config: cfg}); err != nil {
 		t.Fatal(err)
 	}

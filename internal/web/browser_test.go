@@ -354,7 +354,7 @@ func TestReloadRejoinsAndLostAgentExcludes(t *testing.T) {
 	}
 	tok, _ := k.db.IssueSignInLink(context.Background(), x.ID, "test", time.Hour)
 	b.Do(30*time.Second, chromedp.Navigate(k.base+"/x/login?token="+tok), chromedp.WaitVisible("#sessions"),
-		chromedp.Navigate(k.base+"/x/session/"+sid), chromedp.WaitVisible("#events tbody tr"), chromedp.Sleep(2*time.Second))
+		chromedp.Navigate(k.base+"/x/session/"+sid), chromedp.WaitVisible("#transcript li"), chromedp.Sleep(2*time.Second))
 	b.Shot(browsertest.ArtifactsDir(t), "review")
 	if s := b.Text("#exclusion"); !strings.Contains(s, "platform_lost") {
 		t.Errorf("review page exclusion: %q", s)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/audit"
+	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/session"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
@@ -32,6 +33,8 @@ type liveView struct {
 	JitterMS    float64 `json:"jitter_ms"`
 	RTTMS       float64 `json:"rtt_ms"`
 	LateTicks   int64   `json:"late_ticks"`
+	Ticks       int64   `json:"ticks"`
+	LateAfterMS float64 `json:"late_threshold_ms"`
 	Cues        int     `json:"cues"`
 	Connected   bool    `json:"participant_connected"`
 }
@@ -43,7 +46,8 @@ func (s *Server) liveViews() []liveView {
 		out = append(out, liveView{Session: l.ID, Task: l.Task.ID, System: l.Assignment.System, Alias: l.Alias, Participant: l.ParticipantID,
 			ElapsedMS: st.MediaTime.Milliseconds(), CallerDBFS: st.CallerLevel, AgentDBFS: st.AgentLevel, Lost: st.CallerPacketsLost,
 			Received: st.CallerPacketsReceived, JitterMS: float64(st.CallerJitter.Microseconds()) / 1000,
-			RTTMS: float64(st.Link.RTT.Microseconds()) / 1000, LateTicks: st.LateTicks, Cues: len(l.Session.Card().Cues),
+			RTTMS: float64(st.Link.RTT.Microseconds()) / 1000, LateTicks: st.LateTicks, Ticks: st.Ticks,
+			LateAfterMS: float64(media.LateTickThreshold.Microseconds()) / 1000, Cues: len(l.Session.Card().Cues),
 			Connected: s.participantConnected(l.ID)})
 	}
 	return out
@@ -125,6 +129,13 @@ func (s *Server) sessionDetail(c *fiber.Ctx) error {
 	if sys, err := s.cfg.Store.System(ctx, sess.System); err == nil {
 		out["alias"] = sys.Alias
 	}
+	if l, ok := s.cfg.Console.Live(sid); ok {
+		// While the call runs: its media health, and the gold the running artifact is held against.
+		out["live"] = s.mediaHealthOf(l)
+		if t != nil {
+			out["gold"] = t.Grader.Fields
+		}
+	}
 	return c.JSON(out)
 }
 
@@ -138,6 +149,10 @@ func (s *Server) sessionTrace(c *fiber.Ctx) error {
 }
 
 func (s *Server) recordingPath(c *fiber.Ctx) (string, error) {
+	if _, live := s.cfg.Console.Live(c.Params("sid")); live {
+		// The recording grows as the call runs; its row is stored when the call ends.
+		return s.cfg.Console.RecordingPath(c.Params("sid")), nil
+	}
 	recs, err := s.cfg.Store.Recordings(c.UserContext(), c.Params("sid"))
 	if err != nil {
 		return "", err

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -288,22 +287,12 @@ func (s *Server) participantOffer(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if s.cfg.RTC == nil {
-		return errors.New("no WebRTC endpoint configured")
+	offer, ctx, cancel, err := s.offerOf(c)
+	if err != nil {
+		return err
 	}
-	offer := string(c.Body())
-	if !strings.Contains(c.Get(fiber.HeaderContentType), "sdp") && strings.HasPrefix(strings.TrimSpace(offer), "{") {
-		var body struct {
-			SDP string `json:"sdp"`
-		}
-		if err := json.Unmarshal(c.Body(), &body); err != nil {
-			return badRequest("offer: send the SDP as application/sdp or {\"sdp\": …}")
-		}
-		offer = body.SDP
-	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), 15*time.Second)
 	defer cancel()
-	peer, answer, err := s.cfg.RTC.Answer(ctx, offer, rtc.PeerOptions{Name: l.ID, OnMessage: func(m rtc.Message) { s.onParticipantMessage(l, m) }})
+	peer, answer, err := s.cfg.RTC.Answer(ctx, offer, rtc.PeerOptions{Name: l.ID, Tap: s.tapFor(l), OnMessage: func(m rtc.Message) { s.onParticipantMessage(l, m) }})
 	if err != nil {
 		return err
 	}

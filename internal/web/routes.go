@@ -44,6 +44,7 @@ func (s *Server) routes() {
 	xapi.Get("/sessions/:sid/recording.wav", s.sessionRecording)
 	xapi.Get("/sessions/:sid/peaks", s.sessionPeaks)
 	xapi.Post("/sessions/:sid/exclude", s.excludeSession)
+	xapi.Post("/sessions/:sid/listen", s.listen)
 	xapi.Get("/live", s.liveStream)
 	xapi.Post("/plan", s.planStudy)
 

@@ -126,11 +126,13 @@ func (s *Server) jsonBodies(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	mt, _, _ := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
-	if mt == fiber.MIMEApplicationJSON || mt == "application/sdp" && strings.HasSuffix(c.Path(), "/offer") {
+	// The WebRTC signalling routes (a participant's offer, an experimenter's listening offer) take SDP.
+	sdpRoute := strings.HasSuffix(c.Path(), "/offer") || strings.HasSuffix(c.Path(), "/listen")
+	if mt == fiber.MIMEApplicationJSON || mt == "application/sdp" && sdpRoute {
 		return c.Next()
 	}
 	want := "application/json"
-	if strings.HasSuffix(c.Path(), "/offer") {
+	if sdpRoute {
 		want = "application/sdp or application/json"
 	}
 	return &apiError{status: fiber.StatusUnsupportedMediaType, msg: "Content-Type must be " + want}

@@ -49,6 +49,7 @@ type Server struct {
 	ln  net.Listener
 
 	peers  *peers          // each live session's current participant peer
+	taps   *taps           // each live session's channels for experimenters listening in
 	signIn *signIn         // sign-in attempts and hashing slots, to slow password guessing
 	joins  *attemptLimiter // open-enrollment requests per client address
 
@@ -68,7 +69,7 @@ func New(cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log, peers: &peers{cur: map[string]*rtc.Peer{}}, signIn: newSignIn(cfg.Security.SignIn),
+	s := &Server{cfg: cfg, log: log, peers: &peers{cur: map[string]*rtc.Peer{}}, taps: &taps{cur: map[string]*rtc.Tap{}}, signIn: newSignIn(cfg.Security.SignIn),
 		joins: newJoinLimiter(cfg.Security.Enrollment)}
 	fc := fiber.Config{
 		AppName:               "humanaudit",
