@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"codeberg.org/go-pdf/fpdf"
@@ -36,13 +37,14 @@ type Figure struct {
 // so that the same input gives the same bytes (fpdf otherwise writes the time of rendering).
 var PDFDate = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func init() {
-	// fpdf reads these defaults when vgpdf makes a document; sorted catalogs keep the order of
-	// its fonts and images (map iterations) the same from run to run.
+// pdfDefaults sets, once before the first PDF, what fpdf reads when vgpdf makes a document: the
+// fixed date, and sorted catalogs that keep the order of its fonts and images (map iterations)
+// the same from run to run.
+var pdfDefaults = sync.OnceFunc(func() {
 	fpdf.SetDefaultCatalogSort(true)
 	fpdf.SetDefaultCreationDate(PDFDate)
 	fpdf.SetDefaultModificationDate(PDFDate)
-}
+})
 
 // figureMetrics are the proportion-scale metrics of the forest plot.
 var figureMetrics = []Metric{MetricWS, MetricTS, MetricPV, MetricAC, MetricAV, MetricAFA}
@@ -77,6 +79,7 @@ type figureSpec struct {
 // Figures draws the report's figures. A figure without data is still drawn, saying what is
 // missing and the command that fills it.
 func Figures(r *Report) ([]Figure, error) {
+	pdfDefaults()
 	av := availability(r)
 	specs := []figureSpec{
 		forestPlot(r, av),
