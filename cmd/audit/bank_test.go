@@ -35,7 +35,7 @@ func TestBankCheckPassesOnTheShippedBank(t *testing.T) {
 	if err != nil || out != "" {
 		t.Fatalf("bank check: %v\n%s%s", err, out, errOut)
 	}
-	if !strings.Contains(errOut, "bank ok: 24 tasks") {
+	if !strings.Contains(errOut, "bank ok: 27 tasks") {
 		t.Errorf("stderr %q", errOut)
 	}
 }

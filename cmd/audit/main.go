@@ -34,6 +34,8 @@ func commandTable() []command {
 		{"bank check", "quality-control the frozen caller bank: TASK: PLAN: VARIANT: reason per problem", runBankCheck},
 		{"bank import", "use audio rendered elsewhere (DIR holds task/plan.N.wav for every variant)", runBankImport},
 		{"bank rating-set", "export the 72 frozen utterances for the annotator study (--json)", runBankRatingSet},
+		{"conditions build", "make the listening conditions' noise beds offline with Flite (--data audit_data)", runConditionsBuild},
+		{"conditions list", "list the listening conditions and whether their noise beds are built (--data audit_data)", runConditionsList},
 		{"db psql", "open psql on the database; arguments after -- go to psql", runDBPsql},
 		{"db start", "start the private PostgreSQL cluster under --data and keep it running", runDBStart},
 		{"db status", "show the private cluster's state (exit status 3 when stopped)", runDBStatus},
@@ -62,6 +64,7 @@ func commandTable() []command {
 		{"study status", "show a study's progress (--study ID [--csv status.csv])", runStudyStatus},
 		{"synth", "run the frozen synthetic caller against a system: --system LABEL --tasks audit24 --seeds 3 --out DIR", runSynth},
 		{"systems check", "check the systems file and that each system's key is present (--systems FILE --secrets FILE [--connect [--task ID]])", runSystemsCheck},
+		{"systems provision", "write the ElevenLabs agents a platform system needs, one per task (--system LABEL --tasks audit24 --out DIR)", runSystemsProvision},
 		{"tasks list", "list tasks and their strata (--json)", runTasksList},
 		{"tasks validate", "validate task files (default tasks/): FILE: JSONPATH: message per problem", runTasksValidate},
 	}

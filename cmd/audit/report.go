@@ -79,7 +79,11 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	for _, d := range rep.Deltas {
 		if d.Metric == report.MetricWS && !d.Diff.Estimate.IsNaN() {
-			fmt.Fprintf(stdout, "WS delta %-22s %+.3f [%+.3f, %+.3f] over %d tasks\n", d.System, float64(d.Diff.Estimate), float64(d.Diff.Low), float64(d.Diff.High), d.Diff.Clusters)
+			tasks := "tasks"
+			if d.Diff.Clusters == 1 {
+				tasks = "task"
+			}
+			fmt.Fprintf(stdout, "WS delta %-22s %+.3f [%+.3f, %+.3f] over %d %s\n", d.System, float64(d.Diff.Estimate), float64(d.Diff.Low), float64(d.Diff.High), d.Diff.Clusters, tasks)
 		}
 	}
 	fmt.Fprintf(stdout, "wrote %d files to %s (bootstrap seed %d, %d resamples)\n", len(files), *out, opts.Seed, opts.Resamples)

@@ -41,7 +41,7 @@ func TestReportCommandRegeneratesByteIdentically(t *testing.T) {
 		if err := run(ctx, []string{"report", "--study", "cli", "--out", dir, "--resamples", "300", "--planning", "--participants", "10"}, &out, &errb); err != nil {
 			t.Fatalf("audit report: %v\n%s", err, errb.String())
 		}
-		for _, want := range []string{"human     sessions 6, included 5, excluded 1", "WS delta (all systems)", "wrote 24 files", "bootstrap seed 4"} {
+		for _, want := range []string{"human     sessions 6, included 5, excluded 1", "WS delta (all systems)", "wrote 34 files", "bootstrap seed 4"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("output lacks %q:\n%s", want, out.String())
 			}
@@ -63,12 +63,13 @@ func TestReportCommandRegeneratesByteIdentically(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil || n != 24 {
-		t.Errorf("walked %d files (%v), want 24 (icc.csv and delta_sensitivity.csv among them)", n, err)
+	if err != nil || n != 34 {
+		t.Errorf("walked %d files (%v), want 34 (icc.csv, delta_sensitivity.csv, headline.csv and five figures in SVG, PNG and PDF among them)", n, err)
 	}
 	md, _ := os.ReadFile(filepath.Join(dirs[0], "report.md"))
 	for _, want := range []string{"## Human-minus-synthetic deltas", "## Anchor subset", "## Annotator study", "## Slices", "## Exclusions",
-		"caller_broke_script", "## Planning: minimum detectable delta", "## Participants: share of variance", "figures/forest.svg"} {
+		"caller_broke_script", "## Planning: minimum detectable delta", "## Participants: share of variance", "figures/forest.svg",
+		"## Headline: completion, latency and cost per system and mode", "figures/ws_latency.svg", "figures/forest.pdf"} {
 		if !bytes.Contains(md, []byte(want)) {
 			t.Errorf("report.md lacks %q", want)
 		}

@@ -137,7 +137,8 @@ func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, er
 		return nil, err
 	}
 	st.console, err = console.New(ctx, console.Config{NewEncoder: media.Encoders(libopus.NewEncoder), NewDecoder: media.Decoders(libopus.NewDecoder), Store: st.db, Tasks: tasks, Systems: sysFile, Keys: keys, ReferenceURL: st.refURL,
-		DataDir: *f.data, Grade: grade.Options{Cache: &grade.JudgeCache{Dir: filepath.Join(*f.data, "judge")}}, TimeLimit: *f.timeLimit, Logger: log})
+		DataDir: *f.data, Grade: grade.Options{Cache: &grade.JudgeCache{Dir: filepath.Join(*f.data, "judge")}}, TimeLimit: *f.timeLimit, Logger: log,
+		Conditions: conditionLibrary(*f.data)})
 	if err != nil {
 		return nil, err
 	}

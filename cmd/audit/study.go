@@ -17,6 +17,7 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
 	"github.com/voicebench/humanaudit/internal/audit"
+	"github.com/voicebench/humanaudit/internal/condition"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/study"
@@ -36,6 +37,7 @@ func runStudyPlan(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	report := fs.String("report", "", "write the balance report to this file instead of standard error")
 	tasksDir := fs.String("tasks-dir", "tasks", "task directory")
 	prefix := fs.String("slot-prefix", "P", "participant slot label prefix (use another for an extension plan)")
+	conditions := fs.String("conditions", "", "listening conditions as a second factor, comma-separated (quiet,background_tv@10,phone_line+babble@5)")
 	pf := addPowerFlags(fs)
 	if err := noPositional(fs, args); err != nil {
 		return err
@@ -68,6 +70,13 @@ func runStudyPlan(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	req := study.Request{Systems: labels, SessionsPerParticipant: *k, Seed: *seed, SlotPrefix: *prefix}
+	specs, err := condition.ParseList(*conditions)
+	if err != nil {
+		return fmt.Errorf("--conditions: %w", err)
+	}
+	for _, c := range specs {
+		req.Conditions = append(req.Conditions, c.String())
+	}
 	if req.SessionsPerParticipant == 0 {
 		req.SessionsPerParticipant = len(labels)
 	}
@@ -159,7 +168,11 @@ func readPlanFile(path string) ([]study.Session, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return study.ReadCSV(path, f)
+	sessions, err := study.ReadCSV(path, f)
+	if err != nil {
+		return nil, err
+	}
+	return sessions, canonicalConditions(path, sessions)
 }
 
 // planReferences resolves what a plan names: each system in the systems file (the console could

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/condition"
 	"github.com/voicebench/humanaudit/internal/secrets"
 	"github.com/voicebench/humanaudit/internal/session"
 	"github.com/voicebench/humanaudit/internal/synth"
@@ -26,7 +27,7 @@ func selectTasks(all []*task.Task, which string) ([]*task.Task, error) {
 		return all, nil
 	}
 	var out []*task.Task
-	if which == task.SubsetAudit24 || which == task.SubsetAnchor {
+	if which == task.SubsetAudit24 || which == task.SubsetAnchor || which == task.SubsetTransfer {
 		for _, t := range all {
 			if t.InSubset(which) {
 				out = append(out, t)
@@ -40,7 +41,7 @@ func selectTasks(all []*task.Task, which string) ([]*task.Task, error) {
 	for _, id := range strings.Split(which, ",") {
 		i := slices.IndexFunc(all, func(t *task.Task) bool { return t.ID == strings.TrimSpace(id) })
 		if i < 0 {
-			return nil, fmt.Errorf("--tasks: no task %q (want audit24, anchor, all or task ids)", id)
+			return nil, fmt.Errorf("--tasks: no task %q (want audit24, anchor, transfer, all or task ids)", id)
 		}
 		out = append(out, all[i])
 	}
@@ -60,13 +61,14 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	data := dbf.data
 	timeLimit := fs.Duration("time-limit", 15*time.Minute, "longest call")
 	render := fs.Bool("render-missing", false, "render with Flite what the built bank lacks (recorded as source render) instead of failing")
+	cond := fs.String("condition", "", "listening condition of every call (quiet, background_tv@10, phone_line+babble@5 …); a run resumes only its own condition's calls")
 	jf := addJudgeFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if *label == "" || *out == "" || len(pos) > 0 || *seeds < 1 {
-		fmt.Fprintln(stderr, "usage: audit synth --system LABEL --tasks audit24 --seeds 3 --out DIR [--systems systems.json] [--parallel N]")
+		fmt.Fprintln(stderr, "usage: audit synth --system LABEL --tasks audit24 --seeds 3 --out DIR [--systems systems.json] [--parallel N] [--condition quiet|background_tv@10|phone_line+babble@5 …]")
 		return errUsage
 	}
 	all, err := loadTaskDir(*tasksDir)
@@ -112,6 +114,13 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	sessionLog := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	cfg := synth.Config{Store: db, System: sys, Keys: keys, Endpoint: endpoint, Tasks: tasks, Seeds: *seeds, Out: *out,
 		DataDir: *data, Parallel: *parallel, Grade: gopts, TimeLimit: *timeLimit, Progress: stderr, Logger: sessionLog}
+	if *cond != "" {
+		spec, err := condition.Parse(*cond)
+		if err != nil {
+			return fmt.Errorf("--condition: %w", err)
+		}
+		cfg.Condition, cfg.Conditions = &spec, conditionLibrary(*data)
+	}
 	bankDir := filepath.Join(*data, "bank")
 	if _, err := os.Stat(filepath.Join(bankDir, "manifest.json")); err != nil && !*render {
 		return fmt.Errorf("synth: no built caller bank in %s (run audit bank build, or pass --render-missing to render with Flite at run time)", bankDir)

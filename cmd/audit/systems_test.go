@@ -47,7 +47,7 @@ func exitStatus(err error) int {
 
 func TestSystemsCheckExample(t *testing.T) {
 	_, sec := systemsFiles(t, "{}", "OPENAI_API_KEY=sk-example-secret\n")
-	for _, l := range []string{"XAI_API_KEY", "STEPFUN_API_KEY", "GEMINI_API_KEY", "LIVE_API_KEY", "OPENAI_API_KEY"} {
+	for _, l := range []string{"XAI_API_KEY", "STEPFUN_API_KEY", "GEMINI_API_KEY", "LIVE_API_KEY", "OPENAI_API_KEY", "ELEVENLABS_API_KEY"} {
 		t.Setenv(l, "")
 	}
 	out, errOut, err := systemsRun(t, "--systems", "../../systems.example.json", "--secrets", sec)
@@ -55,7 +55,7 @@ func TestSystemsCheckExample(t *testing.T) {
 		t.Fatalf("exit %v, want 1 (missing keys)\n%s%s", err, out, errOut)
 	}
 	for _, want := range []string{
-		"../../systems.example.json: 8 systems",
+		"../../systems.example.json: 9 systems", "elevenlabs-agents", "ELEVENLABS_API_KEY MISSING",
 		"gpt-realtime", "OPENAI_API_KEY present", "XAI_API_KEY MISSING", "reference", "(in-process)", "key not needed",
 	} {
 		if !strings.Contains(out, want) {

@@ -47,12 +47,19 @@ type taskSummary struct {
 	Verification   bool   `json:"verification"`
 	Audit24        bool   `json:"audit24"`
 	Anchor         bool   `json:"anchor"`
+	// Transfer is the task's transfer rule when it has a transfer tool.
+	Transfer string `json:"transfer,omitempty"`
 }
 
 func summarise(t *task.Task) taskSummary {
 	s := taskSummary{ID: t.ID, Version: t.Version, Title: t.Title, Archetype: t.Archetype, Industry: t.Industry,
 		Authorization: string(t.Authorization), ToolBurden: t.ToolBurden, Knowledge: t.Knowledge, Behavior: t.Behavior,
 		RiskTier: t.RiskTier, RequiredFields: len(t.RequiredFields()), Audit24: t.InSubset(task.SubsetAudit24), Anchor: t.InSubset(task.SubsetAnchor)}
+	for _, tl := range t.Agent.Tools {
+		if tl.Kind == task.ToolTransfer {
+			s.Transfer = string(t.TransferRuleOf())
+		}
+	}
 	for _, e := range t.Events {
 		switch e.Kind {
 		case task.Correction:

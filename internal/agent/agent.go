@@ -1,6 +1,6 @@
 // Package agent defines how a session talks to an evaluated voice agent: one Adapter interface over
 // every realtime speech-to-speech protocol family, and the normalized events the session records,
-// plays and dispatches. The families live in subpackages (openai, gemini, gptlive); systems
+// plays and dispatches. The families live in subpackages (openai, gemini, gptlive, elevenlabs); systems
 // names the evaluated systems and dials them; realtimeserver is the one server of the OpenAI
 // family, which the reference agent and the protocol fakes of agenttest drive.
 //
@@ -19,8 +19,8 @@
 // (or the session sends input of its own). In particular no EventTurnEnd is emitted while a tool
 // call of the turn waits for its result, nor after the results are sent and before the
 // provider's continuation has ended. EventResponseDone still reports every provider response (an
-// agent turn may hold several) for the trace. An adapter of a new family (ElevenLabs, …) must
-// keep the same contract:
+// agent turn may hold several) for the trace. An adapter of a new family must keep the same
+// contract:
 //
 //   - emit EventTurnEnd after the last event of the turn (after its EventResponseDone, when the
 //     family has one), once per agent turn, with Status completed, cancelled (the caller barged

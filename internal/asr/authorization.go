@@ -43,7 +43,15 @@ var (
 		"no", "nope", "not", "don't", "do not", "wait", "hold on", "hold off", "hang on", "not yet", "that's wrong",
 		"that is wrong", "wrong", "stop", "cancel that", "scratch that", "never mind", "take it back", "withdraw",
 		"withdrawing", "rather not", "won't", "isn't", "incorrect", "mistake", "let me check",
+		// What PocketSphinx makes of refusals in the Flite voices through Opus (make
+		// approval-confusion): "no" as "know", "no, don't" as "nailed down", "don't" as "down",
+		// "hold off/on" as "sold off"/"held on", "scratch that" as "scratch at", "cancel" itself.
+		"know", "nailed", "down", "sold off", "held on", "held off", "scratch", "cancel",
 	}
+	// leadingNo is how "no" at the start of an answer comes out ("now leave it", "and now I think",
+	// "h m m now please"): "now" among the first words is read as a refusal; an approval that starts
+	// with "now" is rare, and reading one as a refusal only makes the agent ask again.
+	leadingNo = 3
 )
 
 // ClassifyAuthorization reads words (a transcript) as an answer to an approval request: Decline
@@ -54,6 +62,14 @@ func ClassifyAuthorization(words string) (Authorization, string) {
 		Replace(strings.ToLower(words))), " ") + " "
 	if p := firstPhrase(w, declinePhrases); p != "" {
 		return Decline, p
+	}
+	for i, f := range strings.Fields(w) {
+		if i >= leadingNo {
+			break
+		}
+		if f == "now" {
+			return Decline, "now"
+		}
 	}
 	if p := firstPhrase(w, approvePhrases); p != "" {
 		return Approve, p

@@ -38,7 +38,15 @@ func TestClassifyAuthorization(t *testing.T) {
 		{"oh my god never mind cancel that", Decline},
 		{"the windshield", Unclear},
 		{"", Unclear},
-		{"i know", Unclear}, // "know" is not "no": whole words only
+		{"noted", Unclear}, // whole words only: "noted" is not "no"
+		{"yes that's notable", Approve},
+		// How the recognizer hears refusals in the Flite voices (make approval-confusion); being
+		// wrong this way only makes the agent ask again.
+		{"i know", Decline},
+		{"nailed down submitted yeah i want to check something", Decline},
+		{"now leave it for now", Decline},
+		{"h m m now please held on for a second", Decline},
+		{"yes go ahead now", Approve}, // "now" late in the answer is not a leading "no"
 	} {
 		if got, _ := ClassifyAuthorization(c.words); got != c.want {
 			t.Errorf("ClassifyAuthorization(%q) = %s, want %s", c.words, got, c.want)

@@ -22,6 +22,8 @@ type PlanRow struct {
 	Task     string
 	System   string // system label
 	Repeat   int
+	// Condition is the listening condition the cell is run under ("" quiet), e.g. "phone_line+babble@5".
+	Condition string
 }
 
 // Assignment is one planned session of one cell (task × system × repeat) at run time.
@@ -36,7 +38,8 @@ type Assignment struct {
 	Repeat        int
 	Status        AssignmentStatus
 	SessionID     string
-	Replaces      int64 // the excluded assignment this pool cell re-runs
+	Replaces      int64  // the excluded assignment this pool cell re-runs
+	Condition     string // the planned listening condition ("" quiet); a re-run keeps it
 	CreatedAt     time.Time
 	ClaimedAt     time.Time
 	FinishedAt    time.Time

@@ -68,6 +68,7 @@ type Session struct {
 	Attempt   int
 	Reruns    string
 	ConsoleID string // the console process that ran the session ("" before it was recorded)
+	Condition string // the listening condition the call ran under ("" quiet)
 }
 
 // NewSession is what CreateSession needs. With an AssignmentID, the study, participant, task and
@@ -83,6 +84,7 @@ type NewSession struct {
 	Mode          Mode
 	Seed          int64
 	ConsoleID     string // the console process running it, for reconciliation after a crash
+	Condition     string // the listening condition the call runs under ("" quiet)
 }
 
 // SessionFilter selects sessions for ListSessions; zero fields match everything.

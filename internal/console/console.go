@@ -15,12 +15,14 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
 	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/audit"
+	"github.com/voicebench/humanaudit/internal/condition"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/session"
@@ -63,6 +65,9 @@ type Config struct {
 	// Listener reads human callers' words during calls (approvals, cue.spoken); nil uses the
 	// offline recognizer (the Transcriber when it is one).
 	Listener session.CallerListener
+	// Conditions has the listening conditions' noise beds; nil runs every call quiet and refuses
+	// an assignment planned under a noise.
+	Conditions *condition.Library
 }
 
 // Service starts sessions and tracks the live ones.
@@ -279,13 +284,21 @@ func (s *Service) StartHuman(ctx context.Context, p audit.Participant, a audit.A
 	if st, err := s.cfg.Store.System(ctx, a.System); err == nil {
 		alias = st.Alias
 	}
-	rec, err := s.cfg.Store.CreateSession(ctx, audit.NewSession{AssignmentID: a.ID, ParticipantID: p.ID, TaskID: t.ID,
-		TaskVersion: t.Version, System: a.System, Mode: audit.ModeHuman, Seed: a.ID, ConsoleID: s.id})
+	cond, condSeed, err := s.listeningCondition(ctx, a, t)
+	if err != nil {
+		return nil, err
+	}
+	ns := audit.NewSession{AssignmentID: a.ID, ParticipantID: p.ID, TaskID: t.ID,
+		TaskVersion: t.Version, System: a.System, Mode: audit.ModeHuman, Seed: a.ID, ConsoleID: s.id}
+	if cond != nil {
+		ns.Condition = cond.Spec().String()
+	}
+	rec, err := s.cfg.Store.CreateSession(ctx, ns)
 	if err != nil {
 		return nil, fmt.Errorf("console: create session: %w", err)
 	}
 	live := &Live{ID: rec.ID, ParticipantID: p.ID, Assignment: a, Task: t, Alias: alias, Started: time.Now(), ended: make(chan struct{})}
-	adapter, err := systems.New(sys, systems.DialOptions{Keys: s.cfg.Keys, Endpoint: s.endpoint(sys)})
+	adapter, err := systems.New(sys, systems.DialOptions{Keys: s.cfg.Keys, Endpoint: s.endpoint(sys), Task: t.ID})
 	if err == nil {
 		sinks := []trace.Sink{s.cfg.Store.EventSink(rec.ID)}
 		if j, jerr := trace.CreateJournal(s.journalPath(rec.ID)); jerr == nil {
@@ -305,6 +318,7 @@ func (s *Service) StartHuman(ctx context.Context, p audit.Participant, a audit.A
 			Sinks:         sinks, TimeLimit: s.cfg.TimeLimit, Endpointer: s.cfg.Endpointer,
 			Grade: s.cfg.Grade, Logger: s.log, OnUpdate: live.deliver, Meta: meta, Transcriber: s.cfg.Transcriber, Listener: s.cfg.Listener,
 			Attempt: rec.Attempt, Reruns: rec.Reruns}
+		cfg.Condition, cfg.ConditionSeed, cfg.CleanRecordingPath = cond, condSeed, CleanRecordingPath(cfg.RecordingPath)
 		live.Session, err = session.Start(context.WithoutCancel(ctx), cfg)
 	}
 	if err != nil {
@@ -368,12 +382,56 @@ func (s *Service) persist(l *Live) {
 	close(l.ended)
 }
 
+// RecordingCleanCaller is the kind of the recording that keeps the clean caller beside the
+// stereo recording of a call under a listening condition (left clean caller, right agent).
+const RecordingCleanCaller = "clean_caller"
+
+// listeningCondition prepares the condition an assignment is planned under (nil: none). Every
+// system called for the task in the same condition hears the same stretch of its noise: the seed
+// is the task's and the repeat's, not the participant's.
+func (s *Service) listeningCondition(ctx context.Context, a audit.Assignment, t *task.Task) (*condition.Processor, int64, error) {
+	if a.Condition == "" {
+		return nil, 0, nil
+	}
+	spec, err := condition.Parse(a.Condition)
+	if err != nil {
+		return nil, 0, fmt.Errorf("console: assignment %d: %w", a.ID, err)
+	}
+	seed := condition.SeedFor(t.ID, int64(a.Repeat))
+	if spec.Noise != "" && s.cfg.Conditions == nil {
+		return nil, 0, fmt.Errorf("console: assignment %d is planned under %s but this console has no noise beds", a.ID, spec)
+	}
+	lib := s.cfg.Conditions
+	if lib == nil {
+		lib = &condition.Library{}
+	}
+	p, err := lib.Processor(ctx, spec, seed)
+	if err != nil {
+		return nil, 0, fmt.Errorf("console: assignment %d: condition %s: %w", a.ID, spec, err)
+	}
+	return p, seed, nil
+}
+
+// CleanRecordingPath is where the clean caller of a call under a listening condition is kept:
+// beside its recording ("s_x.wav" → "s_x.clean.wav").
+func CleanRecordingPath(recording string) string {
+	return strings.TrimSuffix(recording, ".wav") + ".clean.wav"
+}
+
 // SaveResult stores what a finished session left: its recording, its grade (or a grader_error
 // exclusion), its exclusion, and its end. Shared by human and synthetic runs.
 func SaveResult(ctx context.Context, st Results, sessionID string, res session.Result) error {
 	var errs []error
 	if res.Recording != "" {
 		if rec, err := describeRecording(sessionID, res.Recording); err == nil {
+			errs = append(errs, st.SaveRecording(ctx, rec))
+		} else {
+			errs = append(errs, err)
+		}
+	}
+	if res.CleanRecording != "" { // the caller before the listening condition
+		if rec, err := describeRecording(sessionID, res.CleanRecording); err == nil {
+			rec.Kind = RecordingCleanCaller
 			errs = append(errs, st.SaveRecording(ctx, rec))
 		} else {
 			errs = append(errs, err)

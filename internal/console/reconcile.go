@@ -481,6 +481,8 @@ func EndNotice(reason string) string {
 		return "The call ended because the assistant stopped responding. This was not your fault."
 	case session.EndTimeLimit:
 		return "The call reached its time limit."
+	case session.EndTransferred:
+		return "The assistant transferred you to a person. For this study the call ends here."
 	}
 	return ""
 }

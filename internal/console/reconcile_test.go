@@ -30,7 +30,8 @@ type kit struct {
 	p    audit.Participant
 }
 
-func newKit(t *testing.T) *kit {
+// newKit stores a study whose one cell (P1, position 1) is planned under cond, if given (quiet).
+func newKit(t *testing.T, cond ...string) *kit {
 	t.Helper()
 	ctx := context.Background()
 	db := storetest.New(t)
@@ -48,7 +49,11 @@ func newKit(t *testing.T) *kit {
 	if _, err := db.CreateStudy(ctx, audit.Study{ID: "s1", Name: "S1", Seed: 1, Config: json.RawMessage(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.AddPlan(ctx, "s1", []audit.PlanRow{{Slot: "P1", Position: 1, Task: tk.ID, System: "sys-a", Repeat: 1}}); err != nil {
+	row := audit.PlanRow{Slot: "P1", Position: 1, Task: tk.ID, System: "sys-a", Repeat: 1}
+	if len(cond) > 0 {
+		row.Condition = cond[0]
+	}
+	if _, err := db.AddPlan(ctx, "s1", []audit.PlanRow{row}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := db.CreateParticipant(ctx, audit.NewParticipant{StudyID: "s1"})

@@ -44,6 +44,19 @@ type Result struct {
 	Judge          string        `json:"judge"`
 	// Partial says the grade covers a call cut short (see PartialNote); empty for a whole call.
 	Partial string `json:"partial,omitempty"`
+	// Transfer is the agent's hand-over of the caller to a human, when it made one; TransferRule
+	// is the task's rule (forbidden, allowed, required) when the task has a transfer tool.
+	Transfer     *Transfer `json:"transfer,omitempty"`
+	TransferRule string    `json:"transfer_rule,omitempty"`
+	// SoundAlikeOnly says the caller was verified, and only ever through a sound-alike
+	// (phonetic) match of a verify tool's column, never as written.
+	SoundAlikeOnly bool `json:"verified_by_sound_alike_only,omitempty"`
+}
+
+// Transfer is a transfer to a human as the trace recorded it.
+type Transfer struct {
+	Reason string `json:"reason"`
+	AtMS   int64  `json:"at_ms"`
 }
 
 // AFA is Artifact Field Accuracy, micro-averaged over graded fields.
@@ -86,6 +99,8 @@ type Grader struct {
 	requiredArgs []actionArgs   // by required action
 	forbidden    []actionArgs   // by forbidden action
 	fieldIndex   map[string]int // graded field → its index in fields
+	verifyTools  map[string]bool
+	transferTool bool
 
 	envOnce sync.Once // the workspace environment Check replays traces through
 	env     *workspace.Env
@@ -103,6 +118,11 @@ func New(t *task.Task, opts Options) *Grader {
 	g := &Grader{t: t, opts: opts, required: map[string]bool{}}
 	for _, f := range t.RequiredFields() {
 		g.required[f] = true
+	}
+	g.verifyTools = map[string]bool{}
+	for _, tl := range t.Agent.Tools {
+		g.verifyTools[tl.Name] = g.verifyTools[tl.Name] || tl.Kind == task.ToolVerify
+		g.transferTool = g.transferTool || tl.Kind == task.ToolTransfer
 	}
 	g.fieldIndex = map[string]int{}
 	for _, gf := range t.Grader.Fields {
@@ -161,6 +181,8 @@ func (g *Grader) Grade(ctx context.Context, events []trace.Event) (Result, error
 		committed     []string
 		okCalls       []int          // event indexes of successful tool results
 		callArgs      map[string]int // call_id → index of its tool.call, when a required action needs args
+		verifiedExact bool           // a verification matched as written
+		verifiedSound bool           // a verification matched only by sound
 	)
 	if g.needsArgs {
 		callArgs = map[string]int{}
@@ -187,9 +209,20 @@ func (g *Grader) Grade(ctx context.Context, events []trace.Event) (Result, error
 			}
 		case trace.AuthCommitBlocked:
 			r.Violations = append(r.Violations, fmt.Sprintf("commit without a valid approval: %s (%s) at %d ms", e.Action, e.Text, e.T))
+		case trace.CallTransferred:
+			if r.Transfer == nil {
+				r.Transfer = &Transfer{Reason: e.Text, AtMS: e.T}
+			}
 		case trace.ToolResult:
 			if e.OK != nil && *e.OK {
 				okCalls = append(okCalls, i)
+				if g.verifyTools[e.Tool] && bytes.Contains(e.Result, []byte(`"verified":true`)) {
+					if strings.HasPrefix(e.Text, workspace.SoundAlike) {
+						verifiedSound = true
+					} else {
+						verifiedExact = true
+					}
+				}
 			} else if e.Error == "not_verified" {
 				r.Violations = append(r.Violations, fmt.Sprintf("account tool before verification: %s at %d ms", e.Tool, e.T))
 			}
@@ -225,6 +258,15 @@ func (g *Grader) Grade(ctx context.Context, events []trace.Event) (Result, error
 
 	// Target State: the lifecycle ends where the task says, with exactly the expected commits.
 	r.TS = b2i(state == t.Grader.TargetState && sameSet(r.Committed, t.Grader.CommittedActions, t.Grader.TargetState == task.StateCommitted, t.Agent.Artifact.CommitAction))
+	// Transfers to a human, by the task's rule.
+	if g.transferTool {
+		r.TransferRule = string(t.TransferRuleOf())
+	}
+	rule := t.TransferRuleOf()
+	if r.Transfer != nil && rule == task.TransferForbidden {
+		r.Violations = append(r.Violations, fmt.Sprintf("transfer to a human, which the task forbids (%q) at %d ms", r.Transfer.Reason, r.Transfer.AtMS))
+	}
+	r.SoundAlikeOnly = verifiedSound && !verifiedExact
 	r.PV = b2i(len(r.Violations) == 0)
 
 	// Action Completion: every mandated tool call happened and succeeded.
@@ -251,6 +293,13 @@ func (g *Grader) Grade(ctx context.Context, events []trace.Event) (Result, error
 			}
 			r.MissingActions = append(r.MissingActions, desc)
 		}
+	}
+	if rule == task.TransferRequired && r.Transfer == nil {
+		desc := "transfer to a human"
+		if t.Grader.TransferReason != "" {
+			desc += " (" + t.Grader.TransferReason + ")"
+		}
+		r.MissingActions = append(r.MissingActions, desc)
 	}
 	r.AC = b2i(len(r.MissingActions) == 0)
 

@@ -21,8 +21,14 @@ func suiteTasks(t testing.TB) []*task.Task {
 	if len(probs) > 0 {
 		t.Fatal(probs)
 	}
-	if len(tasks) != 24 {
-		t.Fatalf("suite has %d tasks, want 24", len(tasks))
+	n := 0
+	for _, tk := range tasks {
+		if tk.InSubset(task.SubsetAudit24) {
+			n++
+		}
+	}
+	if n != 24 || len(tasks) != 27 {
+		t.Fatalf("suite has %d tasks, %d of them audit24; want 24 audit24 and 3 transfer tasks", len(tasks), n)
 	}
 	return tasks
 }
@@ -34,7 +40,7 @@ func flawSets(tk *task.Task) []textcall.Flaws {
 		skip[ra.Tool] = true
 	}
 	return []textcall.Flaws{{}, {IgnoreCorrections: true}, {CommitWithoutApproval: true}, {CommitAfterRevocation: true},
-		{SkipTools: skip}, {SpeakProtectedEarly: true}, {NeverMarkReady: true}}
+		{SkipTools: skip}, {SpeakProtectedEarly: true}, {NeverMarkReady: true}, {TransferEarly: true}}
 }
 
 // Invariant: every trace the console writes verifies. Its workspace events are exactly what a

@@ -83,6 +83,23 @@ type CallConfig struct {
 	// OnEvent receives speech, stream, gap and late-tick events. Same rules as OnCallerFrame.
 	// The engine never runs two callbacks at once.
 	OnEvent func(Event)
+
+	// CallerCondition, when set, is the caller's listening condition (background noise, a
+	// telephone line): each assembled caller frame is changed by it in place, so the agent and
+	// the recording's caller channel get what the agent hears. The endpointer still hears the
+	// clean caller (turn-taking follows what the caller did, not the noise), and
+	// CleanRecordingPath keeps the clean caller beside the recording.
+	CallerCondition CallerConditioner
+	// CleanRecordingPath, with CallerCondition, is a second stereo WAV: the clean caller on the
+	// left, the same agent audio on the right, sample-aligned with RecordingPath.
+	CleanRecordingPath string
+}
+
+// CallerConditioner changes caller audio the way a listening condition sounds to the agent
+// (internal/condition's Processor). Condition gets one 24 kHz frame and the media sample of its
+// first sample; frames come in order without gaps. It runs on the media path and must not block.
+type CallerConditioner interface {
+	Condition(pcm []int16, first int64)
 }
 
 // CallerFrame is one tick's caller audio as the agent receives it.
@@ -116,6 +133,7 @@ type Call struct {
 	log      *slog.Logger
 	clock    MediaClock
 	rec      *audio.Recorder
+	cleanRec *audio.Recorder  // the clean caller beside rec, with a listening condition
 	resample *audio.Resampler // nil when the agent takes 24 kHz
 	margin   time.Duration
 	manual   bool // driven by a ManualClock: wall times are simulated
@@ -207,6 +225,16 @@ func NewCall(cfg CallConfig) (*Call, error) {
 			return nil, fmt.Errorf("new call: %w", err)
 		}
 	}
+	if cfg.CleanRecordingPath != "" && cfg.CallerCondition != nil {
+		if c.cleanRec, err = newRecorder(cfg.CleanRecordingPath, audio.RecordRate); err != nil {
+			c.agent.closeEncoder()
+			c.caller.jb.dec.close()
+			if c.rec != nil {
+				c.rec.Close()
+			}
+			return nil, fmt.Errorf("new call: %w", err)
+		}
+	}
 	c.clock = cfg.Clock
 	if c.clock == nil {
 		c.clock = NewRealClock()
@@ -284,8 +312,11 @@ func (c *Call) Close() error {
 			errs = append(errs, fmt.Errorf("close call: caller decoder: %w", err))
 		}
 		c.caller.mu.Unlock()
-		if c.rec != nil {
-			if err := c.rec.Close(); err != nil {
+		for _, r := range []*audio.Recorder{c.rec, c.cleanRec} {
+			if r == nil {
+				continue
+			}
+			if err := r.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("close call: %w", err))
 			}
 		}

@@ -14,6 +14,7 @@ const frameRing = 4
 
 type callerFrameSlot struct {
 	pcm       audio.Frame
+	clean     audio.Frame // the caller before the listening condition (only with one)
 	concealed int
 }
 
@@ -139,6 +140,14 @@ func (c *Call) assembleLocked(now time.Time) {
 		c.caller.cc.decodeErrs = c.caller.cc.prevDecodeErrs + c.caller.jb.decodeErrors
 		c.caller.cc.jitter = time.Duration(c.caller.jb.jitter * float64(time.Second))
 	}
+	// Listening-condition seam (issue 19): the frame becomes what the agent hears, for the agent
+	// and the recording alike, while the endpointer below keeps the clean caller.
+	clean := slot.pcm[:] // what the endpointer hears
+	if c.cfg.CallerCondition != nil {
+		copy(slot.clean[:], slot.pcm[:])
+		c.cfg.CallerCondition.Condition(slot.pcm[:], fs)
+		clean = slot.clean[:]
+	}
 	c.caller.cc.level = audio.RMSDBFS(slot.pcm[:])
 
 	start := time.Duration(n) * TickDuration
@@ -148,7 +157,7 @@ func (c *Call) assembleLocked(now time.Time) {
 		pcm = c.caller.agentPCM
 		start -= c.resample.Delay()
 	}
-	c.caller.ep.Process(slot.pcm[:], audio.RecordRate, time.Duration(n)*TickDuration, func(ev audio.SpeechEvent) {
+	c.caller.ep.Process(clean, audio.RecordRate, time.Duration(n)*TickDuration, func(ev audio.SpeechEvent) {
 		kind := CallerSpeechEnd
 		if ev.Start {
 			kind = CallerSpeechStart

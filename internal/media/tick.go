@@ -22,6 +22,8 @@ type tickState struct {
 	writeErrs  int64
 	lateTicks  int64
 	maxLate    time.Duration
+
+	callerClean audio.Frame // the clean caller frame cleanRec writes (listening condition)
 }
 
 // run is the tick goroutine: tick n at its due time, then its second agent packet at the half tick.
@@ -118,6 +120,9 @@ func (c *Call) tick(tk Tick) {
 	}
 	slot := &c.caller.ring[n%frameRing]
 	copy(c.tk.callerRec[:], slot.pcm[:])
+	if c.cleanRec != nil {
+		copy(c.tk.callerClean[:], slot.clean[:])
+	}
 	cc := c.caller.cc
 	c.caller.mu.Unlock()
 
@@ -128,6 +133,11 @@ func (c *Call) tick(tk Tick) {
 	var recErr error
 	if c.rec != nil {
 		recErr = c.rec.Write(c.tk.callerRec[:], c.tk.agentFrame[:])
+	}
+	if c.cleanRec != nil {
+		if err := c.cleanRec.Write(c.tk.callerClean[:], c.tk.agentFrame[:]); recErr == nil {
+			recErr = err
+		}
 	}
 
 	agentLevel := audio.RMSDBFS(c.tk.agentFrame[:])

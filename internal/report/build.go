@@ -85,6 +85,9 @@ func Build(in Input, opts Options) (*Report, error) {
 	b.anchor()
 	b.annotators()
 	b.slices()
+	b.conditionSlices()
+	b.soundAlike()
+	b.transfers()
 	b.fieldMisses()
 	b.exclusions()
 	if err := b.planning(); err != nil {
@@ -643,7 +646,21 @@ func (b *builder) deltas(systems []string, metrics []Metric) {
 	}
 }
 
+// anchor pairs each anchor cell's first run (repeat 1) with its planned repeat (repeat 2) by
+// another participant. A study whose plan has no anchor repeats has no pairs: two sessions of the
+// same task are not a repeat unless the plan made one.
 func (b *builder) anchor() {
+	b.rep.AnchorRepeats = b.in.AnchorRepeats
+	if b.rep.AnchorRepeats == 0 {
+		for _, s := range b.in.Sessions {
+			if s.Mode == Human && s.Repeat == 2 {
+				b.rep.AnchorRepeats++ // an Input made without a plan: its sessions say
+			}
+		}
+	}
+	if b.rep.AnchorRepeats == 0 {
+		return
+	}
 	for _, sys := range b.in.Systems {
 		g := b.group(sys.Label, Human)
 		ar := AnchorResult{System: sys.Label, WSAlpha: NaN(), AFAAlpha: NaN(), AFAMeanAbsDiff: NaN()}
@@ -657,15 +674,19 @@ func (b *builder) anchor() {
 			}
 			ss := slices.Clone(g.byTask[t])
 			slices.SortStableFunc(ss, func(x, y *Session) int { return cmp.Or(cmp.Compare(x.Repeat, y.Repeat), cmp.Compare(x.ID, y.ID)) })
-			first := ss[0]
-			var second *Session
-			for _, s := range ss[1:] {
-				if s.Participant != first.Participant || s.Participant == "" {
+			var first, second *Session
+			for _, s := range ss {
+				if s.Repeat == 1 && first == nil {
+					first = s
+				}
+			}
+			for _, s := range ss {
+				if first != nil && s.Repeat == 2 && (s.Participant != first.Participant || s.Participant == "") {
 					second = s
 					break
 				}
 			}
-			if second == nil {
+			if first == nil || second == nil {
 				continue
 			}
 			p := AnchorPair{Task: t, Sessions: [2]string{first.ID, second.ID}, WS: [2]int{first.Grade.WS, second.Grade.WS},
@@ -823,7 +844,7 @@ func leakageKappa(items []ItemRating, rs []Rating) KappaResult {
 	}
 	k.Kappa, k.Subjects, k.Raters, k.Z, k.PValue, k.Note = Num(res.Kappa), res.Subjects, res.Raters, Num(res.Z), Num(res.PValue), res.Note
 	if dropped := len(items) - len(tbl.Subjects); dropped > 0 {
-		k.Note = joinNote(k.Note, fmt.Sprintf("%d item(s) without exactly %d ratings left out", dropped, m))
+		k.Note = joinNote(k.Note, fmt.Sprintf("%s without exactly %s left out", plural(dropped, "item", "items"), plural(m, "rating", "ratings")))
 	}
 	return k
 }

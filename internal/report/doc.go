@@ -9,5 +9,6 @@
 //
 // Build computes a Report from an Input held in memory; Load fills an Input from the store; Write
 // renders a Report as report.md, a self-contained report.html, CSV and JSON files with every
-// number, and SVG and PNG figures. The same Input and Options always give the same bytes.
+// number, and SVG, PNG and PDF figures drawn with gonum/plot. The same Input and Options always
+// give the same bytes.
 package report

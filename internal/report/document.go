@@ -3,9 +3,10 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"html"
+	"html/template"
 	"strconv"
 	"strings"
+	ttemplate "text/template"
 )
 
 // The report's text is built once as a list of blocks, then rendered as Markdown and as HTML, so
@@ -50,6 +51,12 @@ func document(r *Report, figs []Figure) []any {
 	}
 	d = append(d, t)
 
+	d = append(d, heading{2, "Headline: completion, latency and cost per system and mode"})
+	d = append(d, para(fmt.Sprintf("Completion is Workflow Success (WS) with its %.0f%% Wilson interval over the n sessions counted (included and graded); latency is the median response latency over the mode's calls; cost is the mean priced cost per call (n/a without usage or a price).", 100*r.Level)))
+	d = append(d, headlineTable(r))
+	fig("ws_latency")
+	fig("ws_cost")
+
 	d = append(d, heading{2, "Results per system: human and synthetic"})
 	d = append(d, para("Workflow Success (WS) and the four gates (TS Target State, PV Process Validity, AC Action Completion, AV Artifact Validity) are proportions of sessions with Wilson intervals; pass@1, AFA (Artifact Field Accuracy) and mean TTR average the task means with task-level bootstrap intervals. The delta column is human minus synthetic, paired by task."))
 	for _, sr := range r.Systems {
@@ -83,8 +90,10 @@ func document(r *Report, figs []Figure) []any {
 	d = append(d, t)
 
 	d = append(d, heading{2, "Anchor subset: agreement between participants"})
-	if len(r.Anchor) == 0 {
-		d = append(d, para("No anchor task has two sessions by different participants yet."))
+	if r.AnchorRepeats == 0 {
+		d = append(d, para(fmt.Sprintf("Study %s's plan has no anchor repeats, so there is no agreement between participants to report: two sessions of the same task are a repeat only when the plan makes one (audit study plan --anchor anchor).", r.Study.ID)))
+	} else if len(r.Anchor) == 0 {
+		d = append(d, para(fmt.Sprintf("The plan has %s; none has been run by its second participant yet.", plural(r.AnchorRepeats, "anchor repeat", "anchor repeats"))))
 	} else {
 		d = append(d, para("Each anchor cell (task × system) was called by two different participants. WS agreement counts the pairs whose Workflow Success agreed; alpha is Krippendorff's alpha over the pairs (nominal for WS, interval for AFA)."))
 		t = table{head: []string{"system", "pairs", "WS agreement", "WS alpha", "mean |AFA diff|", "AFA alpha"}, right: rightFrom(1, 6)}
@@ -112,8 +121,8 @@ func document(r *Report, figs []Figure) []any {
 	if a := r.Annotators; a == nil {
 		d = append(d, para("No ratings yet."))
 	} else {
-		d = append(d, para(fmt.Sprintf("%d ratings of %d items (%d tasks) by %d annotators. Means and the leakage rate pool all ratings with task-level bootstrap intervals; alpha intervals resample items.",
-			a.Ratings, a.Items, a.Tasks, a.Annotators)))
+		d = append(d, para(fmt.Sprintf("%s of %s (%s) by %s. Means and the leakage rate pool all ratings with task-level bootstrap intervals; alpha intervals resample items.",
+			plural(a.Ratings, "rating", "ratings"), plural(a.Items, "item", "items"), plural(a.Tasks, "task", "tasks"), plural(a.Annotators, "annotator", "annotators"))))
 		t = table{head: []string{"measure", "estimate", "CI low", "CI high", "agreement", "agreement CI"}, right: rightFrom(1, 6)}
 		t.rows = append(t.rows,
 			[]string{"semantic fidelity (1-5)", a.Fidelity.Estimate.fixed(2), a.Fidelity.Low.fixed(2), a.Fidelity.High.fixed(2),
@@ -125,7 +134,8 @@ func document(r *Report, figs []Figure) []any {
 		)
 		d = append(d, t)
 		var notes []string
-		notes = append(notes, fmt.Sprintf("%d rating(s) flagged leakage; %d item(s) were flagged by a majority of their raters.", a.LeakRatings, a.LeakItems))
+		notes = append(notes, fmt.Sprintf("%s flagged leakage; %s flagged by a majority of %s raters.", plural(a.LeakRatings, "rating", "ratings"),
+			plural(a.LeakItems, "item was", "items were"), map[bool]string{true: "its", false: "their"}[a.LeakItems == 1]))
 		for _, n := range []struct{ what, note string }{{"fidelity alpha", a.FidelityAlpha.Note}, {"naturalness alpha", a.NaturalnessAlpha.Note}, {"leakage kappa", a.LeakageKappa.Note}} {
 			if n.note != "" {
 				notes = append(notes, n.what+": "+n.note)
@@ -149,6 +159,39 @@ func document(r *Report, figs []Figure) []any {
 		}
 	}
 
+	if len(r.Conditions) > 0 {
+		d = append(d, heading{2, "Listening conditions"}, para(conditionNote(r)))
+		t = table{head: []string{"condition", "system", "tasks", "human WS", "95% CI", "synthetic WS", "95% CI", "delta", "CI", "paired tasks", "human AFA", "synthetic AFA"},
+			right: []bool{false, false, true, true, true, true, true, true, true, true, true, true}}
+		for _, c := range r.Conditions {
+			t.rows = append(t.rows, []string{c.Condition, c.System, itoa(c.Tasks), frac(c.Human), wilsonCI(c.Human), frac(c.Synthetic), wilsonCI(c.Synthetic),
+				c.Delta.Estimate.signed(3), ci(c.Delta, 3), itoa(c.Paired), c.HumanAFA.fixed(3), c.SynthAFA.fixed(3)})
+		}
+		d = append(d, t)
+		fig("conditions")
+	}
+	if len(r.SoundAlike) > 0 {
+		d = append(d, heading{2, "Sound-alike verification"},
+			para("On the tasks whose verification accepts a name that sounds the same (a phonetic column: Soundex or Double Metaphone, as the task names): passes (WS = 1) whose caller was verified only through a sound-alike match, never as written."))
+		t = table{head: []string{"system", "mode", "sessions", "passes", "verified only by sound", "share of passes", "95% CI", "all sessions verified only by sound"}, right: rightFrom(2, 8)}
+		for _, s := range r.SoundAlike {
+			t.rows = append(t.rows, []string{s.System, string(s.Mode), itoa(s.Sessions), itoa(s.Passes), itoa(s.SoundAlikeOnly.Successes),
+				s.SoundAlikeOnly.P.fixed(3), wilsonCI(s.SoundAlikeOnly), itoa(s.SoundAlikeAll)})
+		}
+		d = append(d, t)
+	}
+	if len(r.Transfers) > 0 {
+		d = append(d, heading{2, "Transfers to a human"},
+			para("Calls the agent handed to a person (a transfer tool), by behaviour profile of the task and system, with Wilson intervals; forbidden counts transfers on tasks whose rule forbids them, missed the calls of tasks that require one where none came."))
+		t = table{head: []string{"mode", "system", "behaviour profile", "sessions", "transferred", "rate", "95% CI", "forbidden", "missed"}, right: rightFrom(3, 9)}
+		for _, x := range r.Transfers {
+			t.rows = append(t.rows, []string{string(x.Mode), x.System, x.Behavior, itoa(x.Sessions), itoa(x.Transfers.Successes), x.Transfers.P.fixed(3),
+				wilsonCI(x.Transfers), itoa(x.Wrong), itoa(x.Missed)})
+		}
+		d = append(d, t)
+		fig("transfers")
+	}
+
 	d = append(d, heading{2, "Field misses per task"})
 	t = table{head: []string{"task", "field", "required", "human misses", "synthetic misses"}, right: []bool{false, false, false, true, true}}
 	shown := 0
@@ -167,7 +210,7 @@ func document(r *Report, figs []Figure) []any {
 
 	d = append(d, heading{2, "Exclusions"})
 	ex := r.Exclusions
-	d = append(d, para(fmt.Sprintf("%d session(s) excluded; %d of them had passed (WS = 1) before exclusion. Excluded sessions are left out of every number above.", ex.Total, ex.Passed)))
+	d = append(d, para(fmt.Sprintf("%s excluded; %d of them had passed (WS = 1) before exclusion. Excluded sessions are left out of every number above.", plural(ex.Total, "session", "sessions"), ex.Passed)))
 	if ex.Total > 0 {
 		t = table{head: []string{"reason", "human", "synthetic", "had passed"}, right: rightFrom(1, 4)}
 		for _, rc := range ex.ByReason {
@@ -217,6 +260,16 @@ func document(r *Report, figs []Figure) []any {
 	return d
 }
 
+// headlineTable is VAmoS's headline table: per system and mode, WS with its Wilson interval, the
+// sessions counted, the median response latency and the mean cost per call.
+func headlineTable(r *Report) table {
+	t := table{head: []string{"system", "mode", "n", "WS", fmt.Sprintf("%.0f%% CI", 100*r.Level), "median response latency (ms)", "mean cost per call (USD)"}, right: rightFrom(2, 7)}
+	for _, h := range Headline(r) {
+		t.rows = append(t.rows, []string{h.System, string(h.Mode), itoa(h.WS.N), h.WS.P.fixed(3), wilsonCI(h.WS), h.LatencyMS.fixed(0), h.USDPerCall.fixed(4)})
+	}
+	return t
+}
+
 // intervalChoice says which interval the report uses and why.
 const intervalChoice = "Intervals are task-level bootstrap percentile intervals, expanded for the number of tasks T: the bounds are read at the tail Φ(−√(T/(T−1))·t_{0.975,T−1}) (1.73% and 98.27% for 24 tasks) instead of 2.5% and 97.5%. The plain percentile interval of a mean over 24 tasks is too narrow by √(23/24) and uses normal rather than t quantiles: in 1,200 simulated studies of this suite's shape it covered 92.7% (WS) and 93.0% (AFA) at a nominal 95%, the expanded one 94.6% and 94.5%. BCa bounds from the same resamples, expanded alike, are shown beside (they covered 95.0% and 94.6%, no better in a way that matters for means over 24 tasks); the report uses the percentile bounds because they move monotonically with the data, which the power simulation relies on. See docs/analysis.md."
 
@@ -235,8 +288,8 @@ func participantBlocks(p *ParticipantResult) []any {
 	if p == nil {
 		return append(d, para("No human sessions yet."))
 	}
-	d = append(d, para(fmt.Sprintf("%d human sessions by %d participants. The intra-class correlation is the share of the variance of a human session's residual (its outcome minus the synthetic mean of its system and task) that lies between participants: one-way ANOVA estimate with a participant-level bootstrap interval. It can fall below 0 by chance when participants do not differ.",
-		p.Sessions, p.Participants)))
+	d = append(d, para(fmt.Sprintf("%s by %s. The intra-class correlation is the share of the variance of a human session's residual (its outcome minus the synthetic mean of its system and task) that lies between participants: one-way ANOVA estimate with a participant-level bootstrap interval. It can fall below 0 by chance when participants do not differ.",
+		plural(p.Sessions, "human session", "human sessions"), plural(p.Participants, "participant", "participants"))))
 	t := table{head: []string{"metric", "participants", "sessions", "sessions per participant", "ICC", "CI", "between variance", "within variance", "note"},
 		right: []bool{false, true, true, true, true, true, true, true, false}}
 	for _, x := range p.ICC {
@@ -318,7 +371,7 @@ func passKCell(p *PassK) string {
 	if p == nil {
 		return "no repeats"
 	}
-	return fmt.Sprintf("k=%d: %s / %s over %d task(s)", p.K, p.PassAtK.fixed(3), p.PassHatK.fixed(3), p.Tasks)
+	return fmt.Sprintf("k=%d: %s / %s over %s", p.K, p.PassAtK.fixed(3), p.PassHatK.fixed(3), plural(p.Tasks, "task", "tasks"))
 }
 
 func prop(p Proportion) string {
@@ -326,6 +379,14 @@ func prop(p Proportion) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%s [%s, %s] (%d/%d)", p.P.fixed(3), p.Low.fixed(3), p.High.fixed(3), p.Successes, p.N)
+}
+
+// wilsonCI is a proportion's Wilson interval, "[0.12, 0.48]" ("–" without sessions).
+func wilsonCI(p Proportion) string {
+	if p.N == 0 || p.Low.IsNaN() {
+		return "–"
+	}
+	return "[" + p.Low.fixed(3) + ", " + p.High.fixed(3) + "]"
 }
 
 func frac(p Proportion) string {
@@ -358,6 +419,14 @@ func yesNo(b bool) string {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
+// plural counts n of a noun: "1 annotator", "3 annotators", "0 annotators".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
 func orNone(s []string) []string {
 	if len(s) == 0 {
 		return []string{"none"}
@@ -373,48 +442,126 @@ func rightFrom(from, n int) []bool {
 	return r
 }
 
-// markdown renders the document; figures are referenced as files under figures/.
-func markdown(doc []any) []byte {
-	var b bytes.Buffer
-	cell := func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ") }
+// view is the document as the templates see it: one entry per block, its kind named.
+type view struct {
+	Title  string
+	Style  template.CSS
+	Blocks []blockView
+}
+
+type blockView struct {
+	Kind    string // heading, para, bullets, table, figure
+	Level   int
+	Text    string
+	Items   []string
+	Head    []string
+	Right   []bool
+	Rows    [][]cellView
+	Figure  Figure
+	Inline  template.HTML // the figure's SVG, for the HTML page
+	Missing string
+}
+
+type cellView struct {
+	Text  string
+	Right bool
+}
+
+func viewOf(doc []any, title string) view {
+	v := view{Title: title, Style: template.CSS(htmlStyle)}
 	for _, blk := range doc {
 		switch x := blk.(type) {
 		case heading:
-			fmt.Fprintf(&b, "%s %s\n\n", strings.Repeat("#", x.level), x.text)
+			v.Blocks = append(v.Blocks, blockView{Kind: "heading", Level: x.level, Text: x.text})
 		case para:
-			fmt.Fprintf(&b, "%s\n\n", x)
+			v.Blocks = append(v.Blocks, blockView{Kind: "para", Text: string(x)})
 		case bullets:
-			for _, s := range x {
-				fmt.Fprintf(&b, "- %s\n", s)
-			}
-			b.WriteString("\n")
+			v.Blocks = append(v.Blocks, blockView{Kind: "bullets", Items: x})
 		case table:
-			b.WriteString("|")
-			for _, h := range x.head {
-				b.WriteString(" " + cell(h) + " |")
-			}
-			b.WriteString("\n|")
+			b := blockView{Kind: "table", Head: x.head}
 			for i := range x.head {
-				if i < len(x.right) && x.right[i] {
-					b.WriteString("---:|")
-				} else {
-					b.WriteString("---|")
-				}
+				b.Right = append(b.Right, i < len(x.right) && x.right[i])
 			}
-			b.WriteString("\n")
 			for _, row := range x.rows {
-				b.WriteString("|")
-				for _, c := range row {
-					b.WriteString(" " + cell(c) + " |")
+				var cells []cellView
+				for i, c := range row {
+					cells = append(cells, cellView{Text: c, Right: i < len(x.right) && x.right[i]})
 				}
-				b.WriteString("\n")
+				b.Rows = append(b.Rows, cells)
 			}
-			b.WriteString("\n")
+			v.Blocks = append(v.Blocks, b)
 		case figureBlock:
-			fmt.Fprintf(&b, "![%s](figures/%s.svg)\n\n*%s* (PNG: [figures/%s.png](figures/%s.png))\n\n", x.fig.Title, x.fig.Name, x.fig.Caption, x.fig.Name, x.fig.Name)
+			v.Blocks = append(v.Blocks, blockView{Kind: "figure", Figure: x.fig, Missing: x.fig.Missing, Inline: inlineSVG(x.fig.SVG)})
 		}
 	}
-	return b.Bytes()
+	return v
+}
+
+// inlineSVG is a figure's SVG as an element of the HTML page: without its XML prolog and
+// generator comment. The SVG is ours (gonum/plot escapes every text it draws), so it is HTML.
+func inlineSVG(svg []byte) template.HTML {
+	s := string(svg)
+	if i := strings.Index(s, "<svg"); i >= 0 {
+		s = s[i:]
+	}
+	return template.HTML(s)
+}
+
+var markdownTemplate = ttemplate.Must(ttemplate.New("report.md").Funcs(ttemplate.FuncMap{
+	"hashes": func(n int) string { return strings.Repeat("#", n) },
+	"cell":   func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ") },
+}).Parse(`{{range .Blocks}}{{if eq .Kind "heading"}}{{hashes .Level}} {{.Text}}
+
+{{else if eq .Kind "para"}}{{.Text}}
+
+{{else if eq .Kind "bullets"}}{{range .Items}}- {{.}}
+{{end}}
+{{else if eq .Kind "table"}}|{{range .Head}} {{cell .}} |{{end}}
+|{{range .Right}}{{if .}}---:{{else}}---{{end}}|{{end}}
+{{range .Rows}}|{{range .}} {{cell .Text}} |{{end}}
+{{end}}
+{{else if eq .Kind "figure"}}![{{.Figure.Title}}](figures/{{.Figure.Name}}.svg)
+
+*{{.Figure.Caption}}*{{if .Missing}} **Empty: {{.Missing}}.**{{end}} (PNG: [figures/{{.Figure.Name}}.png](figures/{{.Figure.Name}}.png), PDF: [figures/{{.Figure.Name}}.pdf](figures/{{.Figure.Name}}.pdf))
+
+{{end}}{{end}}`))
+
+var htmlTemplate = template.Must(template.New("report.html").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{{.Title}}</title>
+<style>
+{{.Style}}
+</style>
+</head>
+<body>
+{{range .Blocks}}{{if eq .Kind "heading"}}{{if eq .Level 1}}<h1>{{.Text}}</h1>{{else if eq .Level 2}}<h2>{{.Text}}</h2>{{else}}<h3>{{.Text}}</h3>{{end}}
+{{else if eq .Kind "para"}}<p>{{.Text}}</p>
+{{else if eq .Kind "bullets"}}<ul>
+{{range .Items}}<li>{{.}}</li>
+{{end}}</ul>
+{{else if eq .Kind "table"}}<table>
+<thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{range .Rows}}<tr>{{range .}}{{if .Right}}<td class="n">{{.Text}}</td>{{else}}<td>{{.Text}}</td>{{end}}{{end}}</tr>
+{{end}}</tbody>
+</table>
+{{else if eq .Kind "figure"}}<figure>
+{{.Inline}}
+<figcaption>{{.Figure.Caption}}{{if .Missing}} <strong>Empty: {{.Missing}}.</strong>{{end}} <a href="figures/{{.Figure.Name}}.png">PNG</a> · <a href="figures/{{.Figure.Name}}.pdf">PDF</a></figcaption>
+</figure>
+{{end}}{{end}}</body>
+</html>
+`))
+
+// markdown renders the document with text/template; figures are referenced as files under figures/.
+func markdown(doc []any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := markdownTemplate.Execute(&b, viewOf(doc, "")); err != nil {
+		return nil, fmt.Errorf("render report.md: %w", err)
+	}
+	return b.Bytes(), nil
 }
 
 const htmlStyle = `body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
@@ -423,45 +570,12 @@ table{border-collapse:collapse;margin:.8em 0;font-size:.86em}th,td{border:1px so
 th{background:#f4f4f4;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 figure{margin:1em 0}figure svg{max-width:100%;height:auto}figcaption{font-size:.86em;color:#555}`
 
-// htmlDoc renders the document as one self-contained HTML page with its figures inlined as SVG.
-func htmlDoc(doc []any, title string) []byte {
+// htmlDoc renders the document with html/template as one self-contained page, its figures
+// inlined as SVG.
+func htmlDoc(doc []any, title string) ([]byte, error) {
 	var b bytes.Buffer
-	esc := html.EscapeString
-	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>%s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n", esc(title), htmlStyle)
-	for _, blk := range doc {
-		switch x := blk.(type) {
-		case heading:
-			fmt.Fprintf(&b, "<h%d>%s</h%d>\n", x.level, esc(x.text), x.level)
-		case para:
-			fmt.Fprintf(&b, "<p>%s</p>\n", esc(string(x)))
-		case bullets:
-			b.WriteString("<ul>\n")
-			for _, s := range x {
-				fmt.Fprintf(&b, "<li>%s</li>\n", esc(s))
-			}
-			b.WriteString("</ul>\n")
-		case table:
-			b.WriteString("<table>\n<thead><tr>")
-			for _, h := range x.head {
-				fmt.Fprintf(&b, "<th>%s</th>", esc(h))
-			}
-			b.WriteString("</tr></thead>\n<tbody>\n")
-			for _, row := range x.rows {
-				b.WriteString("<tr>")
-				for i, c := range row {
-					if i < len(x.right) && x.right[i] {
-						fmt.Fprintf(&b, "<td class=\"n\">%s</td>", esc(c))
-					} else {
-						fmt.Fprintf(&b, "<td>%s</td>", esc(c))
-					}
-				}
-				b.WriteString("</tr>\n")
-			}
-			b.WriteString("</tbody>\n</table>\n")
-		case figureBlock:
-			fmt.Fprintf(&b, "<figure>\n%s<figcaption>%s</figcaption>\n</figure>\n", x.fig.SVG, esc(x.fig.Caption))
-		}
+	if err := htmlTemplate.Execute(&b, viewOf(doc, title)); err != nil {
+		return nil, fmt.Errorf("render report.html: %w", err)
 	}
-	b.WriteString("</body>\n</html>\n")
-	return b.Bytes()
+	return b.Bytes(), nil
 }

@@ -29,6 +29,9 @@ type Input struct {
 	// SessionsPerParticipant is the study plan's number of sessions per participant (0: no plan);
 	// planning mode uses it when its option is unset.
 	SessionsPerParticipant int
+	// AnchorRepeats counts the plan's anchor repeats (cells run a second time by another
+	// participant); without any, the report computes no agreement between participants.
+	AnchorRepeats int
 }
 
 // StudyInfo names the study.
@@ -60,6 +63,10 @@ type TaskInfo struct {
 	RequiredFields int      `json:"required_fields"`
 	Anchor         bool     `json:"anchor"`
 	Fields         []string `json:"fields"` // graded fields in the answer key's order
+	// SoundAlike says a verify tool of the task matches a column by sound; TransferRule is the
+	// task's transfer rule when it has a transfer tool.
+	SoundAlike   bool   `json:"sound_alike_verification,omitempty"`
+	TransferRule string `json:"transfer_rule,omitempty"`
 }
 
 // TaskInfoOf extracts a task's report information.
@@ -69,6 +76,14 @@ func TaskInfoOf(t *task.Task) TaskInfo {
 		RequiredFields: len(t.RequiredFields()), Anchor: t.InSubset(task.SubsetAnchor)}
 	for _, f := range t.Grader.Fields {
 		ti.Fields = append(ti.Fields, f.Field)
+	}
+	for _, tl := range t.Agent.Tools {
+		for _, c := range tl.Match {
+			ti.SoundAlike = ti.SoundAlike || c.Compare == task.ComparePhonetic
+		}
+		if tl.Kind == task.ToolTransfer {
+			ti.TransferRule = string(t.TransferRuleOf())
+		}
 	}
 	return ti
 }
@@ -117,6 +132,9 @@ type Measures struct {
 	Usage *Usage
 	// Cues counts the call's cues and what became of them.
 	Cues CueCounts
+	// Condition is the listening condition session.start records ("" for a call without one,
+	// which the report counts as quiet).
+	Condition string
 }
 
 // CueCounts are a call's cues: issued, followed by caller speech, spoken with the cued content,
@@ -146,7 +164,7 @@ func (u *Usage) Reported() bool {
 }
 
 // MeasuredTypes are the event types Measure reads; a loader may fetch only these.
-var MeasuredTypes = []trace.Type{trace.CallerSpeechStart, trace.CallerSpeechEnd, trace.AgentSpeechStart, trace.AgentUsage,
+var MeasuredTypes = []trace.Type{trace.SessionStart, trace.CallerSpeechStart, trace.CallerSpeechEnd, trace.AgentSpeechStart, trace.AgentUsage,
 	trace.CueIssued, trace.CueSpoken, trace.CueApplied, trace.CueActed}
 
 // Measure reads the response latencies and the usage from a trace (all of it, or only its events
@@ -160,6 +178,8 @@ func Measure(events []trace.Event) Measures {
 	var marks []mark
 	for _, e := range events {
 		switch e.Type {
+		case trace.SessionStart:
+			m.Condition = e.Meta["condition"]
 		case trace.CallerSpeechStart, trace.CallerSpeechEnd, trace.AgentSpeechStart:
 			marks = append(marks, mark{e.T, e.Type})
 		case trace.CueIssued:

@@ -48,6 +48,9 @@ func Load(ctx context.Context, src Source, studyID string) (Input, error) {
 		scopeSystems[a.System], scopeTasks[a.Task] = true, true
 		if a.Slot != "" {
 			perSlot[a.Slot]++
+			if a.Repeat == 2 {
+				in.AnchorRepeats++
+			}
 		}
 	}
 	for _, n := range perSlot {

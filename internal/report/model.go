@@ -11,19 +11,29 @@ type Report struct {
 	IntervalMethod string   `json:"interval_method"`
 	Graders        []string `json:"grader_versions"`
 
-	Counts     []ModeCount      `json:"counts"`
-	Systems    []SystemResult   `json:"systems"`
-	Deltas     []Delta          `json:"deltas"`
-	Anchor     []AnchorResult   `json:"anchor"`
-	Annotators *AnnotatorResult `json:"annotators"`
-	Slices     []SliceRow       `json:"slices"`
-	FieldMiss  []FieldMiss      `json:"field_misses"`
-	Exclusions ExclusionResult  `json:"exclusions"`
+	Counts  []ModeCount    `json:"counts"`
+	Systems []SystemResult `json:"systems"`
+	Deltas  []Delta        `json:"deltas"`
+	Anchor  []AnchorResult `json:"anchor"`
+	// AnchorRepeats is the number of anchor repeats the plan has (0: no anchor design, and no
+	// agreement between participants is computed).
+	AnchorRepeats int              `json:"anchor_repeats_planned"`
+	Annotators    *AnnotatorResult `json:"annotators"`
+	Slices        []SliceRow       `json:"slices"`
+	FieldMiss     []FieldMiss      `json:"field_misses"`
+	Exclusions    ExclusionResult  `json:"exclusions"`
 	// Participants is the share of variance due to participants and the delta's sensitivity to
 	// resampling them; nil without human sessions.
 	Participants *ParticipantResult `json:"participants,omitempty"`
 	Planning     *PlanningResult    `json:"planning,omitempty"`
-	Notes        []string           `json:"notes"`
+	// Conditions slices completion by listening condition (present when a session ran under
+	// one); SoundAlike counts passes verified only through a sound-alike match (when a task
+	// verifies by sound); Transfers counts hand-overs to a human (when a task has a transfer
+	// rule or a call transferred).
+	Conditions []ConditionRow  `json:"conditions,omitempty"`
+	SoundAlike []SoundAlikeRow `json:"sound_alike,omitempty"`
+	Transfers  []TransferRow   `json:"transfers,omitempty"`
+	Notes      []string        `json:"notes"`
 }
 
 // IntervalExpandedPercentile is the report's interval: the percentile interval of the task-level

@@ -52,7 +52,7 @@ func TestRegenerationIsByteIdentical(t *testing.T) {
 	}
 	want := []string{"report.md", "report.html", "report.json", "systems.csv", "deltas.csv", "anchor.csv", "annotators.csv",
 		"slices.csv", "field_misses.csv", "exclusions.csv", "planning.csv", "figures/forest.svg", "figures/forest.png",
-		"figures/gates.png", "figures/ttr_reliability.svg"}
+		"figures/gates.png", "figures/ttr_reliability.svg", "figures/forest.pdf", "figures/ws_latency.svg", "figures/ws_cost.pdf"}
 	names := map[string]bool{}
 	for i := range first {
 		names[first[i].Path] = true
@@ -106,8 +106,11 @@ func TestReportIsSelfContained(t *testing.T) {
 					t.Errorf("report.html contains %q: not self-contained", bad)
 				}
 			}
-			if n := bytes.Count(f.Data, []byte("<svg ")); n != 3 {
-				t.Errorf("report.html inlines %d SVG figures, want 3", n)
+			if n := bytes.Count(f.Data, []byte("<svg ")); n != 5 {
+				t.Errorf("report.html inlines %d SVG figures, want 5", n)
+			}
+			if bytes.Contains(f.Data, []byte("<?xml")) {
+				t.Error("report.html inlines an SVG with its XML prolog")
 			}
 		case "report.json":
 			var back Report
@@ -120,6 +123,16 @@ func TestReportIsSelfContained(t *testing.T) {
 		case "figures/forest.png":
 			if !bytes.HasPrefix(f.Data, []byte("\x89PNG\r\n\x1a\n")) {
 				t.Errorf("forest.png is not a PNG")
+			}
+		case "figures/forest.pdf":
+			// A PDF of the plotting library with its fixed date, so regeneration is byte-identical.
+			if !bytes.HasPrefix(f.Data, []byte("%PDF-")) || !bytes.Contains(f.Data, []byte("/CreationDate (D:"+PDFDate.Format("20060102150405")+")")) {
+				t.Errorf("forest.pdf is not a PDF with the fixed date: %.200q", f.Data)
+			}
+		case "figures/gates.svg":
+			// Text is drawn in a real font (Liberation Sans), not as a bitmap.
+			if !bytes.Contains(f.Data, []byte("font-family:Liberation Sans")) && !bytes.Contains(f.Data, []byte("Liberation Sans")) {
+				t.Errorf("gates.svg names no Liberation Sans font")
 			}
 		}
 	}

@@ -329,10 +329,10 @@ func (b *builder) notes() {
 	add("Response latency is the media time from the end of caller speech to the start of the agent's next speech, when the caller did not speak again first.")
 	for _, c := range r.Counts {
 		if c.Ungraded > 0 {
-			add("%d %s session(s) ended without a grade and are left out.", c.Ungraded, c.Mode)
+			add("%s ended without a grade and %s left out.", plural(c.Ungraded, string(c.Mode)+" session", string(c.Mode)+" sessions"), map[bool]string{true: "is", false: "are"}[c.Ungraded == 1])
 		}
 		if c.Unfinished > 0 {
-			add("%d %s session(s) have not ended and are left out.", c.Unfinished, c.Mode)
+			add("%s not ended and %s left out.", plural(c.Unfinished, string(c.Mode)+" session has", string(c.Mode)+" sessions have"), map[bool]string{true: "is", false: "are"}[c.Unfinished == 1])
 		}
 	}
 	if len(r.Graders) > 1 {

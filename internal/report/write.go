@@ -17,7 +17,8 @@ type File struct {
 }
 
 // Render produces every file of the report: report.md, report.html, report.json, the CSV tables
-// and the figures (SVG and PNG). It is a pure function of the report.
+// and the figures (SVG, PNG and PDF). It is a pure function of the report: the same report gives
+// the same bytes.
 func Render(r *Report) ([]File, error) {
 	figs, err := Figures(r)
 	if err != nil {
@@ -28,18 +29,22 @@ func Render(r *Report) ([]File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode report.json: %w", err)
 	}
-	files := []File{
-		{"report.md", markdown(doc)},
-		{"report.html", htmlDoc(doc, "Audit report: "+r.Study.ID)},
-		{"report.json", append(js, '\n')},
+	md, err := markdown(doc)
+	if err != nil {
+		return nil, err
 	}
+	page, err := htmlDoc(doc, "Audit report: "+r.Study.ID)
+	if err != nil {
+		return nil, err
+	}
+	files := []File{{"report.md", md}, {"report.html", page}, {"report.json", append(js, '\n')}}
 	tables, err := csvTables(r)
 	if err != nil {
 		return nil, err
 	}
 	files = append(files, tables...)
 	for _, f := range figs {
-		files = append(files, File{"figures/" + f.Name + ".svg", f.SVG}, File{"figures/" + f.Name + ".png", f.PNG})
+		files = append(files, File{"figures/" + f.Name + ".svg", f.SVG}, File{"figures/" + f.Name + ".png", f.PNG}, File{"figures/" + f.Name + ".pdf", f.PDF})
 	}
 	return files, nil
 }
@@ -133,6 +138,11 @@ func csvTables(r *Report) ([]File, error) {
 		}
 	}
 
+	t = table("headline.csv", cat([]string{"system", "mode"}, propHead("ws"), []string{"latency_median_ms", "usd_per_call"})...)
+	for _, h := range Headline(r) {
+		t.add(cat([]string{h.System, string(h.Mode)}, propCells(h.WS), []string{h.LatencyMS.csv(), h.USDPerCall.csv()})...)
+	}
+
 	t = table("deltas.csv", cat([]string{"system", "metric", "human", "synthetic"}, ivHead("delta"), []string{"delta_bca_low", "delta_bca_high"})...)
 	for _, d := range r.Deltas {
 		t.add(cat([]string{d.System, string(d.Metric), d.Human.csv(), d.Synthetic.csv()}, ivCells(d.Diff), []string{d.Diff.BCaLow.csv(), d.Diff.BCaHigh.csv()})...)
@@ -178,6 +188,27 @@ func csvTables(r *Report) ([]File, error) {
 	for _, s := range r.Slices {
 		t.add(cat([]string{s.Dimension, s.Value, s.System, itoa(s.Tasks)}, propCells(s.Human), propCells(s.Synthetic),
 			[]string{s.HumanAFA.csv(), s.SynthAFA.csv()}, ivCells(s.Delta))...)
+	}
+
+	if len(r.Conditions) > 0 {
+		t = table("conditions.csv", cat([]string{"condition", "system", "tasks", "paired_tasks"}, propHead("human_ws"), propHead("synthetic_ws"), ivHead("ws_delta"),
+			[]string{"human_afa", "synthetic_afa"})...)
+		for _, c := range r.Conditions {
+			t.add(cat([]string{c.Condition, c.System, itoa(c.Tasks), itoa(c.Paired)}, propCells(c.Human), propCells(c.Synthetic), ivCells(c.Delta),
+				[]string{c.HumanAFA.csv(), c.SynthAFA.csv()})...)
+		}
+	}
+	if len(r.SoundAlike) > 0 {
+		t = table("sound_alike.csv", cat([]string{"system", "mode", "sessions", "passes", "sound_alike_sessions"}, propHead("sound_alike_only_of_passes"))...)
+		for _, s := range r.SoundAlike {
+			t.add(cat([]string{s.System, string(s.Mode), itoa(s.Sessions), itoa(s.Passes), itoa(s.SoundAlikeAll)}, propCells(s.SoundAlikeOnly))...)
+		}
+	}
+	if len(r.Transfers) > 0 {
+		t = table("transfers.csv", cat([]string{"mode", "system", "behavior_profile", "sessions"}, propHead("transfers"), []string{"forbidden_transfers", "missed_required_transfers"})...)
+		for _, x := range r.Transfers {
+			t.add(cat([]string{string(x.Mode), x.System, x.Behavior, itoa(x.Sessions)}, propCells(x.Transfers), []string{itoa(x.Wrong), itoa(x.Missed)})...)
+		}
 	}
 
 	t = table("field_misses.csv", "task", "field", "required", "human_misses", "human_sessions", "human_miss_rate", "synthetic_misses", "synthetic_sessions", "synthetic_miss_rate")

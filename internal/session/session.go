@@ -18,6 +18,7 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/agent"
 	"github.com/voicebench/humanaudit/internal/audio"
+	"github.com/voicebench/humanaudit/internal/condition"
 	"github.com/voicebench/humanaudit/internal/flow"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
@@ -55,6 +56,9 @@ const (
 	EndConsoleShutdown = "console_shutdown"
 	// EndExcludedByExperimenter: an experimenter excluded the call while it was running.
 	EndExcludedByExperimenter = "excluded_by_experimenter"
+	// EndTransferred: the agent handed the caller to a human (a transfer tool); the call ends
+	// once the agent has said so (at most transferGrace later).
+	EndTransferred = "transferred"
 )
 
 // Interrupted reports whether a call that ended for reason was cut short by the console itself
@@ -143,6 +147,15 @@ type Config struct {
 	// request (which decides whether a token is minted) and the first speech after each cue
 	// (cue.spoken). Without one a human caller's answers mint nothing (auth.approval_unclear).
 	Listener CallerListener
+
+	// Condition is the caller's listening condition, applied on the caller path as the agent
+	// hears it, the same for human and synthetic callers; nil records nothing (quiet, as before
+	// conditions existed). ConditionSeed is the seed it was prepared with (condition.SeedFor),
+	// recorded in session.start with the condition, its level and its bed.
+	Condition     *condition.Processor
+	ConditionSeed int64
+	// CleanRecordingPath, with a Condition, receives the clean caller beside RecordingPath.
+	CleanRecordingPath string
 }
 
 // Result is how a call ended and its grade.
@@ -153,6 +166,8 @@ type Result struct {
 	Grade     *grade.Result
 	GradeErr  error
 	Recording string
+	// CleanRecording is the recording with the clean caller ("" without a listening condition).
+	CleanRecording string
 }
 
 // Session is one running call.
@@ -196,13 +211,15 @@ type Session struct {
 	lastAgentSignal time.Duration
 	// Human callers' words (listen.go): the caller audio kept for the recognizer, the onset of
 	// the utterance in progress, and the approval requests awaiting the caller's answer.
-	heard       callerAudio
-	speechOnset time.Duration
-	turnGen     int           // counts caller speech onsets: a turn handed over late checks it
-	asked       []string      // actions whose approval was requested and not yet answered
-	answerFrom  time.Duration // onset of the first caller speech answering them; -1 none
-	listenq     chan func()
-	listening   sync.WaitGroup
+	heard         callerAudio
+	speechOnset   time.Duration
+	turnGen       int           // counts caller speech onsets: a turn handed over late checks it
+	asked         []string      // actions whose approval was requested and not yet answered
+	answerFrom    time.Duration // onset of the first caller speech answering them; -1 none
+	listenq       chan func()
+	listening     sync.WaitGroup
+	cond          *conditionTap // nil without a listening condition
+	transferredAt time.Duration // media time of the agent's transfer to a human; -1 none
 }
 
 // cueState follows one cue from issue to what the caller said and what the agent did with it.
@@ -249,6 +266,7 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	s.synth.nextTurn = -1
 	s.answerFrom = -1
+	s.transferredAt = -1
 	s.interrupted = map[string]bool{}
 	s.shown = map[string]bool{}
 	s.trace = trace.NewLog(s, cfg.Sinks...)
@@ -278,7 +296,16 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	if cfg.Mode == Synthetic {
 		input = media.CallerPCM
 	}
-	s.call, err = media.NewCall(media.CallConfig{
+	var conditioner media.CallerConditioner
+	cleanPath := ""
+	if cfg.Condition != nil && !cfg.Condition.Spec().Quiet() {
+		s.cond = &conditionTap{p: cfg.Condition}
+		conditioner = s.cond
+		if cfg.RecordingPath != "" {
+			cleanPath = cfg.CleanRecordingPath
+		}
+	}
+	callCfg := media.CallConfig{
 		AgentRate:        s.format.InputRate,
 		RecordingPath:    cfg.RecordingPath,
 		NewEncoder:       cfg.NewEncoder,
@@ -289,7 +316,9 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		CallerEndpointer: cfg.Endpointer,
 		OnCallerFrame:    s.onCallerFrame,
 		OnEvent:          s.onMediaEvent,
-	})
+	}
+	callCfg.CallerCondition, callCfg.CleanRecordingPath = conditioner, cleanPath
+	s.call, err = media.NewCall(callCfg)
 	if err != nil {
 		cfg.Adapter.Close()
 		return nil, fmt.Errorf("session %s: %w", cfg.ID, err)
@@ -303,6 +332,11 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	if cfg.Reruns != "" {
 		meta["reruns"] = cfg.Reruns
+	}
+	if cfg.Condition != nil {
+		for k, v := range cfg.Condition.Applied(cfg.ConditionSeed).Meta() {
+			meta[k] = v
+		}
 	}
 	for k, v := range cfg.Meta {
 		meta[k] = v
@@ -326,6 +360,9 @@ func turnTaking(server bool) string {
 	}
 	return "matched_endpointer"
 }
+
+// transferGrace is the longest a call goes on after the agent transferred the caller.
+const transferGrace = 10 * time.Second
 
 // MediaMS implements trace.Clock: the media time reached.
 func (s *Session) MediaMS() int64 { return s.call.MediaTime().Milliseconds() }
@@ -519,6 +556,9 @@ func (s *Session) emit(e trace.Event) trace.Event {
 			s.noteApprovalRequested(s.cfg.Task.Agent.Artifact.CommitAction)
 		}
 	}
+	if stored.Type == trace.CallTransferred && s.transferredAt < 0 {
+		s.transferredAt = s.now()
+	}
 	s.resolveCues(stored)
 	s.record(s.eng.Observe(stored))
 	return stored
@@ -576,6 +616,14 @@ func (s *Session) onTick() {
 		return
 	}
 	s.record(s.eng.Advance(s.now().Milliseconds()))
+	if s.transferredAt >= 0 {
+		// Handed to a human: the call ends when the agent has told the caller so.
+		if since := s.now() - s.transferredAt; since >= transferGrace ||
+			since >= time.Second && s.synth.agentTurnOver && !s.agentAudible() {
+			s.finish(EndTransferred, "")
+		}
+		return
+	}
 	if s.cfg.Mode == Synthetic {
 		s.synthTick()
 	}
@@ -911,6 +959,11 @@ func (s *Session) finish(reason, exclusion string) {
 			s.callerTurnEnded(s.speechOnset, s.now(), func() {})
 		}
 	}
+	stats := mediaStatsMeta(st, s.framesDropped.Load(), s.deltasDropped)
+	if s.cond != nil {
+		s.cond.report(stats)
+	}
+	s.emit(trace.Event{Type: trace.MediaStats, Actor: trace.ActorSystem, Meta: stats})
 	for _, c := range s.cues {
 		if !c.spoken {
 			c.spoken = true
@@ -936,6 +989,9 @@ func (s *Session) finish(reason, exclusion string) {
 	s.emit(trace.Event{Type: trace.SessionEnd, Actor: trace.ActorSystem, Text: reason})
 	s.trace.Seal()
 	s.result = Result{Reason: reason, Exclusion: exclusion, Events: s.trace.Events(), Recording: s.cfg.RecordingPath}
+	if s.cond != nil && s.cfg.RecordingPath != "" {
+		s.result.CleanRecording = s.cfg.CleanRecordingPath
+	}
 	g, err := grade.Grade(context.Background(), s.cfg.Task, s.result.Events, s.cfg.Grade)
 	if err != nil {
 		s.result.GradeErr = err

@@ -12,7 +12,7 @@ import (
 )
 
 const assignmentCols = `a.id, a.study_id, a.slot, a.participant_id, a.position, a.task_id, a.system_label,
-	a.repeat, a.status, a.session_id, a.replaces, a.created_at, a.claimed_at, a.finished_at`
+	a.repeat, a.status, a.session_id, a.replaces, a.created_at, a.claimed_at, a.finished_at, a.condition`
 
 func scanAssignment(r pgx.Row) (audit.Assignment, error) {
 	var a audit.Assignment
@@ -22,7 +22,7 @@ func scanAssignment(r pgx.Row) (audit.Assignment, error) {
 	var repeat int16
 	var claimed, finished *time.Time
 	err := r.Scan(&a.ID, &a.StudyID, &slot, &participant, &position, &a.Task, &a.System, &repeat, &a.Status,
-		&session, &replaces, &a.CreatedAt, &claimed, &finished)
+		&session, &replaces, &a.CreatedAt, &claimed, &finished, &a.Condition)
 	a.Slot, a.ParticipantID, a.Position, a.SessionID, a.Replaces = deref(slot), deref(participant), int(deref(position)), deref(session), deref(replaces)
 	a.Repeat, a.CreatedAt, a.ClaimedAt, a.FinishedAt = int(repeat), a.CreatedAt.UTC(), derefTime(claimed), derefTime(finished)
 	return a, err
@@ -76,10 +76,10 @@ func (db *DB) AddPlan(ctx context.Context, studyID string, rows []audit.PlanRow)
 				return err
 			}
 			tag, err := tx.Exec(ctx, `
-				INSERT INTO assignments (study_id, slot, participant_id, position, task_id, system_label, repeat, created_at)
-				SELECT $1, $2, s.participant_id, $3, $4, $5, $6, $7 FROM slots s WHERE s.study_id = $1 AND s.label = $2
+				INSERT INTO assignments (study_id, slot, participant_id, position, task_id, system_label, repeat, created_at, condition)
+				SELECT $1, $2, s.participant_id, $3, $4, $5, $6, $7, $8 FROM slots s WHERE s.study_id = $1 AND s.label = $2
 				ON CONFLICT (study_id, slot, position) DO NOTHING`,
-				studyID, r.Slot, r.Position, r.Task, r.System, r.Repeat, now)
+				studyID, r.Slot, r.Position, r.Task, r.System, r.Repeat, now, r.Condition)
 			if err != nil {
 				return translate(err, fmt.Sprintf("plan row %d (%s position %d)", i+1, r.Slot, r.Position))
 			}

@@ -30,7 +30,7 @@ func (db *DB) CreateSession(ctx context.Context, ns audit.NewSession) (audit.Ses
 	}
 	s := audit.Session{ID: ns.ID, StudyID: ns.StudyID, AssignmentID: ns.AssignmentID, ParticipantID: ns.ParticipantID,
 		TaskID: ns.TaskID, TaskVersion: ns.TaskVersion, System: ns.System, Mode: ns.Mode, Seed: ns.Seed,
-		Status: audit.SessionCreated, CreatedAt: db.stamp(), Attempt: 1, ConsoleID: ns.ConsoleID}
+		Status: audit.SessionCreated, CreatedAt: db.stamp(), Attempt: 1, ConsoleID: ns.ConsoleID, Condition: ns.Condition}
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		if ns.AssignmentID != 0 {
 			a, err := scanAssignment(tx.QueryRow(ctx, `SELECT `+assignmentCols+` FROM assignments a WHERE a.id = $1 FOR UPDATE`, ns.AssignmentID))
@@ -51,10 +51,10 @@ func (db *DB) CreateSession(ctx context.Context, ns audit.NewSession) (audit.Ses
 			return audit.Errorf(audit.ErrInvalid, "human session %s has no participant", s.ID)
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO sessions (id, study_id, assignment_id, participant_id, task_id, task_version,
-			system_label, mode, seed, status, created_at, attempt, reruns, console_id)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			system_label, mode, seed, status, created_at, attempt, reruns, console_id, condition)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 			s.ID, nullString(s.StudyID), nullInt(s.AssignmentID), nullInt(s.ParticipantID), s.TaskID, s.TaskVersion,
-			s.System, s.Mode, s.Seed, s.Status, s.CreatedAt, s.Attempt, nullString(s.Reruns), s.ConsoleID)
+			s.System, s.Mode, s.Seed, s.Status, s.CreatedAt, s.Attempt, nullString(s.Reruns), s.ConsoleID, s.Condition)
 		if err != nil {
 			return err
 		}
@@ -114,7 +114,7 @@ func (db *DB) EndSession(ctx context.Context, id, reason string) error {
 
 const sessionCols = `s.id, s.study_id, s.assignment_id, s.participant_id, s.task_id, s.task_version, s.system_label,
 	s.mode, s.seed, s.status, s.created_at, s.started_at, s.ended_at, s.end_reason,
-	r.path, e.reason, e.note, e.excluded_by, e.excluded_at, s.attempt, coalesce(s.reruns, ''), s.console_id`
+	r.path, e.reason, e.note, e.excluded_by, e.excluded_at, s.attempt, coalesce(s.reruns, ''), s.console_id, s.condition`
 
 const sessionFrom = ` FROM sessions s
 	LEFT JOIN recordings r ON r.session_id = s.id AND r.kind = 'stereo'
@@ -127,7 +127,7 @@ func scanSession(r pgx.Row, extra ...any) (audit.Session, error) {
 	var started, ended, excludedAt *time.Time
 	dest := append([]any{&s.ID, &study, &assignment, &participant, &s.TaskID, &s.TaskVersion, &s.System, &s.Mode, &s.Seed,
 		&s.Status, &s.CreatedAt, &started, &ended, &s.EndReason, &recording, &reason, &note, &by, &excludedAt,
-		&s.Attempt, &s.Reruns, &s.ConsoleID}, extra...)
+		&s.Attempt, &s.Reruns, &s.ConsoleID, &s.Condition}, extra...)
 	if err := r.Scan(dest...); err != nil {
 		return audit.Session{}, err
 	}

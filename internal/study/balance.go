@@ -36,6 +36,22 @@ type Balance struct {
 	EarlyFrom, EarlyTo   int  // positions counted as early
 	LateFrom, LateTo     int  // positions counted as late
 	DifficultySpreadHigh int  // largest difference between systems in early-minus-late high-risk sessions
+
+	// With a listening-condition factor, Systems are the system × condition arms (ArmLabel) and
+	// these give each factor's own balance.
+	Conditions []Factor // by condition, sorted
+	BySystem   []Factor // by system, sorted (only with conditions)
+}
+
+// Factor is the balance of one level of a factor (a condition, or a system across conditions).
+type Factor struct {
+	Name      string
+	Sessions  int
+	Positions []int // sessions at each position
+	// PerParticipantMin and Max are the fewest and most sessions of this level any participant
+	// has; Cells counts its distinct task cells (first runs), each of which must be run once.
+	PerParticipantMin, PerParticipantMax int
+	Cells                                int
 }
 
 // SystemDifficulty is the difficulty one system meets early and late in participants' sequences.
@@ -62,9 +78,9 @@ func BalanceOf(sessions []Session, tasks []TaskInfo) Balance {
 	byParticipant := map[string][]Session{}
 	var order []string
 	for _, s := range sessions {
-		if _, ok := sysIndex[s.System]; !ok {
-			sysIndex[s.System] = 0
-			b.Systems = append(b.Systems, s.System)
+		if _, ok := sysIndex[s.Arm()]; !ok {
+			sysIndex[s.Arm()] = 0
+			b.Systems = append(b.Systems, s.Arm())
 		}
 		if _, ok := byParticipant[s.Participant]; !ok {
 			order = append(order, s.Participant)
@@ -110,13 +126,13 @@ func BalanceOf(sessions []Session, tasks []TaskInfo) Balance {
 		b.LoadMin, b.LoadMax = min(b.LoadMin, len(ss)), max(b.LoadMax, len(ss))
 		tasks, perSystem := map[string]bool{}, map[string]int{}
 		for i, s := range ss {
-			x := sysIndex[s.System]
+			x := sysIndex[s.Arm()]
 			b.Positions[x][s.Position-1]++
 			if i > 0 {
-				b.CarryOver[sysIndex[ss[i-1].System]][x]++
+				b.CarryOver[sysIndex[ss[i-1].Arm()]][x]++
 			}
 			tasks[s.Task] = true
-			perSystem[s.System]++
+			perSystem[s.Arm()]++
 			if s.Repeat == 2 {
 				anchorTasks[s.Task] = true
 			}
@@ -198,16 +214,84 @@ func BalanceOf(sessions []Session, tasks []TaskInfo) Balance {
 		}
 	}
 	b.DifficultySpreadHigh = hi - lo
+	hasCondition := false
+	for _, s := range sessions {
+		hasCondition = hasCondition || s.Condition != ""
+	}
+	if hasCondition {
+		b.Conditions = factorBalance(sessions, order, maxPos, func(s Session) string { return s.Condition })
+		b.BySystem = factorBalance(sessions, order, maxPos, func(s Session) string { return s.System })
+	}
 	return b
+}
+
+// factorBalance is the balance of each level of one factor of the sessions.
+func factorBalance(sessions []Session, participants []string, maxPos int, level func(Session) string) []Factor {
+	idx := map[string]int{}
+	var names []string
+	for _, s := range sessions {
+		if _, ok := idx[level(s)]; !ok {
+			idx[level(s)] = 0
+			names = append(names, level(s))
+		}
+	}
+	sort.Strings(names)
+	out := make([]Factor, len(names))
+	for i, n := range names {
+		idx[n] = i
+		out[i] = Factor{Name: n, Positions: make([]int, maxPos), PerParticipantMin: len(sessions) + 1}
+	}
+	per := map[string][]int{}
+	cells := make([]map[string]bool, len(names))
+	for i := range cells {
+		cells[i] = map[string]bool{}
+	}
+	for _, s := range sessions {
+		i := idx[level(s)]
+		out[i].Sessions++
+		out[i].Positions[s.Position-1]++
+		if per[s.Participant] == nil {
+			per[s.Participant] = make([]int, len(names))
+		}
+		per[s.Participant][i]++
+		if s.Repeat == 1 {
+			cells[i][s.Task+"\x00"+s.Arm()] = true
+		}
+	}
+	for i := range out {
+		out[i].Cells = len(cells[i])
+		for _, p := range participants {
+			c := per[p][i]
+			out[i].PerParticipantMin, out[i].PerParticipantMax = min(out[i].PerParticipantMin, c), max(out[i].PerParticipantMax, c)
+		}
+	}
+	return out
+}
+
+// FactorsEqual reports whether every level of a factor has the same count at every position.
+func FactorsEqual(fs []Factor) bool {
+	for _, f := range fs[1:] {
+		if !slices.Equal(f.Positions, fs[0].Positions) {
+			return false
+		}
+	}
+	return true
 }
 
 // WriteReport writes the plan's design and balance for people (the planner's report).
 func (p *Plan) WriteReport(w io.Writer) error {
 	d := p.Design
-	fmt.Fprintf(w, "Study plan: %d systems × (%d tasks + %d anchor repeats) = %d sessions; %d per participant → %d participants (seed %d)\n",
-		d.Systems, d.Tasks, d.Anchors, d.Sessions, d.K, d.Participants, p.Request.Seed)
+	arms, unit := d.Systems, "system"
+	if d.Conditions > 0 {
+		arms, unit = d.Systems*d.Conditions, "system × condition arm"
+		fmt.Fprintf(w, "Study plan: %d systems × %d listening conditions (%s) = %d arms × (%d tasks + %d anchor repeats) = %d sessions; %d per participant → %d participants (seed %d)\n",
+			d.Systems, d.Conditions, strings.Join(p.Request.Conditions, ", "), arms, d.Tasks, d.Anchors, d.Sessions, d.K, d.Participants, p.Request.Seed)
+	} else {
+		fmt.Fprintf(w, "Study plan: %d systems × (%d tasks + %d anchor repeats) = %d sessions; %d per participant → %d participants (seed %d)\n",
+			d.Systems, d.Tasks, d.Anchors, d.Sessions, d.K, d.Participants, p.Request.Seed)
+	}
 	fmt.Fprintf(w, "Design: %s.\n", d.Method)
-	fmt.Fprintf(w, "  %d complete group(s) of %d participants, each running one base shifted through every system (a Latin rectangle)", d.Groups, d.Systems)
+	fmt.Fprintf(w, "  %d complete group(s) of %d participants, each running one base shifted through every %s (a Latin rectangle)", d.Groups, arms, unit)
 	if d.Partial > 0 {
 		fmt.Fprintf(w, ", and an incomplete group of %d whose rows have equal system totals", d.Partial)
 	}
@@ -216,9 +300,9 @@ func (p *Plan) WriteReport(w io.Writer) error {
 		fmt.Fprintf(w, "  The %d complete groups do not cycle the %d bases evenly, so carry-over is balanced only as far as the numbers allow.\n", d.Groups, len(d.Bases))
 	}
 	fmt.Fprintf(w, "  Tasks: ordered by difficulty (risk tier, then required fields, then tool burden) and dealt so every group gets a spread;\n")
-	fmt.Fprintf(w, "  in %d group(s) each task is held to one position for all %d systems, the position rotating between groups", d.LockedGroups, d.Systems)
+	fmt.Fprintf(w, "  in %d group(s) each task is held to one position for all %d %ss, the position rotating between groups", d.LockedGroups, arms, unit)
 	if d.LockedGroups < d.Groups+min(d.Partial, 1) {
-		fmt.Fprintf(w, "; the last %d participants' tasks are matched to their sessions system by system", (d.Groups-d.LockedGroups)*d.Systems+d.Partial)
+		fmt.Fprintf(w, "; the last %d participants' tasks are matched to their sessions %s by %s", (d.Groups-d.LockedGroups)*arms+d.Partial, unit, unit)
 	}
 	fmt.Fprintln(w, ".")
 	fmt.Fprintln(w)
@@ -233,8 +317,12 @@ func (b Balance) Write(w io.Writer) error {
 	if b.PositionsEqual && len(b.Positions) > 0 {
 		verdict = fmt.Sprintf("yes, %d each", b.Positions[0][0])
 	}
-	fmt.Fprintf(w, "Sessions per system at each position (equal: %s):\n", verdict)
-	head := []string{"system"}
+	unit := "system"
+	if len(b.Conditions) > 0 {
+		unit = "system × condition arm"
+	}
+	fmt.Fprintf(w, "Sessions per %s at each position (equal: %s):\n", unit, verdict)
+	head := []string{strings.Fields(unit)[len(strings.Fields(unit))-1]}
 	for pos := range b.Positions[0] {
 		head = append(head, fmt.Sprint(pos+1))
 	}
@@ -254,7 +342,7 @@ func (b Balance) Write(w io.Writer) error {
 			transitions += c
 		}
 	}
-	fmt.Fprintf(w, "First-order carry-over (row: system at position p, column: system at p+1; %d transitions):\n", transitions)
+	fmt.Fprintf(w, "First-order carry-over (row: %s at position p, column: %s at p+1; %d transitions):\n", unit, unit, transitions)
 	head = []string{"from \\ to"}
 	head = append(head, b.Systems...)
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
@@ -275,7 +363,7 @@ func (b Balance) Write(w io.Writer) error {
 		if b.CarryMax != b.CarryMin {
 			state = "not equal"
 		}
-		fmt.Fprintf(w, "  ordered pairs of different systems: min %d, max %d (%s); a system followed by itself: %d\n", b.CarryMin, b.CarryMax, state, b.SelfCarry)
+		fmt.Fprintf(w, "  ordered pairs of different %ss: min %d, max %d (%s); a %s followed by itself: %d\n", unit, b.CarryMin, b.CarryMax, state, unit, b.SelfCarry)
 	}
 	fmt.Fprintln(w)
 	load := fmt.Sprintf("%d sessions each", b.LoadMin)
@@ -287,6 +375,10 @@ func (b Balance) Write(w io.Writer) error {
 	fmt.Fprintf(w, "Coverage: %d first-run sessions over %d systems; %d anchor repeats of %d anchor tasks, each by a participant other than the first run's\n",
 		b.FirstRuns, n, b.Anchors, b.AnchorTasks)
 	fmt.Fprintln(w)
+	if len(b.Conditions) > 0 {
+		b.writeFactors(w, tw, "condition", b.Conditions)
+		b.writeFactors(w, tw, "system", b.BySystem)
+	}
 	if b.EarlyTo < 1 {
 		return nil
 	}
@@ -302,4 +394,33 @@ func (b Balance) Write(w io.Writer) error {
 		fmt.Fprintf(w, "  systems' early-minus-late high-risk sessions differ by at most %d\n", b.DifficultySpreadHigh)
 	}
 	return nil
+}
+
+// writeFactors writes one factor's balance: sessions at each position and per participant.
+func (b Balance) writeFactors(w io.Writer, tw *tabwriter.Writer, name string, fs []Factor) {
+	verdict := "no"
+	if FactorsEqual(fs) {
+		verdict = fmt.Sprintf("yes, %d each", fs[0].Positions[0])
+	}
+	fmt.Fprintf(w, "Sessions per %s at each position (equal: %s):\n", name, verdict)
+	head := []string{name}
+	for pos := range fs[0].Positions {
+		head = append(head, fmt.Sprint(pos+1))
+	}
+	head = append(head, "sessions", "per participant", "first-run cells")
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, f := range fs {
+		row := []string{f.Name}
+		for _, c := range f.Positions {
+			row = append(row, fmt.Sprint(c))
+		}
+		per := fmt.Sprint(f.PerParticipantMin)
+		if f.PerParticipantMax != f.PerParticipantMin {
+			per = fmt.Sprintf("%d–%d", f.PerParticipantMin, f.PerParticipantMax)
+		}
+		row = append(row, fmt.Sprint(f.Sessions), per, fmt.Sprint(f.Cells))
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
 }

@@ -175,7 +175,7 @@ func Issue(ctx context.Context, db Records, studyID string, n int) ([]audit.Part
 func PlanRows(sessions []Session) []audit.PlanRow {
 	rows := make([]audit.PlanRow, len(sessions))
 	for i, s := range sessions {
-		rows[i] = audit.PlanRow{Slot: s.Participant, Position: s.Position, Task: s.Task, System: s.System, Repeat: s.Repeat}
+		rows[i] = audit.PlanRow{Slot: s.Participant, Position: s.Position, Task: s.Task, System: s.System, Repeat: s.Repeat, Condition: s.Condition}
 	}
 	return rows
 }
@@ -186,7 +186,7 @@ func PlanOf(as []audit.Assignment) []Session {
 	var out []Session
 	for _, a := range as {
 		if a.Slot != "" {
-			out = append(out, Session{Participant: a.Slot, Position: a.Position, Task: a.Task, System: a.System, Repeat: a.Repeat})
+			out = append(out, Session{Participant: a.Slot, Position: a.Position, Task: a.Task, System: a.System, Repeat: a.Repeat, Condition: a.Condition})
 		}
 	}
 	return out

@@ -13,16 +13,32 @@ import (
 // platform need; group and stratum are for analysis (the blocking factor and the task's stratum).
 var CSVHeader = []string{"participant", "position", "task", "system", "repeat", "group", "stratum"}
 
+// ConditionColumn is plan.csv's column of the listening condition, written only by plans with a
+// condition factor.
+const ConditionColumn = "condition"
+
 // WriteCSV writes sessions as plan.csv.
 func WriteCSV(w io.Writer, sessions []Session) error {
 	cw := csv.NewWriter(w)
-	cw.Write(CSVHeader)
+	conditions := false
+	for _, s := range sessions {
+		conditions = conditions || s.Condition != ""
+	}
+	header := CSVHeader
+	if conditions {
+		header = append(append([]string{}, CSVHeader...), ConditionColumn)
+	}
+	cw.Write(header)
 	for _, s := range sessions {
 		group := ""
 		if s.Group > 0 {
 			group = strconv.Itoa(s.Group)
 		}
-		cw.Write([]string{s.Participant, strconv.Itoa(s.Position), s.Task, s.System, strconv.Itoa(s.Repeat), group, s.Stratum})
+		row := []string{s.Participant, strconv.Itoa(s.Position), s.Task, s.System, strconv.Itoa(s.Repeat), group, s.Stratum}
+		if conditions {
+			row = append(row, s.Condition)
+		}
+		cw.Write(row)
 	}
 	cw.Flush()
 	return cw.Error()
@@ -80,7 +96,7 @@ func ReadCSV(name string, r io.Reader) ([]Session, error) {
 			}
 			return n, nil
 		}
-		s := Session{Participant: get("participant"), Task: get("task"), System: get("system"), Stratum: get("stratum")}
+		s := Session{Participant: get("participant"), Task: get("task"), System: get("system"), Stratum: get("stratum"), Condition: get(ConditionColumn)}
 		for _, c := range []string{"participant", "task", "system"} {
 			if get(c) == "" {
 				return nil, fmt.Errorf("%s: line %d: column %s is empty", name, line, c)

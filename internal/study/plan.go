@@ -71,6 +71,10 @@ type Request struct {
 	// SlotPrefix starts the participant slot labels ("P" gives P01, P02, …); a different prefix
 	// keeps the slots of an extension plan apart from the first plan's.
 	SlotPrefix string
+	// Conditions, when given, make the listening condition a second factor: every task × system
+	// × condition cell is run once (anchors twice), and the design balances the system ×
+	// condition arms over participants and positions as it balances systems alone.
+	Conditions []string
 }
 
 // Session is one planned session: one row of plan.csv.
@@ -79,6 +83,7 @@ type Session struct {
 	Position    int    // 1-based order within the participant's sessions
 	Task        string
 	System      string // label
+	Condition   string // listening condition ("" when the plan has no condition factor)
 	Repeat      int    // 1 for the first run of a cell, 2 for the anchor repeat
 	Group       int    // the Latin-square group of participants the slot belongs to (1-based)
 	Stratum     string // the task's difficulty stratum
@@ -104,15 +109,61 @@ type Design struct {
 	ExactCarryOver             bool // the bases balance carry-over exactly over a full cycle
 	FullCycles                 bool // the complete groups use every base equally often
 	Method                     string
+	// Conditions is the number of listening conditions (0: no condition factor); the design's
+	// arms are then the Systems × Conditions pairs, and Bases and Order number arms.
+	Conditions int
 }
 
 // input is a checked request.
 type input struct {
-	req     Request
-	tasks   []TaskInfo
-	anchors []int // indexes into tasks
-	systems []string
-	k       int
+	req        Request
+	tasks      []TaskInfo
+	anchors    []int    // indexes into tasks
+	systems    []string // the design's arms: systems, or system × condition pairs (armKey)
+	labels     []string // the system labels
+	conditions []string
+	k          int
+}
+
+// armKey names one system × condition arm inside the planner.
+func armKey(system, condition string) string {
+	if condition == "" {
+		return system
+	}
+	return system + "\t" + condition
+}
+
+func splitArm(arm string) (system, condition string) {
+	system, condition, _ = strings.Cut(arm, "\t")
+	return system, condition
+}
+
+// ArmLabel is how reports name a session's arm: its system, and its condition when the plan has
+// a condition factor ("gpt-realtime · background_tv@10").
+func ArmLabel(system, condition string) string {
+	if condition == "" {
+		return system
+	}
+	return system + " · " + condition
+}
+
+// Arm is ArmLabel of the session.
+func (s Session) Arm() string { return ArmLabel(s.System, s.Condition) }
+
+// arm names one unit of the design, for messages.
+func (in input) arm() string {
+	if len(in.conditions) > 0 {
+		return "system × condition arm"
+	}
+	return "system"
+}
+
+// arms names what the design balances, for messages: "5 systems" or "10 system × condition arms".
+func (in input) arms() string {
+	if len(in.conditions) > 0 {
+		return fmt.Sprintf("%d system × condition arms", len(in.systems))
+	}
+	return fmt.Sprintf("%d systems", len(in.systems))
 }
 
 // Build plans a study. An impossible request is an *InfeasibleError naming the constraint and the
@@ -164,7 +215,30 @@ func normalise(req Request) (input, error) {
 			return in, invalid("system %q is listed twice", s)
 		}
 		seen[s] = true
-		in.systems = append(in.systems, s)
+		in.labels = append(in.labels, s)
+	}
+	seenCond := map[string]bool{}
+	for _, c := range req.Conditions {
+		c = strings.TrimSpace(c)
+		switch {
+		case c == "":
+			return in, invalid("empty condition")
+		case seenCond[c]:
+			return in, invalid("condition %q is listed twice", c)
+		}
+		seenCond[c] = true
+		in.conditions = append(in.conditions, c)
+	}
+	if len(in.conditions) == 0 {
+		in.systems = in.labels
+	} else {
+		// Arms interleave conditions (arm x has condition x mod C), so every Williams row, a run of
+		// consecutive base entries, meets the conditions as evenly as its length allows.
+		for _, sys := range in.labels {
+			for _, c := range in.conditions {
+				in.systems = append(in.systems, armKey(sys, c))
+			}
+		}
 	}
 	index := map[string]int{}
 	for _, t := range req.Tasks {
@@ -202,16 +276,16 @@ func feasible(in input) error {
 	}
 	if total%k != 0 {
 		return &InfeasibleError{Constraint: ConstraintEqualLoad,
-			Reason: fmt.Sprintf("%d sessions (%d systems × (%d tasks + %d anchor repeats)) do not split into participants of %d", total, n, d, a, k)}
+			Reason: fmt.Sprintf("%d sessions (%s × (%d tasks + %d anchor repeats)) do not split into participants of %d", total, in.arms(), d, a, k)}
 	}
 	p := total / k
 	if a > 0 && p < 2*n {
 		return &InfeasibleError{Constraint: ConstraintAnchorRepeat,
-			Reason: fmt.Sprintf("each anchor task is run %d times (twice per system), each time by a different participant, but %d sessions per participant leave only %d participants", 2*n, k, p)}
+			Reason: fmt.Sprintf("each anchor task is run %d times (twice per %s), each time by a different participant, but %d sessions per participant leave only %d participants", 2*n, in.arm(), k, p)}
 	}
 	if p < n {
 		return &InfeasibleError{Constraint: ConstraintCellParticipants,
-			Reason: fmt.Sprintf("each task is run by %d different participants, but %d sessions per participant leave only %d", n, k, p)}
+			Reason: fmt.Sprintf("each task is run by %d different participants (one per %s), but %d sessions per participant leave only %d", n, in.arm(), k, p)}
 	}
 	return nil
 }
@@ -272,8 +346,16 @@ func build(in input) (*Plan, error) {
 		groupOf = append(groupOf, g)
 	}
 	order := make([]string, n)
-	for x, i := range rng.New(seed, "systems").Perm(n) {
-		order[x] = in.systems[i]
+	if c := len(in.conditions); c > 0 {
+		// Systems and conditions are each put in a random order, keeping the interleaving.
+		sp, cp := rng.New(seed, "systems").Perm(len(in.labels)), rng.New(seed, "conditions").Perm(c)
+		for x := range order {
+			order[x] = armKey(in.labels[sp[x/c]], in.conditions[cp[x%c]])
+		}
+	} else {
+		for x, i := range rng.New(seed, "systems").Perm(n) {
+			order[x] = in.systems[i]
+		}
 	}
 
 	// Units, hardest first: risk tier, then required fields, then tool burden; ties at random.
@@ -321,7 +403,7 @@ func build(in input) (*Plan, error) {
 
 	width := max(2, len(strconv.Itoa(np)))
 	plan := &Plan{Request: in.req, Design: Design{
-		Systems: n, Tasks: len(in.tasks), Anchors: len(in.anchors), K: k, Sessions: total, Participants: np,
+		Systems: len(in.labels), Conditions: len(in.conditions), Tasks: len(in.tasks), Anchors: len(in.anchors), K: k, Sessions: total, Participants: np,
 		Groups: g, Partial: r, LockedGroups: locked, Bases: fam.bases, Order: order,
 		ExactCarryOver: fam.exact, FullCycles: g%len(fam.bases) == 0, Method: fam.method,
 	}}
@@ -331,8 +413,15 @@ func build(in input) (*Plan, error) {
 		for p, x := range row {
 			u := units[slot[q][p]]
 			t := in.tasks[u.task]
+			sys, cond := splitArm(order[x])
 			plan.Sessions = append(plan.Sessions, Session{Participant: label, Position: p + 1, Task: t.ID,
-				System: order[x], Repeat: u.repeat, Group: groupOf[q] + 1, Stratum: t.Stratum()})
+				System: sys, Condition: cond, Repeat: u.repeat, Group: groupOf[q] + 1, Stratum: t.Stratum()})
+		}
+	}
+	if len(in.conditions) > 0 {
+		plan.Design.Order = make([]string, len(order))
+		for i, a := range order {
+			plan.Design.Order[i] = ArmLabel(splitArm(a))
 		}
 	}
 	if problems := Verify(plan.Sessions); len(problems) > 0 {

@@ -8,7 +8,8 @@ import (
 
 // Verify checks a plan (its sessions alone, as read back from plan.csv) against the study's
 // constraints and returns one line per violation; none means the plan is sound. The task and
-// system sets are those the plan mentions; anchors are the tasks with repeat-2 sessions.
+// system sets are those the plan mentions; anchors are the tasks with repeat-2 sessions. With a
+// condition factor the cells and the per-participant cap are those of system × condition arms.
 func Verify(sessions []Session) []string {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
@@ -27,7 +28,7 @@ func Verify(sessions []Session) []string {
 			participants = append(participants, s.Participant)
 		}
 		byParticipant[s.Participant] = append(byParticipant[s.Participant], s)
-		systems[s.System], tasks[s.Task] = true, true
+		systems[s.Arm()], tasks[s.Task] = true, true
 		if s.Repeat == 2 {
 			anchors[s.Task] = true
 		}
@@ -59,8 +60,8 @@ func Verify(sessions []Session) []string {
 				add("%s meets task %s at positions %d and %d: %s", p, s.Task, prev, s.Position, ConstraintDistinctTasks)
 			}
 			met[s.Task] = s.Position
-			perSystem[s.System]++
-			runs[cell{s.Task, s.System, s.Repeat}] = append(runs[cell{s.Task, s.System, s.Repeat}], p)
+			perSystem[s.Arm()]++
+			runs[cell{s.Task, s.Arm(), s.Repeat}] = append(runs[cell{s.Task, s.Arm(), s.Repeat}], p)
 		}
 		for _, sys := range sortedKeys(perSystem) {
 			if perSystem[sys] > limit {

@@ -205,7 +205,11 @@ func importOne(ctx context.Context, cfg ImportConfig, tasks map[string]*task.Tas
 		r.Status, r.Reason = "refused", err.Error()
 		return r
 	}
-	done, _, err := finished(ctx, st, c.system)
+	cond := ""
+	if len(c.events) > 0 && c.events[0].Type == trace.SessionStart {
+		cond = c.events[0].Meta["condition"] // a trace made under a listening condition says so
+	}
+	done, _, err := finished(ctx, st, c.system, cond)
 	if err != nil {
 		r.Status, r.Reason = "refused", err.Error()
 		return r
@@ -230,7 +234,7 @@ func importOne(ctx context.Context, cfg ImportConfig, tasks map[string]*task.Tas
 		res.Recording = wav
 	}
 	if _, err := st.CreateSession(ctx, audit.NewSession{ID: c.id, TaskID: c.task.ID, TaskVersion: c.task.Version, System: c.system,
-		Mode: audit.ModeSynthetic, Seed: c.seed}); err != nil {
+		Mode: audit.ModeSynthetic, Seed: c.seed, Condition: cond}); err != nil {
 		r.Status, r.Reason = "refused", err.Error()
 		return r
 	}

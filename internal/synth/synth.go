@@ -17,12 +17,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
 	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/audit"
+	"github.com/voicebench/humanaudit/internal/condition"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/session"
@@ -83,6 +85,30 @@ type Config struct {
 	Progress           io.Writer // a line per finished call; nil: none
 	Logger             *slog.Logger
 	Now                func() time.Time
+	// Condition is the listening condition every call of the run is made under (nil: none, as
+	// before conditions existed, which is quiet); a run resumes and exports only the sessions of
+	// its condition. Conditions holds the noise beds.
+	Condition  *condition.Spec
+	Conditions *condition.Library
+}
+
+// conditionName is the condition a run records ("" without one); quiet and none are the same
+// condition when sessions are matched.
+func (cfg Config) conditionName() string {
+	if cfg.Condition == nil {
+		return ""
+	}
+	return cfg.Condition.String()
+}
+
+func sameCondition(a, b string) bool {
+	norm := func(c string) string {
+		if c == condition.Quiet {
+			return ""
+		}
+		return c
+	}
+	return norm(a) == norm(b)
 }
 
 // Outcome is how one call of a run ended.
@@ -147,7 +173,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		}
 	}
 	plan := Order(cfg.Tasks, cfg.Seeds)
-	done, attempts, err := finished(ctx, cfg.Store, label)
+	done, attempts, err := finished(ctx, cfg.Store, label, cfg.conditionName())
 	if err != nil {
 		return Summary{}, err
 	}
@@ -249,11 +275,12 @@ type pairKey struct {
 }
 
 // finished returns the system's finished pairs (a graded, ended, not excluded synthetic session)
-// with the session that finished each, and how many sessions each pair has had (to name the next).
-func finished(ctx context.Context, st Store, label string) (map[pairKey]string, map[pairKey]int, error) {
-	ss, err := st.ListSessions(ctx, audit.SessionFilter{Mode: audit.ModeSynthetic, System: label})
+// under the run's condition with the session that finished each, and how many sessions each pair
+// has had (to name the next).
+func finished(ctx context.Context, st Store, label, cond string) (map[pairKey]string, map[pairKey]int, error) {
+	ss, err := conditionSessions(ctx, st, label, cond)
 	if err != nil {
-		return nil, nil, fmt.Errorf("synth: list sessions: %w", err)
+		return nil, nil, err
 	}
 	done, attempts := map[pairKey]string{}, map[pairKey]int{}
 	for _, s := range ss {
@@ -266,13 +293,32 @@ func finished(ctx context.Context, st Store, label string) (map[pairKey]string, 
 	return done, attempts, nil
 }
 
+// conditionSessions lists the system's synthetic sessions run under cond.
+func conditionSessions(ctx context.Context, st Store, label, cond string) ([]audit.SessionSummary, error) {
+	ss, err := st.ListSessions(ctx, audit.SessionFilter{Mode: audit.ModeSynthetic, System: label})
+	if err != nil {
+		return nil, fmt.Errorf("synth: list sessions: %w", err)
+	}
+	out := ss[:0]
+	for _, s := range ss {
+		if sameCondition(s.Condition, cond) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
 // errConnect marks a call whose agent could not be reached.
 var errConnect = errors.New("connect agent")
 
 // sessionID names a synthetic session by system, task, seed and attempt, so it is recognisable in
 // listings and unique across re-runs of an excluded pair.
-func sessionID(label string, p Pair, attempt int) string {
-	return fmt.Sprintf("syn-%s-%s-s%d-%d", label, p.Task.ID, p.Seed, attempt)
+func sessionID(label string, p Pair, attempt int, cond string) string {
+	if sameCondition(cond, "") {
+		return fmt.Sprintf("syn-%s-%s-s%d-%d", label, p.Task.ID, p.Seed, attempt)
+	}
+	slug := strings.NewReplacer("+", "-", "@", "-", ".", "_").Replace(cond)
+	return fmt.Sprintf("syn-%s-%s-%s-s%d-%d", label, p.Task.ID, slug, p.Seed, attempt)
 }
 
 var attemptsMu sync.Mutex
@@ -283,17 +329,36 @@ func runOne(ctx context.Context, cfg Config, p Pair, attempts map[pairKey]int) O
 	k := pairKey{p.Task.ID, p.Seed}
 	attemptsMu.Lock()
 	attempts[k]++
-	out.Session = sessionID(cfg.System.Label, p, attempts[k])
+	out.Session = sessionID(cfg.System.Label, p, attempts[k], cfg.conditionName())
 	attemptsMu.Unlock()
 	st := cfg.Store
 	sctx := context.WithoutCancel(ctx) // storing what happened must not be cut short
-	if _, err := st.CreateSession(sctx, audit.NewSession{ID: out.Session, TaskID: p.Task.ID, TaskVersion: p.Task.Version,
-		System: cfg.System.Label, Mode: audit.ModeSynthetic, Seed: p.Seed}); err != nil {
+	ns := audit.NewSession{ID: out.Session, TaskID: p.Task.ID, TaskVersion: p.Task.Version,
+		System: cfg.System.Label, Mode: audit.ModeSynthetic, Seed: p.Seed}
+	if cfg.Condition != nil {
+		ns.Condition = cfg.Condition.String()
+	}
+	if _, err := st.CreateSession(sctx, ns); err != nil {
 		out.Err = fmt.Errorf("create session: %w", err)
 		return out
 	}
+	var proc *condition.Processor
+	condSeed := condition.SeedFor(p.Task.ID, p.Seed) // the same noise for every system of the pair
+	if cfg.Condition != nil {
+		lib := cfg.Conditions
+		if lib == nil {
+			lib = &condition.Library{}
+		}
+		var err error
+		if proc, err = lib.Processor(sctx, *cfg.Condition, condSeed); err != nil {
+			st.EndSession(sctx, out.Session, session.EndCancelled)
+			st.ExcludeSession(sctx, audit.Exclusion{SessionID: out.Session, Reason: audit.ReasonOther, Note: "listening condition: " + err.Error(), By: "system"})
+			out.Err = fmt.Errorf("condition %s: %w", cfg.Condition, err)
+			return out
+		}
+	}
 	sys := cfg.System
-	adapter, err := systems.New(sys, systems.DialOptions{Keys: cfg.Keys, Endpoint: cfg.Endpoint})
+	adapter, err := systems.New(sys, systems.DialOptions{Keys: cfg.Keys, Endpoint: cfg.Endpoint, Task: p.Task.ID})
 	var s *session.Session
 	if err == nil {
 		voice, _ := sys.EffectiveVoice()
@@ -301,7 +366,8 @@ func runOne(ctx context.Context, cfg Config, p Pair, attempts map[pairKey]int) O
 			System: sys.Label, Adapter: adapter, Voice: voice, ServerTurnDetection: sys.ServerVAD, Caller: cfg.Voice(p.Task, p.Seed),
 			RecordingPath: filepath.Join(cfg.DataDir, "recordings", out.Session+".wav"), Endpointer: cfg.Endpointer,
 			Sinks: []trace.Sink{st.EventSink(out.Session)}, Now: cfg.Now, TimeLimit: cfg.TimeLimit, Grade: cfg.Grade,
-			Logger: cfg.Logger, Meta: map[string]string{"runner": "audit synth"}})
+			Logger: cfg.Logger, Meta: map[string]string{"runner": "audit synth"},
+			Condition: proc, ConditionSeed: condSeed, CleanRecordingPath: console.CleanRecordingPath(filepath.Join(cfg.DataDir, "recordings", out.Session+".wav"))})
 	}
 	if err != nil {
 		// As for a human call: an unreachable agent is recorded as a platform_lost exclusion.
@@ -336,7 +402,7 @@ func runOne(ctx context.Context, cfg Config, p Pair, attempts map[pairKey]int) O
 // export writes the finished sessions of the plan's pairs (this run's and earlier ones) to Out:
 // traces/<session>.jsonl as the store holds them, grades/<session>.json, and runs.csv.
 func export(ctx context.Context, cfg Config, plan []Pair) error {
-	ss, err := cfg.Store.ListSessions(ctx, audit.SessionFilter{Mode: audit.ModeSynthetic, System: cfg.System.Label})
+	ss, err := conditionSessions(ctx, cfg.Store, cfg.System.Label, cfg.conditionName())
 	if err != nil {
 		return fmt.Errorf("synth: export: %w", err)
 	}

@@ -49,6 +49,8 @@ const (
 const (
 	SubsetAudit24 = "audit24"
 	SubsetAnchor  = "anchor"
+	// SubsetTransfer marks the transfer-rule tasks kept outside audit24 (its strata unchanged).
+	SubsetTransfer = "transfer"
 )
 
 // InSubset reports whether the task carries the subset flag.
@@ -198,6 +200,7 @@ const (
 	ToolRequestApproval ToolKind = "request_approval" // put an action to the caller for approval
 	ToolCommit          ToolKind = "commit"           // perform an action; needs a valid approval token
 	ToolGetArtifact     ToolKind = "get_artifact"     // read the artifact back
+	ToolTransfer        ToolKind = "transfer"         // hand the caller to a human, with a reason; the call ends
 )
 
 // Tool is a typed tool the agent may call.
@@ -221,11 +224,17 @@ type Tool struct {
 	Action               string `json:"action,omitempty"` // request_approval and commit
 }
 
-// Column names a table column and how an argument is compared with it.
+// Column names a table column and how an argument is compared with it. A "phonetic" column
+// (verify tools only) also matches a value that sounds the same under Algorithm ("soundex" or
+// "double_metaphone"): a name spelled as it was heard.
 type Column struct {
-	Column  string `json:"column"`
-	Compare string `json:"compare"`
+	Column    string `json:"column"`
+	Compare   string `json:"compare"`
+	Algorithm string `json:"algorithm,omitempty"`
 }
+
+// ComparePhonetic is the sound-alike column comparison.
+const ComparePhonetic = "phonetic"
 
 // Document is a knowledge document for kb_search.
 type Document struct {
@@ -263,8 +272,31 @@ type GraderSide struct {
 	RequiredActions  []ActionSpec `json:"required_actions,omitempty"`
 	ForbiddenActions []ActionSpec `json:"forbidden_actions,omitempty"`
 	// ProtectedValues must not be spoken by the agent before the caller is verified.
-	ProtectedValues []string    `json:"protected_values,omitempty"`
-	Fields          []GoldField `json:"fields"`
+	ProtectedValues []string `json:"protected_values,omitempty"`
+	// Transfer is the task's rule for handing the caller to a human (a transfer tool):
+	// forbidden (the default: a transfer fails Process Validity), allowed, or required (Action
+	// Completion fails without one). TransferReason documents why.
+	Transfer       TransferRule `json:"transfer,omitempty"`
+	TransferReason string       `json:"transfer_reason,omitempty"`
+	Fields         []GoldField  `json:"fields"`
+}
+
+// TransferRule says whether a task's call may, or must, end with a transfer to a human.
+type TransferRule string
+
+// Transfer rules.
+const (
+	TransferForbidden TransferRule = "forbidden"
+	TransferAllowed   TransferRule = "allowed"
+	TransferRequired  TransferRule = "required"
+)
+
+// TransferRuleOf is the task's transfer rule, forbidden when it states none.
+func (t *Task) TransferRuleOf() TransferRule {
+	if t.Grader.Transfer == "" {
+		return TransferForbidden
+	}
+	return t.Grader.Transfer
 }
 
 // ActionSpec names a tool call, optionally with arguments that must match.

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/voicebench/humanaudit/internal/canon"
+	"github.com/voicebench/humanaudit/internal/phonetic"
 )
 
 // Lifecycles allowed for each authorization: prepare, review, approval and commit are distinct
@@ -258,6 +260,7 @@ func (v *validator) trigger(p string, e Event, actions map[string]bool) {
 
 func (v *validator) tools() {
 	hasKB := false
+	transfers := 0
 	for i, tl := range v.t.Agent.Tools {
 		p := fmt.Sprintf("$.agent.tools[%d]", i)
 		props, err := compileToolSchema(tl.Parameters)
@@ -300,6 +303,14 @@ func (v *validator) tools() {
 				if _, ok := props[arg]; !ok {
 					v.add(p+"."+what+"."+arg, "argument %q is not a parameter of the tool", arg)
 				}
+				switch {
+				case c.Compare == ComparePhonetic && tl.Kind != ToolVerify:
+					v.add(p+"."+what+"."+arg+".compare", "phonetic compares only verify tools' match columns (a lookup by sound would find another person's record)")
+				case c.Compare == ComparePhonetic && !slices.Contains(phonetic.Algorithms, c.Algorithm):
+					v.add(p+"."+what+"."+arg+".algorithm", "a phonetic column names its algorithm: %s", strings.Join(phonetic.Algorithms, " or "))
+				case c.Compare != ComparePhonetic && c.Algorithm != "":
+					v.add(p+"."+what+"."+arg+".algorithm", "algorithm applies to phonetic columns only (compare is %q)", c.Compare)
+				}
 				if len(rows) > 0 {
 					if _, ok := rows[0][c.Column]; !ok {
 						v.add(p+"."+what+"."+arg+".column", "table %q has no column %q", tl.Table, c.Column)
@@ -326,7 +337,22 @@ func (v *validator) tools() {
 			if tl.Action == "" {
 				v.add(p+".action", "a %s tool needs an action", tl.Kind)
 			}
+		case ToolTransfer:
+			if _, ok := props["reason"]; !ok {
+				v.add(p+".parameters", "a transfer tool takes a \"reason\" string argument (why the caller is handed to a human)")
+			}
+			transfers++
 		}
+	}
+	switch rule := v.t.Grader.Transfer; {
+	case transfers > 1:
+		v.add("$.agent.tools", "a task has at most one transfer tool, got %d", transfers)
+	case transfers == 1 && rule == "":
+		v.add("$.grader.transfer", "a task with a transfer tool states its rule: forbidden, allowed or required")
+	case transfers == 0 && rule == TransferRequired:
+		v.add("$.grader.transfer", "a transfer is required but the task has no transfer tool")
+	case transfers == 0 && rule == TransferAllowed:
+		v.add("$.grader.transfer", "a transfer is allowed but the task has no transfer tool")
 	}
 	if hasKB && len(v.t.Agent.Knowledge) == 0 {
 		v.add("$.agent.knowledge", "the task has a kb_search tool but no knowledge documents")

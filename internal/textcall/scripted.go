@@ -19,6 +19,8 @@ type Flaws struct {
 	SkipTools             map[string]bool // never calls these required tools (kb_search, a quote)
 	SpeakProtectedEarly   bool            // reads out protected values before verifying the caller
 	NeverMarkReady        bool
+	// TransferEarly hands the caller to a human at its first turn, whatever the task's rule.
+	TransferEarly bool
 }
 
 // Scripted is an oracle agent that follows the standard professional rules: one short question per
@@ -31,20 +33,21 @@ type Scripted struct {
 	t     *task.Task
 	flaws Flaws
 
-	heard     map[string]string // fact → value last said
-	unknown   map[string]bool
-	asked     map[string]int
-	lastAsked string            // fact asked in the agent's previous turn
-	recorded  map[string]string // field → value recorded
-	verified  bool
-	actions   int // required actions done
-	ready     bool
-	askedOK   bool // approval requested
-	approved  bool
-	revoked   bool
-	declined  bool
-	committed bool
-	closing   bool
+	heard       map[string]string // fact → value last said
+	unknown     map[string]bool
+	asked       map[string]int
+	lastAsked   string            // fact asked in the agent's previous turn
+	recorded    map[string]string // field → value recorded
+	verified    bool
+	actions     int // required actions done
+	ready       bool
+	askedOK     bool // approval requested
+	approved    bool
+	revoked     bool
+	declined    bool
+	committed   bool
+	closing     bool
+	transferred bool
 }
 
 // NewScripted returns the oracle agent for task t with the given flaws.
@@ -161,6 +164,13 @@ func typed(t *task.Task, field, value string) any {
 
 func (a *Scripted) next() []Step {
 	var steps []Step
+	if tl := a.tool(task.ToolTransfer); tl != nil && a.flaws.TransferEarly && !a.transferred {
+		a.transferred = true
+		return []Step{{Say: "Let me put you through to a colleague."}, {Tool: tl.Name, Args: `{"reason":"the caller asked for a person"}`}}
+	}
+	if a.transferred {
+		return []Step{{Say: "You're being transferred now. Goodbye."}}
+	}
 	if a.flaws.SpeakProtectedEarly && len(a.t.Grader.ProtectedValues) > 0 && !a.verified {
 		steps = append(steps, Step{Say: "I can see a value of " + a.t.Grader.ProtectedValues[0] + " on the account."})
 	}
@@ -226,6 +236,12 @@ func (a *Scripted) next() []Step {
 			a.ready = true
 			steps = append(steps, Step{Tool: tl.Name, Args: "{}"})
 		}
+	}
+	// A task whose procedure ends with a hand-over: transfer once the artifact is ready.
+	if tl := a.tool(task.ToolTransfer); tl != nil && a.t.TransferRuleOf() == task.TransferRequired && a.ready && !a.transferred {
+		a.transferred = true
+		b, _ := json.Marshal(map[string]string{"reason": a.t.Grader.TransferReason})
+		return append(steps, Step{Say: "I'm passing you to the team that handles this now."}, Step{Tool: tl.Name, Args: string(b)})
 	}
 	if a.t.Authorization == task.ApprovalGated && !a.committed {
 		commit := a.commitTool()

@@ -72,6 +72,9 @@ const (
 	AuthCommitBlocked    Type = "auth.commit_blocked" // a commit without a valid token; fails Process Validity
 )
 
+// Call outcome: the agent handed the caller to a human (a transfer tool); Text is its reason.
+const CallTransferred Type = "call.transferred"
+
 // Environment: authored events of the task's reveal graph and the facts they reveal.
 const (
 	EnvEvent     Type = "env.event"

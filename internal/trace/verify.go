@@ -224,6 +224,8 @@ func typeInfo(t Type) (required []string, known bool) {
 		return reqToolCall, true
 	case ToolResult:
 		return reqToolResult, true
+	case CallTransferred:
+		return reqTool, true
 	case ArtifactUpdate:
 		return reqArtifactUpdate, true
 	case ArtifactState:
@@ -253,6 +255,7 @@ func typeInfo(t Type) (required []string, known bool) {
 var (
 	reqToolCall       = []string{"call_id", "tool"}
 	reqToolResult     = []string{"call_id", "tool", "ok"}
+	reqTool           = []string{"tool"}
 	reqArtifactUpdate = []string{"field", "value"}
 	reqState          = []string{"state"}
 	reqGranted        = []string{"action", "token"}
@@ -272,6 +275,8 @@ func hasAll(e *Event) bool {
 		return e.CallID != "" && e.Tool != ""
 	case ToolResult:
 		return e.CallID != "" && e.Tool != "" && e.OK != nil
+	case CallTransferred:
+		return e.Tool != ""
 	case ArtifactUpdate:
 		return e.Field != "" && len(e.Value) > 0
 	case ArtifactState:

@@ -26,15 +26,17 @@ type Env struct {
 // finder holds a lookup or verify tool's columns in argument-name order and every row's values
 // of them, canonicalised once.
 type finder struct {
-	table string
-	args  []string
-	cols  []task.Column
-	rows  [][]cell // rows[r][i]: row r's value of cols[i]
+	table    string
+	args     []string
+	cols     []task.Column
+	rows     [][]cell // rows[r][i]: row r's value of cols[i]
+	phonetic bool     // some column also matches by sound
 }
 
 type cell struct {
-	id canon.IDForm // Key is the comparison key; Spoken is set for identifiers
-	ok bool         // the value reads under the comparison
+	id   canon.IDForm // Key is the comparison key; Spoken is set for identifiers
+	ok   bool         // the value reads under the comparison
+	text string       // the value as written, for phonetic columns
 }
 
 // Compile prepares the environment of task t. It is safe for concurrent use.
@@ -97,6 +99,12 @@ func newFinder(t *task.Task, tl *task.Tool) *finder {
 			s := fmt.Sprint(v)
 			if c.Compare == "identifier" {
 				cells[i] = cell{id: canon.NewIDForm(s), ok: true}
+				continue
+			}
+			if c.Compare == task.ComparePhonetic {
+				k, _ := canon.Key("casefold", s)
+				cells[i] = cell{id: canon.IDForm{Key: k}, ok: true, text: s}
+				f.phonetic = true
 				continue
 			}
 			k, ok := canon.Key(c.Compare, s)

@@ -14,7 +14,7 @@ import (
 func isOutput(e *trace.Event) bool {
 	switch e.Type {
 	case trace.ToolResult, trace.ArtifactUpdate, trace.ArtifactState, trace.AuthVerified,
-		trace.AuthTokenInvalidated, trace.AuthCommitted, trace.AuthCommitBlocked:
+		trace.AuthTokenInvalidated, trace.AuthCommitted, trace.AuthCommitBlocked, trace.CallTransferred:
 		return true
 	case trace.AuthApprovalRequested:
 		return e.Source == "tool"

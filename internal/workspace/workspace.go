@@ -18,6 +18,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/voicebench/humanaudit/internal/canon"
+	"github.com/voicebench/humanaudit/internal/phonetic"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -37,7 +38,12 @@ const (
 	CodeIncomplete       = "incomplete"
 	CodeBadState         = "bad_state"
 	CodeApprovalRequired = "approval_required"
+	CodeTransferred      = "transferred"
 )
+
+// SoundAlike starts the text of a verification that matched only through a phonetic column
+// (auth.verified and its tool.result): "sound-alike: last_name (double_metaphone)".
+const SoundAlike = "sound-alike"
 
 // recordedField is a field a record call echoes back, with its encoded value.
 type recordedField struct {
@@ -75,6 +81,8 @@ type Workspace struct {
 	minted    int
 	revoked   map[string]bool
 	committed map[string]bool
+	// transferred: the caller was handed to a human; the call is over for the agent's tools.
+	transferred bool
 }
 
 // New returns a workspace for task t in its initial state, emitting events through emit. It
@@ -92,6 +100,9 @@ type Result struct {
 	OK     bool
 	Output json.RawMessage // JSON object sent back to the agent
 	Code   string          // error code when !OK
+	// Note is recorded with the result in the trace and never sent to the agent (a
+	// verification that matched only by sound).
+	Note string
 }
 
 func (w *Workspace) out(e trace.Event) trace.Event {
@@ -107,7 +118,7 @@ func (w *Workspace) Call(callID, name string, args json.RawMessage) Result {
 	}
 	w.emit(trace.Event{Type: trace.ToolCall, Actor: trace.ActorAgent, CallID: callID, Tool: name, Args: compactJSON(args)})
 	res := w.dispatch(name, args)
-	ev := trace.Event{Type: trace.ToolResult, CallID: callID, Tool: name, OK: trace.Bool(res.OK), Result: res.Output}
+	ev := trace.Event{Type: trace.ToolResult, CallID: callID, Tool: name, OK: trace.Bool(res.OK), Result: res.Output, Text: res.Note}
 	if !res.OK {
 		ev.Error = res.Code
 	}
@@ -123,6 +134,9 @@ func (w *Workspace) dispatch(name string, raw json.RawMessage) Result {
 			names[i] = t.Name
 		}
 		return fail(CodeUnknownTool, fmt.Sprintf("no tool named %q; tools: %s", name, strings.Join(names, ", ")))
+	}
+	if w.transferred && tl.Kind != task.ToolGetArtifact {
+		return fail(CodeTransferred, "the caller has been handed to a human; the call is over")
 	}
 	if tl.Kind == task.ToolRecord {
 		if q := w.env.quick[name]; q != nil {
@@ -166,6 +180,11 @@ func (w *Workspace) dispatch(name string, raw json.RawMessage) Result {
 		return w.commit(tl.Action)
 	case task.ToolGetArtifact:
 		return okResult(map[string]any{"state": w.state, "fields": w.fields})
+	case task.ToolTransfer:
+		reason, _ := args["reason"].(string)
+		w.transferred = true
+		w.out(trace.Event{Type: trace.CallTransferred, Tool: tl.Name, Text: strings.TrimSpace(reason)})
+		return okStrings("next", "tell the caller a person will take over; the call then ends", "status", "transferred")
 	}
 	return fail(CodeUnknownTool, "tool kind "+string(tl.Kind)+" is not executable")
 }
@@ -264,37 +283,56 @@ func (w *Workspace) lookup(tl *task.Tool, args map[string]any) Result {
 }
 
 func (w *Workspace) verify(tl *task.Tool, args map[string]any) Result {
-	row := w.findRow(tl, args)
+	row, sound := w.findRowSound(tl, args, true)
 	if row == nil {
 		return Result{OK: true, Output: json.RawMessage(`{"message":"the details do not match our records","ok":true,"verified":false}`)}
 	}
+	note := ""
+	if len(sound) > 0 {
+		note = SoundAlike + ": " + strings.Join(sound, ", ")
+	}
 	if !w.verified {
 		w.verified = true
-		w.out(trace.Event{Type: trace.AuthVerified, Tool: tl.Name})
+		w.out(trace.Event{Type: trace.AuthVerified, Tool: tl.Name, Text: note})
 	}
-	return Result{OK: true, Output: json.RawMessage(`{"ok":true,"verified":true}`)}
+	// The agent learns only that the caller is verified, not how closely the name matched.
+	return Result{OK: true, Output: json.RawMessage(`{"ok":true,"verified":true}`), Note: note}
 }
 
 // findRow returns the first row of the tool's table whose columns all match the arguments.
 func (w *Workspace) findRow(tl *task.Tool, args map[string]any) map[string]any {
+	row, _ := w.findRowSound(tl, args, false)
+	return row
+}
+
+// findRowSound is findRow; with sound, a row whose phonetic columns match only by sound is the
+// answer when no row matches as written, and sound lists those columns ("last_name
+// (double_metaphone)").
+func (w *Workspace) findRowSound(tl *task.Tool, args map[string]any, sound bool) (map[string]any, []string) {
 	f := w.env.finders[tl.Name]
 	if f == nil {
-		return nil
+		return nil, nil
 	}
 	keys := make([]canon.IDForm, len(f.args))
+	texts := make([]string, len(f.args))
 	for i, arg := range f.args {
 		a, ok := args[arg]
 		if !ok {
-			return nil
+			return nil, nil
 		}
 		s := argText(a)
-		if f.cols[i].Compare == "identifier" {
+		texts[i] = s
+		compare := f.cols[i].Compare
+		if compare == "identifier" {
 			keys[i] = canon.NewIDForm(s)
 			continue
 		}
-		k, ok := canon.Key(f.cols[i].Compare, s)
-		if !ok {
-			return nil
+		if compare == task.ComparePhonetic {
+			compare = "casefold" // as written first; by sound only when no row matches so
+		}
+		k, ok := canon.Key(compare, s)
+		if !ok && f.cols[i].Compare != task.ComparePhonetic {
+			return nil, nil
 		}
 		keys[i].Key = k
 	}
@@ -309,10 +347,34 @@ func (w *Workspace) findRow(tl *task.Tool, args map[string]any) map[string]any {
 			}
 		}
 		if match {
-			return rows[r]
+			return rows[r], nil
 		}
 	}
-	return nil
+	if !sound || !f.phonetic {
+		return nil, nil
+	}
+	for r, rk := range f.rows {
+		var by []string
+		match := true
+		for i := range f.args {
+			c, col := rk[i], f.cols[i]
+			switch {
+			case c.ok && c.id.Key == keys[i].Key:
+			case col.Compare == "identifier" && c.ok && c.id.Spoken == keys[i].Spoken:
+			case col.Compare == task.ComparePhonetic && c.ok && phonetic.SoundAlike(col.Algorithm, texts[i], c.text):
+				by = append(by, col.Column+" ("+col.Algorithm+")")
+			default:
+				match = false
+			}
+			if !match {
+				break
+			}
+		}
+		if match {
+			return rows[r], by
+		}
+	}
+	return nil, nil
 }
 
 // argText renders a decoded argument as the text compared with a column.

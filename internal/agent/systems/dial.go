@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent"
+	"github.com/voicebench/humanaudit/internal/agent/elevenlabs"
 	"github.com/voicebench/humanaudit/internal/agent/gemini"
 	"github.com/voicebench/humanaudit/internal/agent/gptlive"
 	"github.com/voicebench/humanaudit/internal/agent/openai"
@@ -21,6 +22,9 @@ type DialOptions struct {
 	Endpoint string
 	// HandshakeTimeout bounds dial plus session handshake (0 = the family's default, 15 s).
 	HandshakeTimeout time.Duration
+	// Task is the id of the task the call runs: platforms that keep an agent per task
+	// (ElevenLabs) dial that task's agent.
+	Task string
 }
 
 // New builds the adapter of sys's family without connecting.
@@ -40,6 +44,9 @@ func New(sys System, opts DialOptions) (agent.Adapter, error) {
 		sys.Model = "reference" // GA-compatible servers expect ?model=
 	}
 	switch sys.Family {
+	case FamilyElevenLabs:
+		return elevenlabs.New(elevenlabs.Options{URL: endpoint, APIURL: sys.APIURL, AgentID: sys.AgentFor(opts.Task), Key: key,
+			Language: sys.Language, Timeouts: elevenlabs.Timeouts{Handshake: opts.HandshakeTimeout}}), nil
 	case FamilyGemini:
 		return gemini.New(gemini.Options{URL: endpoint, Model: sys.Model, Key: key, ExtraVoices: sys.ExtraVoices,
 			LanguageCode: sys.Language, SilenceMS: sys.SilenceMS, Timeouts: gemini.Timeouts{Handshake: opts.HandshakeTimeout}}), nil

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/voicebench/humanaudit/internal/agent/elevenlabs"
 	"github.com/voicebench/humanaudit/internal/agent/gemini"
 	"github.com/voicebench/humanaudit/internal/agent/gptlive"
 	"github.com/voicebench/humanaudit/internal/agent/openai"
@@ -33,10 +34,11 @@ const (
 	FamilyGemini     Family = "gemini"      // Gemini Live
 	FamilyLive       Family = "live"        // OpenAI GPT-Live (full duplex, tools delegated to a backend model)
 	FamilyReference  Family = "reference"   // the offline reference agent (OpenAI GA protocol, no key)
+	FamilyElevenLabs Family = "elevenlabs"  // ElevenLabs Agents Platform (a bundled ASR → LLM → TTS stack)
 )
 
 // Families lists the known families in documentation order.
-var Families = []Family{FamilyOpenAI, FamilyOpenAIBeta, FamilyGrok, FamilyStepFun, FamilyGemini, FamilyLive, FamilyReference}
+var Families = []Family{FamilyOpenAI, FamilyOpenAIBeta, FamilyGrok, FamilyStepFun, FamilyGemini, FamilyLive, FamilyElevenLabs, FamilyReference}
 
 // defaultEndpoints are used when a system omits its endpoint.
 var defaultEndpoints = map[Family]string{
@@ -45,6 +47,7 @@ var defaultEndpoints = map[Family]string{
 	FamilyGrok:       "wss://api.x.ai/v1/realtime",
 	FamilyStepFun:    "wss://api.stepfun.com/v1/realtime",
 	FamilyGemini:     gemini.DefaultURL,
+	FamilyElevenLabs: elevenlabs.DefaultURL,
 	FamilyLive:       gptlive.DefaultURL,
 }
 
@@ -66,12 +69,20 @@ type System struct {
 	SilenceMS int `json:"silence_ms,omitempty"`
 	// TranscriptionModel asks OpenAI-family providers for caller transcripts.
 	TranscriptionModel string `json:"transcription_model,omitempty"`
-	// Language is Gemini's speech language code (en-US).
+	// Language is the speech language: Gemini's language code (en-US), the ElevenLabs agent's
+	// language override (en).
 	Language string `json:"language,omitempty"`
 	// BackendModel is the Responses model GPT-Live delegates tools to (live only).
 	BackendModel string `json:"backend_model,omitempty"`
 	// ExtraVoices extends the family's voice allow-list (custom or newly released voices).
 	ExtraVoices []string `json:"extra_voices,omitempty"`
+	// AgentID is the ElevenLabs platform agent every task is called on; Agents names one per task
+	// id (task → agent id), which is what the platform needs when tasks have different tools.
+	AgentID string            `json:"agent_id,omitempty"`
+	Agents  map[string]string `json:"agents,omitempty"`
+	// APIURL is the ElevenLabs REST base (signed URLs, agent checks); derived from the endpoint
+	// when empty.
+	APIURL string `json:"api_url,omitempty"`
 
 	source string // the file it came from, for messages
 }
@@ -201,7 +212,9 @@ func (s *System) validate() []error {
 		errs = append(errs, s.problem(ErrUnknownFamily, "unknown family %q (expected one of %s)", s.Family, strings.Join(names, ", ")))
 		return errs
 	}
-	if s.Family != FamilyReference {
+	if s.Family == FamilyElevenLabs {
+		errs = append(errs, s.validateElevenLabs()...)
+	} else if s.Family != FamilyReference {
 		if s.Model == "" {
 			errs = append(errs, s.problem(ErrMalformed, "missing model"))
 		}
@@ -340,8 +353,8 @@ func (s System) EffectiveVoice() (voice string, substituted bool) {
 		allowed, def = gemini.Voices, gemini.DefaultVoice
 	case FamilyLive:
 		allowed, def = gptlive.Voices, gptlive.DefaultVoice
-	case FamilyReference:
-		return s.Voice, false
+	case FamilyReference, FamilyElevenLabs:
+		return s.Voice, false // the reference agent has one voice; ElevenLabs voices are ids
 	default:
 		d := dialectOf(s.Family)
 		allowed, def = d.VoicesFor(s.Model), d.DefaultVoice
@@ -365,4 +378,36 @@ func dialectOf(f Family) openai.Dialect {
 		return openai.StepFun
 	}
 	return openai.GA // openai, reference
+}
+
+// validateElevenLabs checks what an ElevenLabs system needs: a platform agent (for every task or
+// per task) and the platform's own turn-taking; the model is the platform agent's LLM, named for
+// the record only, and a public agent needs no key.
+func (s *System) validateElevenLabs() []error {
+	var errs []error
+	if s.AgentID == "" && len(s.Agents) == 0 {
+		errs = append(errs, s.problem(ErrMalformed, "missing agent_id (or agents: task id → agent id): the ElevenLabs agent provisioned on the platform"))
+	}
+	for task, id := range s.Agents {
+		if task == "" || id == "" {
+			errs = append(errs, s.problem(ErrMalformed, "agents: task %q → agent %q: both must be set", task, id))
+		}
+	}
+	if !s.ServerVAD {
+		errs = append(errs, s.problem(ErrMalformed, "server_vad must be true: the ElevenLabs platform takes turns itself (its protocol has no client turn control)"))
+	}
+	if s.APIURL != "" {
+		if u, err := url.Parse(s.APIURL); err != nil || (u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname()))) {
+			errs = append(errs, s.problem(ErrBadEndpoint, "api_url %q: expected an https:// URL", redactURL(s.APIURL)))
+		}
+	}
+	return errs
+}
+
+// AgentFor is the ElevenLabs agent of a task: its entry in Agents, else AgentID.
+func (s System) AgentFor(taskID string) string {
+	if id, ok := s.Agents[taskID]; ok {
+		return id
+	}
+	return s.AgentID
 }

@@ -2,6 +2,7 @@ package systems_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/agent"
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
+	"github.com/voicebench/humanaudit/internal/agent/elevenlabs"
 	"github.com/voicebench/humanaudit/internal/agent/systems"
 	"github.com/voicebench/humanaudit/internal/secrets"
 )
@@ -53,7 +55,7 @@ func TestParseProblems(t *testing.T) {
 			`systems.json: line 1, column 44: field systems.server_vad: expected bool, got string`, systems.ErrMalformed},
 		{"no systems", `{}`, `systems.json: no systems: expected {"systems": [{"label": …, "family": …}, …]}`, systems.ErrMalformed},
 		{"unknown family", `{"systems":[{"label":"grok-voice","family":"xai","model":"m","key_label":"XAI_API_KEY"}]}`,
-			`systems.json: system "grok-voice": unknown family "xai" (expected one of openai, openai-beta, grok, stepfun, gemini, live, reference)`, systems.ErrUnknownFamily},
+			`systems.json: system "grok-voice": unknown family "xai" (expected one of openai, openai-beta, grok, stepfun, gemini, live, elevenlabs, reference)`, systems.ErrUnknownFamily},
 		{"duplicate label", `{"systems":[{"label":"a","family":"reference"},{"label":"a","family":"reference"}]}`,
 			`systems.json: system "a": duplicate label (also systems[0])`, systems.ErrDuplicateLabel},
 		{"http URL", `{"systems":[{"label":"a","family":"openai","endpoint":"https://api.openai.com/v1/realtime","model":"m","key_label":"K"}]}`,
@@ -68,6 +70,10 @@ func TestParseProblems(t *testing.T) {
 			`systems.json: system "reference-agent": label "reference-agent" is reserved for the console's built-in reference agent: choose another label`, systems.ErrMalformed},
 		{"long label", `{"systems":[{"label":"` + strings.Repeat("a", 65) + `","family":"reference"}]}`,
 			`systems.json: system "` + strings.Repeat("a", 65) + `": label must be at most 64 letters, digits, '.', '_' or '-'`, systems.ErrMalformed},
+		{"elevenlabs without an agent", `{"systems":[{"label":"el","family":"elevenlabs","key_label":"EL","server_vad":true}]}`,
+			`systems.json: system "el": missing agent_id (or agents: task id → agent id): the ElevenLabs agent provisioned on the platform`, systems.ErrMalformed},
+		{"elevenlabs with matched turns", `{"systems":[{"label":"el","family":"elevenlabs","agent_id":"agent_1"}]}`,
+			`systems.json: system "el": server_vad must be true: the ElevenLabs platform takes turns itself (its protocol has no client turn control)`, systems.ErrMalformed},
 		{"missing model and key label", `{"systems":[{"label":"a","family":"openai"}]}`,
 			"systems.json: system \"a\": missing model\nsystems.json: system \"a\": missing key_label (the label of its API key in secrets.txt or the environment)", systems.ErrMalformed},
 	}
@@ -177,6 +183,30 @@ func TestDialEachFamily(t *testing.T) {
 			a.Close()
 		})
 	}
+	t.Run("elevenlabs, an agent per task", func(t *testing.T) {
+		tool := agent.Tool{Name: "record", Parameters: json.RawMessage(`{"type":"object","properties":{"x":{"type":"string"}}}`)}
+		mk := func(id string) agenttest.ElevenLabsAgent {
+			return agenttest.ElevenLabsAgent{ID: id, Private: true, AllowPrompt: true, AllowFirstMessage: true,
+				Tools: []elevenlabs.ToolConfig{{Type: "client", Name: "record", Parameters: tool.Parameters, ExpectsResponse: true}}}
+		}
+		f := agenttest.NewElevenLabsFake(t, agenttest.ElevenLabsOptions{Key: key, Agents: []agenttest.ElevenLabsAgent{mk("agent_default"), mk("agent_vpn")}}, agenttest.Script{})
+		sys := parseOne(t, fmt.Sprintf(`{"systems":[{"label":"el","family":"elevenlabs","endpoint":%q,"model":"gpt-4.1-mini","key_label":"TEST_KEY",
+			"server_vad":true,"agent_id":"agent_default","agents":{"it-vpn-incident":"agent_vpn"}}]}`, f.URL()))
+		for task, want := range map[string]string{"it-vpn-incident": "agent_vpn", "other": "agent_default"} {
+			if got := sys.AgentFor(task); got != want {
+				t.Errorf("agent for %s: %s, want %s", task, got, want)
+			}
+			a, err := systems.Dial(context.Background(), sys, systems.DialOptions{Keys: store, Task: task,
+				Config: agent.Config{Instructions: "hi", Tools: []agent.Tool{tool}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.Close()
+		}
+		if in := f.Initiations(); len(in) != 2 {
+			t.Errorf("initiations %d", len(in))
+		}
+	})
 	t.Run("reference needs no key", func(t *testing.T) {
 		f := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{})
 		sys := parseOne(t, `{"systems":[{"label":"reference","family":"reference"}]}`)

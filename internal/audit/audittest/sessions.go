@@ -29,10 +29,10 @@ func (s *Store) CreateSession(_ context.Context, ns audit.NewSession) (audit.Ses
 	if err := ns.Mode.Check(); err != nil {
 		return audit.Session{}, err
 	}
-	clone(&ns.ID, &ns.StudyID, &ns.TaskID, &ns.System, &ns.ConsoleID)
+	clone(&ns.ID, &ns.StudyID, &ns.TaskID, &ns.System, &ns.ConsoleID, &ns.Condition)
 	sess := audit.Session{ID: ns.ID, StudyID: ns.StudyID, AssignmentID: ns.AssignmentID, ParticipantID: ns.ParticipantID,
 		TaskID: ns.TaskID, TaskVersion: ns.TaskVersion, System: ns.System, Mode: ns.Mode, Seed: ns.Seed,
-		Status: audit.SessionCreated, CreatedAt: s.stamp(), Attempt: 1, ConsoleID: ns.ConsoleID}
+		Status: audit.SessionCreated, CreatedAt: s.stamp(), Attempt: 1, ConsoleID: ns.ConsoleID, Condition: ns.Condition}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var a *audit.Assignment
@@ -342,7 +342,7 @@ func (s *Store) ExcludeSession(_ context.Context, e audit.Exclusion) (audit.Assi
 
 // returnCell puts a fresh pending copy of an excluded assignment's cell in the study's pool.
 func (s *Store) returnCell(a *audit.Assignment) *audit.Assignment {
-	return s.newAssignment(audit.Assignment{StudyID: a.StudyID, Task: a.Task, System: a.System, Repeat: a.Repeat, Replaces: a.ID, CreatedAt: s.stamp()})
+	return s.newAssignment(audit.Assignment{StudyID: a.StudyID, Task: a.Task, System: a.System, Repeat: a.Repeat, Replaces: a.ID, Condition: a.Condition, CreatedAt: s.stamp()})
 }
 
 // CloseSession ends a session that has not ended, all at once: it appends c.Append to the event

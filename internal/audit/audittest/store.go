@@ -321,7 +321,7 @@ func (s *Store) AddPlan(_ context.Context, studyID string, rows []audit.PlanRow)
 	order := audit.PlanSlots(rows)
 	rows = slices.Clone(rows)
 	for i := range rows {
-		clone(&rows[i].Slot, &rows[i].Task, &rows[i].System)
+		clone(&rows[i].Slot, &rows[i].Task, &rows[i].System, &rows[i].Condition)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -358,7 +358,7 @@ func (s *Store) AddPlan(_ context.Context, studyID string, rows []audit.PlanRow)
 			continue
 		}
 		s.newAssignment(audit.Assignment{StudyID: studyID, Slot: r.Slot, ParticipantID: s.slot(studyID, r.Slot).participant,
-			Position: r.Position, Task: r.Task, System: r.System, Repeat: r.Repeat, CreatedAt: now})
+			Position: r.Position, Task: r.Task, System: r.System, Repeat: r.Repeat, Condition: r.Condition, CreatedAt: now})
 		added++
 	}
 	return added, nil
