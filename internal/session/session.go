@@ -180,6 +180,7 @@ type Session struct {
 	framesDropped   atomic.Int64
 	synth           synthState
 	lastAgentSignal time.Duration
+	agentStoppedAt  time.Duration // media time agent audio last stopped
 }
 
 // cueState follows one cue from issue to action.
@@ -490,7 +491,7 @@ func (s *Session) record(firings []flow.Firing) {
 		s.cues = append(s.cues, &cueState{firing: f, issued: time.Duration(f.T) * time.Millisecond, onset: -1})
 		ids = append(ids, f.CueID)
 		if s.cfg.Mode == Synthetic && f.Event.Kind == task.BargeIn && s.agentAudible() {
-			s.synth.nextTurn = s.now() // interrupt now
+			s.synth.nextTurn, s.synth.bargeDue = s.now(), true // interrupt now
 		}
 	}
 	s.setCard(ids)
@@ -561,10 +562,15 @@ func (s *Session) onMedia(ev media.Event) {
 	case media.AgentSpeechStart:
 		s.agentSpeaking = true
 		s.lastAgentSignal = s.now()
+		s.synth.agentAudioStarted()
+		if s.synth.closing && s.call.CallerQueued() == 0 {
+			s.synth.agentAfterBye = true
+		}
 		s.emit(trace.Event{Type: trace.AgentSpeechStart, Actor: trace.ActorAgent, T: at})
 	case media.AgentSpeechEnd:
 		s.agentSpeaking = false
 		s.lastAgentSignal = s.now()
+		s.agentStoppedAt = s.now()
 		s.emit(trace.Event{Type: trace.AgentSpeechEnd, Actor: trace.ActorAgent, T: at})
 	case media.LateTick:
 		s.log.Warn("late media tick", slog.Duration("late", ev.Duration))
@@ -634,6 +640,7 @@ func (s *Session) onAgent(ev agent.Event) {
 	case agent.EventAudioDelta:
 		s.lastAgentSignal = s.now()
 		s.synth.sawAgentOutput()
+		s.synth.agentAudioStarted()
 		if ev.ItemID != s.itemID {
 			s.itemID, s.itemReceivedMS = ev.ItemID, 0
 		}
