@@ -1,0 +1,204 @@
+package synth
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/voicebench/humanaudit/internal/agent/agenttest"
+	"github.com/voicebench/humanaudit/internal/agent/openai"
+	"github.com/voicebench/humanaudit/internal/bank"
+	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/session"
+	"github.com/voicebench/humanaudit/internal/task"
+	"github.com/voicebench/humanaudit/internal/trace"
+)
+
+// toneVoice is the frozen caller's bank text spoken as a loud tone, 220 ms a word: the media
+// pipeline and the endpointer see speech of the right length without a speech synthesiser.
+type toneVoice struct {
+	once    sync.Once
+	t       *task.Task
+	speaker func(trace.Plan) string
+}
+
+func (v *toneVoice) Speak(_ context.Context, p trace.Plan) (string, string, []int16, error) {
+	v.once.Do(func() { v.speaker = bank.Speaker(v.t, 1) })
+	text := v.speaker(p)
+	ms := 220 * len(strings.Fields(text))
+	return text, SourceRender, agenttest.Speech(ms, media.RecordRate), nil
+}
+
+// scaledClock runs the media clock speed times faster than the wall (the fakes answer in wall
+// time, so their latency shrinks by the same factor).
+type scaledClock struct {
+	start time.Time
+	speed int64
+	mu    sync.Mutex
+	shift time.Duration
+	stop  chan struct{}
+	once  sync.Once
+}
+
+func (c *scaledClock) Due(n int64) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.start.Add(time.Duration(n)*media.TickDuration/time.Duration(c.speed) + c.shift)
+}
+
+func (c *scaledClock) Shift(d time.Duration) { c.mu.Lock(); c.shift += d; c.mu.Unlock() }
+
+func (c *scaledClock) Next(n int64) (media.Tick, error) {
+	due := c.Due(n)
+	if err := c.WaitUntil(due); err != nil {
+		return media.Tick{}, err
+	}
+	return media.Tick{N: n, Due: due, Start: time.Now()}, nil
+}
+
+func (c *scaledClock) WaitUntil(t time.Time) error {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-c.stop:
+		return media.ErrClosed
+	}
+}
+
+func (c *scaledClock) Stop() { c.once.Do(func() { close(c.stop) }) }
+
+const clockSpeed = 4
+
+// runFast calls task tk's fast scripted agent with the synthetic caller, on a clock four times
+// faster than real time.
+func runFast(t *testing.T, tk *task.Task, fa agenttest.FastAgent, limit time.Duration) session.Result {
+	t.Helper()
+	f := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{Replies: fa.Replies(tk)})
+	adapter := openai.New(openai.Options{URL: f.URL(), Model: "gpt-realtime", Dialect: openai.GA})
+	clock := &scaledClock{start: time.Now(), speed: clockSpeed, stop: make(chan struct{})}
+	s, err := session.Start(context.Background(), session.Config{ID: "fast", Task: tk, Mode: session.Synthetic, Seed: 1,
+		System: "fast", Adapter: adapter, Caller: &toneVoice{t: tk}, Clock: clock,
+		RecordingPath: filepath.Join(t.TempDir(), "call.wav"), TimeLimit: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.Done():
+	case <-time.After(limit/clockSpeed + 60*time.Second):
+		t.Fatal("session did not end")
+	}
+	return s.Result()
+}
+
+func suiteTask(t *testing.T, id string) *task.Task {
+	t.Helper()
+	tk, err := task.LoadFile(filepath.Join("..", "..", "tasks", id+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+// bargeInTasks are the suite's tasks that author a barge-in.
+func bargeInTasks(t *testing.T) []*task.Task {
+	t.Helper()
+	all := loadSuite(t)
+	var out []*task.Task
+	for _, tk := range all {
+		for _, ev := range tk.Events {
+			if ev.Kind == task.BargeIn {
+				out = append(out, tk)
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("the suite authors no barge-in")
+	}
+	return out
+}
+
+// TestFastAgentNeverLoopsOnBargeInTasks: against a scripted agent that answers at once or after
+// 500 ms (media time) with long turns, the synthetic caller barges in no more often than the task
+// authors, never ends on the time limit, and hangs up only after the agent's goodbye has played
+// (no agent.speech_start without its end).
+func TestFastAgentNeverLoopsOnBargeInTasks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("calls of a few minutes of media time each; skipped with -short")
+	}
+	for _, tk := range bargeInTasks(t) {
+		authored := 0
+		for _, ev := range tk.Events {
+			if ev.Kind == task.BargeIn {
+				authored++
+			}
+		}
+		for _, lat := range []time.Duration{0, 500 * time.Millisecond} {
+			t.Run(tk.ID+"/latency "+lat.String(), func(t *testing.T) {
+				res := runFast(t, tk, agenttest.FastAgent{Latency: lat / clockSpeed, UtteranceMS: 12000}, 8*time.Minute)
+				bargeIns, callerBarge, starts, ends := 0, 0, 0, 0
+				for _, e := range res.Events {
+					switch e.Type {
+					case trace.MediaBargeIn:
+						if e.Source == "caller" {
+							bargeIns++
+						}
+					case trace.CallerPlan:
+						if e.Plan.Kind == trace.PlanBargeIn {
+							callerBarge++
+						}
+					case trace.AgentSpeechStart:
+						starts++
+					case trace.AgentSpeechEnd:
+						ends++
+					}
+				}
+				t.Logf("%s: ended %s, %d barge-ins (%d authored), %d events", tk.ID, res.Reason, bargeIns, authored, len(res.Events))
+				if res.Reason != session.EndCallerHungUp {
+					t.Errorf("call ended %s, want %s (trace: %s)", res.Reason, session.EndCallerHungUp, planSeq(res.Events))
+				}
+				if bargeIns > authored {
+					t.Errorf("%d caller barge-ins over agent audio, the task authors %d (trace: %s)", bargeIns, authored, planSeq(res.Events))
+				}
+				if callerBarge > authored {
+					t.Errorf("%d barge-in plans, the task authors %d", callerBarge, authored)
+				}
+				if starts != ends {
+					t.Errorf("%d agent.speech_start, %d agent.speech_end: the caller hung up during the agent's speech", starts, ends)
+				}
+			})
+		}
+	}
+}
+
+// planSeq lists the caller plans and agent speech of a trace, for failure messages.
+func planSeq(evs []trace.Event) string {
+	var b strings.Builder
+	for _, e := range evs {
+		switch e.Type {
+		case trace.CallerPlan:
+			b.WriteString(" caller:" + e.Plan.ID)
+		case trace.AgentTranscript:
+			b.WriteString(" agent:" + e.Text)
+		case trace.MediaBargeIn:
+			b.WriteString(" [barge-in " + e.Source + "]")
+		}
+		b.WriteString("")
+	}
+	return b.String()
+}
+
+// loadSuite loads the suite's task files (tasks/).
+func loadSuite(t *testing.T) []*task.Task {
+	t.Helper()
+	all, probs := task.LoadAll(filepath.Join("..", "..", "tasks"))
+	if len(probs) > 0 {
+		t.Fatalf("suite: %v", probs)
+	}
+	return all
+}
