@@ -7,8 +7,10 @@
 package synth
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -361,11 +363,26 @@ func export(ctx context.Context, cfg Config, plan []Pair) error {
 		if s.Exclusion != nil {
 			row[6] = string(s.Exclusion.Reason)
 		}
-		if sc := s.Score; sc != nil {
-			gradePath := filepath.Join("grades", s.ID+".json")
-			if err := os.WriteFile(filepath.Join(cfg.Out, gradePath), sc.Grade, 0o644); err != nil {
+		gradePath := filepath.Join("grades", s.ID+".json")
+		var gradeJSON []byte
+		if s.Score != nil {
+			gradeJSON = s.Score.Grade
+		}
+		if s.Exclusion != nil || gradeJSON != nil {
+			// An excluded run's grade says so itself: averaging grades/*.json must not count a lost
+			// platform as an agent failure.
+			if s.Exclusion != nil {
+				gradeJSON, err = markExcluded(gradeJSON, s.ID, s.Exclusion)
+				if err != nil {
+					return fmt.Errorf("synth: export %s: %w", s.ID, err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(cfg.Out, gradePath), gradeJSON, 0o644); err != nil {
 				return fmt.Errorf("synth: export %s: %w", s.ID, err)
 			}
+			row[15] = gradePath
+		}
+		if sc := s.Score; sc != nil {
 			row[7], row[8], row[9], row[10], row[11] = b01(sc.WS), b01(sc.TS), b01(sc.PV), b01(sc.AC), b01(sc.AV)
 			if sc.AFA != nil {
 				row[12] = strconv.FormatFloat(*sc.AFA, 'g', -1, 64)
@@ -373,11 +390,37 @@ func export(ctx context.Context, cfg Config, plan []Pair) error {
 			if sc.TTRMS != nil {
 				row[13] = strconv.FormatInt(*sc.TTRMS, 10)
 			}
-			row[15] = gradePath
 		}
 		rows = append(rows, row)
 	}
 	return writeCSV(filepath.Join(cfg.Out, "runs.csv"), rows)
+}
+
+// Excluded is the "excluded" member of an excluded run's exported grade file.
+type Excluded struct {
+	Reason string `json:"reason"`
+	Note   string `json:"note,omitempty"`
+	By     string `json:"by,omitempty"`
+}
+
+// markExcluded puts "excluded" first in a grade object (keeping the grade's own bytes after it),
+// or, for a run that has no grade, makes a grade file of the session and its exclusion alone.
+func markExcluded(grade []byte, sessionID string, x *audit.Exclusion) ([]byte, error) {
+	ex, err := json.Marshal(Excluded{Reason: string(x.Reason), Note: x.Note, By: x.By})
+	if err != nil {
+		return nil, err
+	}
+	body := bytes.TrimSpace(grade)
+	if len(body) < 2 || body[0] != '{' {
+		sid, _ := json.Marshal(sessionID)
+		return []byte(fmt.Sprintf(`{"excluded":%s,"session":%s}`+"\n", ex, sid)), nil
+	}
+	rest := bytes.TrimSpace(body[1:])
+	out := append([]byte(`{"excluded":`), ex...)
+	if len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...), nil
 }
 
 func b01(b bool) string {
