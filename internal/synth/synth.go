@@ -114,6 +114,10 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if cfg.Parallel < 1 {
 		cfg.Parallel = 1
 	}
+	if c := cfg.System.MaxConcurrent; c > 0 && cfg.Parallel > c {
+		// The provider's cap on concurrent sessions wins over the run's wish.
+		cfg.Parallel = c
+	}
 	if cfg.MaxConnectFailures < 1 {
 		cfg.MaxConnectFailures = 3
 	}
@@ -277,7 +281,10 @@ func sessionID(label string, p Pair, attempt int) string {
 	return fmt.Sprintf("syn-%s-%s-s%d-%d", label, p.Task.ID, p.Seed, attempt)
 }
 
-var attemptsMu sync.Mutex
+var (
+	attemptsMu sync.Mutex
+	connectMu  sync.Mutex
+)
 
 func runOne(ctx context.Context, cfg Config, p Pair, attempts map[pairKey]int) Outcome {
 	start := cfg.Now()
@@ -295,6 +302,9 @@ func runOne(ctx context.Context, cfg Config, p Pair, attempts map[pairKey]int) O
 		return out
 	}
 	sys := cfg.System
+	// Calls are connected one at a time: parallel handshakes against a busy agent (the reference
+	// agent loads a recognizer per connection) time out where staggered ones do not.
+	connectMu.Lock()
 	adapter, err := systems.New(sys, systems.DialOptions{Keys: cfg.Keys, Endpoint: cfg.Endpoint})
 	var s *session.Session
 	if err == nil {
@@ -305,6 +315,7 @@ func runOne(ctx context.Context, cfg Config, p Pair, attempts map[pairKey]int) O
 			Sinks: []trace.Sink{st.EventSink(out.Session)}, Now: cfg.Now, TimeLimit: cfg.TimeLimit, Grade: cfg.Grade,
 			Logger: cfg.Logger, Meta: map[string]string{"runner": "audit synth"}})
 	}
+	connectMu.Unlock()
 	if err != nil {
 		// As for a human call: an unreachable agent is recorded as a platform_lost exclusion.
 		st.EndSession(sctx, out.Session, session.EndPlatformLost)

@@ -358,3 +358,19 @@ func checkExclusionAgrees(t *testing.T, out, id, reason string, tasks []*task.Ta
 		}
 	}
 }
+
+// A system's max_concurrent caps a run's --parallel: the provider's limit on concurrent sessions
+// wins.
+func TestRunParallelCappedBySystem(t *testing.T) {
+	db := storetest.New(t)
+	sys := systems.System{Label: "capped", Family: systems.FamilyOpenAI, Endpoint: "ws://127.0.0.1:9/v1/realtime", Model: "gpt-realtime", MaxConcurrent: 2}
+	var progress syncBuffer
+	_, err := Run(context.Background(), Config{Store: db, System: sys, Tasks: loadTasks(t, "it-vpn-incident", "fnol-auto-glass"), Seeds: 3,
+		Out: t.TempDir(), DataDir: t.TempDir(), Parallel: 6, MaxConnectFailures: 1, Progress: &progress})
+	if !errors.Is(err, ErrAgentDown) {
+		t.Fatalf("err %v", err)
+	}
+	if !strings.Contains(progress.String(), "6 to run, 2 at a time") {
+		t.Errorf("progress %q, want the run capped to 2 at a time", progress.String())
+	}
+}
