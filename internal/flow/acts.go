@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"encoding/json"
 	"sort"
 	"strings"
 
@@ -49,9 +50,18 @@ func Classify(t *task.Task, text string) []Act {
 	}
 	question := strings.Contains(text, "?") || firstIndex(norm, requestCues) >= 0
 	if question {
-		for _, f := range t.User.Facts {
-			if p := firstIndex(norm, askPhrases(f)); p >= 0 {
-				acts = append(acts, Act{Kind: "ask", Fact: f.ID, pos: p})
+		// Facts named by the most specific tier of phrases that matches anything.
+		for tier := 0; tier < 3; tier++ {
+			found := false
+			for i := range t.User.Facts {
+				f := &t.User.Facts[i]
+				if p := firstIndex(norm, askTiers(t, f)[tier]); p >= 0 {
+					acts = append(acts, Act{Kind: "ask", Fact: f.ID, pos: p})
+					found = true
+				}
+			}
+			if found {
+				break
 			}
 		}
 	}
@@ -66,15 +76,123 @@ func Classify(t *task.Task, text string) []Act {
 
 var speechPunctuation = strings.NewReplacer("’", "'", ",", " ", ".", " ", "!", " ", ";", " ", ":", " ", "?", " ")
 
-// askPhrases are the phrases that ask for a fact: its asked_as phrases, and the name of the field
-// it answers ("employee_id" is asked as "employee id"), which is how agents reading the tool
-// schema tend to ask.
-func askPhrases(f task.Fact) []string {
-	out := lower(f.AskedAs)
-	if name := normalise(strings.ReplaceAll(f.Field, "_", " ")); len(name) >= 4 {
-		out = append(out, name)
+// askPhrases are the phrases that ask for a fact, by meaning rather than wording: its asked_as
+// phrases; the name of the field it answers ("employee_id" is asked as "employee id"), which is how
+// agents reading the tool schema tend to ask; the field's description in the task's tool schemas
+// ("the ZIP or postal code"); and the synonyms of the field's words and type (a date of birth is
+// asked as "when were you born", a phone as "best number to reach you").
+func askPhrases(t *task.Task, f *task.Fact) []string {
+	var out []string
+	for _, tier := range askTiers(t, f) {
+		out = append(out, tier...)
 	}
 	return out
+}
+
+// askTiers are a fact's ask phrases from the most to the least specific: asked_as; the field's
+// name and schema descriptions; synonyms. A question that names a fact by a more specific phrase
+// is not also a question for another fact that only a synonym matches.
+func askTiers(t *task.Task, f *task.Fact) [3][]string {
+	var tiers [3][]string
+	seen := map[string]bool{}
+	add := func(tier int, p string) {
+		if p = normalise(p); len(p) >= 4 && !seen[p] {
+			seen[p] = true
+			tiers[tier] = append(tiers[tier], p)
+		}
+	}
+	for _, p := range f.AskedAs {
+		add(0, p)
+	}
+	if f.Field == "" {
+		return tiers
+	}
+	name := normalise(strings.ReplaceAll(f.Field, "_", " "))
+	add(1, name)
+	for _, d := range fieldDescriptions(t, f.Field) {
+		add(1, d)
+	}
+	for _, w := range strings.Fields(name) {
+		for _, syn := range wordSynonyms[w] {
+			add(2, syn)
+		}
+	}
+	if fs, ok := t.Field(f.Field); ok && uniqueType(t, fs.Type) {
+		for _, syn := range typeSynonyms[fs.Type] {
+			add(2, syn)
+		}
+	}
+	return tiers
+}
+
+// typeSynonyms ask for a field by its type; they count only when the task has one field of the type.
+var typeSynonyms = map[string][]string{
+	"phone":   {"phone number", "callback number", "contact number", "best number", "number to reach you", "number we can reach you", "reach you at"},
+	"address": {"address", "street address", "mailing address", "where do you live", "where you live"},
+	"date":    {"what date", "which date", "the date"},
+}
+
+// wordSynonyms ask for a field by a synonym of a word of its name.
+var wordSynonyms = map[string][]string{
+	"dob":      {"date of birth", "birth date", "birthday", "when were you born", "born"},
+	"birth":    {"born", "birthday"},
+	"zip":      {"zip code", "postal code", "postcode"},
+	"postal":   {"zip code", "postcode"},
+	"email":    {"email address", "e-mail", "e mail", "email"},
+	"phone":    {"phone number", "callback number", "contact number"},
+	"callback": {"callback number", "number to call you back", "call you back"},
+	"name":     {"who am i speaking with", "who i'm speaking with", "who's calling", "spell your name"},
+	"amount":   {"how much"},
+	"value":    {"how much", "worth"},
+	"count":    {"how many"},
+	"quantity": {"how many"},
+	"reason":   {"why"},
+	"symptoms": {"what symptoms", "how are you feeling"},
+	"account":  {"account number"},
+	"policy":   {"policy number"},
+	"address":  {"where do you live", "street address"},
+}
+
+// fieldDescriptions are the descriptions the task's tool schemas give the field's parameter, up to
+// their first punctuation and only when they read as a name (at most six words, no format mask).
+func fieldDescriptions(t *task.Task, field string) []string {
+	var out []string
+	for _, tl := range t.Agent.Tools {
+		var schema struct {
+			Properties map[string]struct {
+				Description string `json:"description"`
+			} `json:"properties"`
+		}
+		if json.Unmarshal(tl.Parameters, &schema) != nil {
+			continue
+		}
+		for arg, p := range schema.Properties {
+			if arg != field && tl.Fields[arg] != field || p.Description == "" {
+				continue
+			}
+			d := p.Description
+			if i := strings.IndexAny(d, ".,;:()"); i >= 0 {
+				d = d[:i]
+			}
+			if n := len(strings.Fields(d)); n == 0 || n > 6 || strings.ContainsAny(d, "0123456789") || strings.Contains(d, "YYYY") {
+				continue
+			}
+			out = append(out, d)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// uniqueType reports whether the task's artifact has exactly one field of type typ.
+func uniqueType(t *task.Task, typ string) bool {
+	n := 0
+	for _, fs := range t.Agent.Artifact.Fields {
+		if fs.Type == typ {
+			n++
+		}
+	}
+	return n == 1
 }
 
 func normalise(s string) string {

@@ -46,6 +46,7 @@ type Engine struct {
 	pending       []trace.Plan
 	pendingMark   int // len(pending) when the current caller turn began
 	turnActs      []Act
+	turnRead      []ReadValue     // values the agent read back in this turn
 	turnApproval  map[string]bool // actions whose approval the agent asked for in this turn
 	approvalFired map[string]bool // of those, actions an approval event answered
 	approvals     map[string]string
@@ -99,6 +100,9 @@ func (e *Engine) Observe(ev trace.Event) []Firing {
 				}
 			}
 		}
+	case trace.AgentTranscript:
+		// A read-back is checked value by value against what the caller knows now.
+		e.turnRead = append(e.turnRead, ReadBack(e.t, e.known, ev.Text)...)
 	case trace.AgentAct:
 		act := parseAct(ev.Act)
 		e.turnActs = append(e.turnActs, act)
@@ -288,6 +292,7 @@ func planID(kind, fact string, version int) string {
 func (e *Engine) NextPlan() trace.Plan {
 	p := e.decide()
 	e.turnActs = nil
+	e.turnRead = nil
 	e.turnApproval = map[string]bool{}
 	e.approvalFired = map[string]bool{}
 	e.pendingMark = len(e.pending)
@@ -305,6 +310,11 @@ func (e *Engine) decide() trace.Plan {
 			}
 		}
 		return p
+	}
+	// A value read back wrong is corrected before anything but a barge-in or news: the caller
+	// neither affirms nor approves until every value it heard matches what it knows.
+	if fix, ok := e.readBackFix(); ok && e.readBackAsked() && !e.hasRank(0, pendingRank) && !e.hasRank(1, pendingRank) {
+		return fix
 	}
 	if p, ok := e.popPending(); ok {
 		return p
@@ -344,15 +354,7 @@ func (e *Engine) decide() trace.Plan {
 // given in answer to the agent's request in its last turn. An approval the agent stopped asking
 // for is dropped, and re-armed for its next request.
 func (e *Engine) popPending() (trace.Plan, bool) {
-	rank := func(k trace.PlanKind) int {
-		switch k {
-		case trace.PlanBargeIn:
-			return 0
-		case trace.PlanApprove:
-			return 2
-		}
-		return 1
-	}
+	rank := pendingRank
 	best := -1
 	for i, p := range e.pending {
 		if p.Kind == trace.PlanApprove && !e.turnApproval[p.Action] && !e.hasRank(0, rank) && !e.hasRank(1, rank) {
@@ -371,6 +373,31 @@ func (e *Engine) popPending() (trace.Plan, bool) {
 	p := e.pending[best]
 	e.pending = append(e.pending[:best], e.pending[best+1:]...)
 	return p, true
+}
+
+// pendingRank orders queued plans: a barge-in (0), news (1), an approval (2).
+func pendingRank(k trace.PlanKind) int {
+	switch k {
+	case trace.PlanBargeIn:
+		return 0
+	case trace.PlanApprove:
+		return 2
+	}
+	return 1
+}
+
+// readBackAsked reports whether the agent's last turn read values back for the caller to check: a
+// confirm or summarise act, or an approval request.
+func (e *Engine) readBackAsked() bool {
+	if len(e.turnApproval) > 0 {
+		return true
+	}
+	for _, a := range e.turnActs {
+		if a.Kind == "confirm" || a.Kind == "summarise" || a.Kind == "request_approval" {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *Engine) hasRank(r int, rank func(trace.PlanKind) int) bool {
