@@ -102,7 +102,9 @@ func (e *Engine) Observe(ev trace.Event) []Firing {
 		}
 	case trace.AgentTranscript:
 		// A read-back is checked value by value against what the caller knows now.
-		e.turnRead = append(e.turnRead, ReadBack(e.t, e.known, ev.Text)...)
+		if readsBack(Classify(e.t, ev.Text)) {
+			e.turnRead = append(e.turnRead, ReadBack(e.t, e.known, ev.Text)...)
+		}
 	case trace.AgentAct:
 		act := parseAct(ev.Act)
 		e.turnActs = append(e.turnActs, act)
@@ -328,6 +330,9 @@ func (e *Engine) decide() trace.Plan {
 	for _, a := range e.turnActs {
 		switch a.Kind {
 		case "ask":
+			if e.readBackOf(a.Fact) {
+				continue // the fact was named to read its value back, not to ask for it
+			}
 			v := e.known[a.Fact]
 			if v == 0 {
 				return trace.Plan{ID: "unknown", Kind: trace.PlanUnknown}
@@ -384,6 +389,26 @@ func pendingRank(k trace.PlanKind) int {
 		return 2
 	}
 	return 1
+}
+
+// readsBack reports whether speech with these acts reads values back for the caller to check.
+func readsBack(acts []Act) bool {
+	for _, a := range acts {
+		if a.Kind == "confirm" || a.Kind == "summarise" || a.Kind == "request_approval" {
+			return true
+		}
+	}
+	return false
+}
+
+// readBackOf reports whether the agent read back a value of fact in its last turn.
+func (e *Engine) readBackOf(fact string) bool {
+	for _, rv := range e.turnRead {
+		if rv.Fact == fact {
+			return true
+		}
+	}
+	return false
 }
 
 // readBackAsked reports whether the agent's last turn read values back for the caller to check: a

@@ -16,8 +16,11 @@ type ReadValue struct {
 	Fact    string
 	Version int // the caller's current version
 	Said    string
-	Match   bool
-	pos     int
+	// Judged says the value could be read the fact's way and compared; Match is then whether it
+	// matches. An unjudged value (a paraphrase, a code) is neither corrected nor asked about.
+	Judged bool
+	Match  bool
+	pos    int
 }
 
 // readBackEnd ends the value read after a fact's name: a sentence end, a semicolon, ", and", or a
@@ -60,10 +63,7 @@ func ReadBack(t *task.Task, known map[string]int, text string) []ReadValue {
 			continue
 		}
 		match, readable := sameValue(t, f, f.Versions[v-1].Value, said)
-		if !readable {
-			continue
-		}
-		out = append(out, ReadValue{Fact: f.ID, Version: v, Said: said, Match: match, pos: at})
+		out = append(out, ReadValue{Fact: f.ID, Version: v, Said: said, Judged: readable, Match: match || !readable, pos: at})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].pos < out[j].pos })
 	return out
@@ -162,6 +162,19 @@ func sameValue(t *task.Task, f *task.Fact, value, said string) (match, readable 
 		return canon.Email(es[0]) == canon.Email(value), true
 	}
 	fs, fv := canon.Fold(said), canon.Fold(value)
+	switch fieldType(t, f) {
+	case "enum", "text", "set", "list", "interval", "ordered_list":
+		// A code or a paraphrase is no evidence of a wrong value; only a replaced version is.
+		if fs == "" || strings.Contains(fs, fv) {
+			return false, false
+		}
+		for _, old := range f.Versions {
+			if o := canon.Fold(old.Value); o != fv && o != "" && strings.Contains(fs, o) {
+				return false, true
+			}
+		}
+		return false, false
+	}
 	if fs == "" || len(strings.Fields(fs)) > len(strings.Fields(fv))+2 {
 		return false, false
 	}
@@ -184,7 +197,7 @@ func hasDigitOrUpper(s string) bool {
 // when it read any back (a confirm or summarise act, or an approval request).
 func (e *Engine) readBackFix() (trace.Plan, bool) {
 	for _, rv := range e.turnRead {
-		if !rv.Match {
+		if rv.Judged && !rv.Match {
 			return trace.Plan{ID: planID("fix_readback", rv.Fact, rv.Version), Kind: trace.PlanCorrect,
 				Facts: []trace.FactRef{{Fact: rv.Fact, Version: rv.Version}}}, true
 		}

@@ -3,6 +3,7 @@ package synth
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -201,4 +202,62 @@ func loadSuite(t *testing.T) []*task.Task {
 		t.Fatalf("suite: %v", probs)
 	}
 	return all
+}
+
+// TestWrongReadBackIsCorrected: a fast agent records and reads back one value wrong (the invoice
+// number, one digit off). The synthetic caller corrects it (fix_readback:invoice) rather than
+// affirming, affirms and approves only after the agent reads everything back right, and the grade
+// shows the agent's corrected field.
+func TestWrongReadBackIsCorrected(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a call of a few minutes of media time; skipped with -short")
+	}
+	tk := suiteTask(t, "invoice-duplicate-payment")
+	res := runFast(t, tk, agenttest.FastAgent{UtteranceMS: 2500, WrongReadBack: "invoice"}, 8*time.Minute)
+	if res.Grade == nil {
+		t.Fatalf("not graded: %v", res.GradeErr)
+	}
+	var plans []string
+	wrongRead, rightRead := -1, -1
+	for _, e := range res.Events {
+		switch {
+		case e.Type == trace.AgentTranscript && strings.Contains(e.Text, "INV-77311"):
+			wrongRead = len(plans)
+		case e.Type == trace.AgentTranscript && strings.Contains(e.Text, "corrected it") && strings.Contains(e.Text, "INV-77310"):
+			rightRead = len(plans)
+		case e.Type == trace.CallerPlan:
+			plans = append(plans, e.Plan.ID)
+		}
+	}
+	t.Logf("plans %v; wrong read-back before plan %d, right one before plan %d", plans, wrongRead, rightRead)
+	if wrongRead < 0 || rightRead < 0 {
+		t.Fatalf("the agent's read-backs are missing (trace: %s)", planSeq(res.Events))
+	}
+	if wrongRead >= len(plans) || plans[wrongRead] != "fix_readback:invoice" {
+		t.Errorf("after the wrong read-back the caller said %v, want fix_readback:invoice", plans[wrongRead:])
+	}
+	for _, p := range plans[wrongRead:rightRead] {
+		if p == "affirm" || strings.HasPrefix(p, "approve:") {
+			t.Errorf("the caller said %s before the agent read the value back right", p)
+		}
+	}
+	if rightRead >= len(plans) || plans[rightRead] != "affirm" {
+		t.Errorf("after the right read-back the caller said %v, want affirm", plans[rightRead:])
+	}
+	if !slices.Contains(plans[rightRead:], "approve:submit_refund") {
+		t.Errorf("the caller never approved after the right read-back: %v", plans[rightRead:])
+	}
+	graded := false
+	for _, f := range res.Grade.Fields {
+		if f.Field == "invoice_number" {
+			graded = true
+			if !f.Pass || !strings.Contains(string(f.Pred), "INV-77310") {
+				t.Errorf("graded invoice_number %s pass=%v, want the corrected INV-77310", f.Pred, f.Pass)
+			}
+		}
+	}
+	if !graded {
+		t.Error("the grade has no invoice_number field")
+	}
+	t.Logf("grade: WS=%d TS=%d PV=%d AC=%d AV=%d AFA %d/%d final %s", res.Grade.WS, res.Grade.TS, res.Grade.PV, res.Grade.AC, res.Grade.AV, res.Grade.AFA.Correct, res.Grade.AFA.Total, res.Grade.FinalState)
 }

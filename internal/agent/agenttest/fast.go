@@ -89,22 +89,26 @@ func (a FastAgent) Replies(t *task.Task) []Reply {
 		out = append(out, Reply{Calls: []Call{{Name: record.Name, Arguments: string(b)}}, Latency: a.Latency})
 		out = append(out, say("Sorry about that, I corrected it. "+readBack(t, gold, "", "")))
 	}
-	var finish []Call
+	var transitions, approval, commit []Call
 	for _, tl := range t.Agent.Tools {
-		if tl.Kind == task.ToolTransition && tl.To == t.Grader.TargetState {
-			finish = append(finish, Call{Name: tl.Name, Arguments: "{}"})
+		switch {
+		case tl.Kind == task.ToolTransition:
+			transitions = append(transitions, Call{Name: tl.Name, Arguments: "{}"})
+		case tl.Kind == task.ToolRequestApproval && tl.Action == t.Agent.Artifact.CommitAction:
+			approval = append(approval, Call{Name: tl.Name, Arguments: "{}"})
+		case tl.Kind == task.ToolCommit && tl.Action == t.Agent.Artifact.CommitAction:
+			commit = append(commit, Call{Name: tl.Name, Arguments: "{}"})
 		}
 	}
-	if action := t.Agent.Artifact.CommitAction; action != "" && containsString(t.Grader.CommittedActions, action) {
+	if len(transitions) > 0 {
+		out = append(out, Reply{Calls: transitions, Latency: a.Latency})
+	}
+	if t.Agent.Artifact.CommitAction != "" && len(commit) > 0 {
+		if len(approval) > 0 {
+			out = append(out, Reply{Calls: approval, Latency: a.Latency})
+		}
 		out = append(out, say("Shall I go ahead and submit it?"))
-		for _, tl := range t.Agent.Tools {
-			if tl.Kind == task.ToolCommit && tl.Action == action {
-				finish = append(finish, Call{Name: tl.Name, Arguments: "{}"})
-			}
-		}
-	}
-	if len(finish) > 0 {
-		out = append(out, Reply{Calls: finish, Latency: a.Latency})
+		out = append(out, Reply{Calls: commit, Latency: a.Latency})
 	}
 	out = append(out, say("You're all set. Is there anything else I can help you with today? Goodbye!"))
 	out = append(out, say("Thank you for calling. Have a great day!"))
