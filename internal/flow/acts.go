@@ -13,6 +13,7 @@ type Act struct {
 	Kind string // greet, ask, confirm, request_approval, summarise, close
 	Fact string // for ask: the fact asked for
 	pos  int
+	end  int // for ask: where the phrase that named the fact ends
 }
 
 // String renders the act as it appears in traces and triggers: "ask:dob", "summarise".
@@ -53,11 +54,25 @@ func Classify(t *task.Task, text string) []Act {
 		// Facts named by the most specific tier of phrases that matches anything.
 		for tier := 0; tier < 3; tier++ {
 			found := false
+			var asks []Act
 			for i := range t.User.Facts {
 				f := &t.User.Facts[i]
-				if p := firstIndex(norm, askTiers(t, f)[tier]); p >= 0 {
-					acts = append(acts, Act{Kind: "ask", Fact: f.ID, pos: p})
+				if p, end := firstMatch(norm, askTiers(t, f)[tier]); p >= 0 {
+					asks = append(asks, Act{Kind: "ask", Fact: f.ID, pos: p, end: end})
 					found = true
+				}
+			}
+			// A fact named inside a longer phrase naming another ("the merchant" in "merchant
+			// contacted") is not asked for.
+			for _, a := range asks {
+				inside := false
+				for _, b := range asks {
+					if b.Fact != a.Fact && b.pos <= a.pos && a.end <= b.end && b.end-b.pos > a.end-a.pos {
+						inside = true
+					}
+				}
+				if !inside {
+					acts = append(acts, a)
 				}
 			}
 			if found {
@@ -96,7 +111,7 @@ func askTiers(t *task.Task, f *task.Fact) [3][]string {
 	var tiers [3][]string
 	seen := map[string]bool{}
 	add := func(tier int, p string) {
-		if p = normalise(p); len(p) >= 4 && !seen[p] {
+		if p = normalise(p); len(p) >= 3 && !seen[p] {
 			seen[p] = true
 			tiers[tier] = append(tiers[tier], p)
 		}
@@ -108,7 +123,9 @@ func askTiers(t *task.Task, f *task.Fact) [3][]string {
 		return tiers
 	}
 	name := normalise(strings.ReplaceAll(f.Field, "_", " "))
-	add(1, name)
+	for _, form := range nameForms(strings.Fields(name)) {
+		add(1, form)
+	}
 	for _, d := range fieldDescriptions(t, f.Field) {
 		add(1, d)
 	}
@@ -125,6 +142,37 @@ func askTiers(t *task.Task, f *task.Fact) [3][]string {
 	return tiers
 }
 
+// abbreviations are spelled out in field names: "dob" is asked as "date of birth".
+var abbreviations = map[string][]string{
+	"dob": {"date of birth"}, "mrn": {"medical record number"}, "po": {"p o number", "purchase order"},
+	"req": {"requisition"}, "id": {"id", "i d", "number"}, "num": {"number"}, "no": {"number"},
+	"qty": {"quantity"}, "addr": {"address"}, "acct": {"account"}, "ref": {"reference"},
+}
+
+// nameForms are the ways a field name is said: "patient name", "name of the patient", "patient's
+// name", abbreviations spelled out ("dependent date of birth", "dependent's date of birth").
+func nameForms(words []string) []string {
+	variants := [][]string{words}
+	for i, w := range words {
+		for _, exp := range abbreviations[w] {
+			v := append(append(append([]string(nil), words[:i]...), strings.Fields(exp)...), words[i+1:]...)
+			variants = append(variants, v)
+		}
+	}
+	var out []string
+	for _, v := range variants {
+		out = append(out, strings.Join(v, " "))
+		if len(v) >= 2 && len(words) >= 2 {
+			head, last := strings.Join(words[:len(words)-1], " "), strings.Join(v[len(v)-len(words[len(words)-1:]):], " ")
+			if w := words[len(words)-1]; len(abbreviations[w]) > 0 {
+				last = strings.Join(v[len(strings.Fields(head)):], " ")
+			}
+			out = append(out, last+" of the "+head, last+" of "+head, head+"'s "+last)
+		}
+	}
+	return out
+}
+
 // typeSynonyms ask for a field by its type; they count only when the task has one field of the type.
 var typeSynonyms = map[string][]string{
 	"phone":   {"phone number", "callback number", "contact number", "best number", "number to reach you", "number we can reach you", "reach you at"},
@@ -134,23 +182,24 @@ var typeSynonyms = map[string][]string{
 
 // wordSynonyms ask for a field by a synonym of a word of its name.
 var wordSynonyms = map[string][]string{
-	"dob":      {"date of birth", "birth date", "birthday", "when were you born", "born"},
-	"birth":    {"born", "birthday"},
-	"zip":      {"zip code", "postal code", "postcode"},
-	"postal":   {"zip code", "postcode"},
-	"email":    {"email address", "e-mail", "e mail", "email"},
-	"phone":    {"phone number", "callback number", "contact number"},
-	"callback": {"callback number", "number to call you back", "call you back"},
-	"name":     {"who am i speaking with", "who i'm speaking with", "who's calling", "spell your name"},
-	"amount":   {"how much"},
-	"value":    {"how much", "worth"},
-	"count":    {"how many"},
-	"quantity": {"how many"},
-	"reason":   {"why"},
-	"symptoms": {"what symptoms", "how are you feeling"},
-	"account":  {"account number"},
-	"policy":   {"policy number"},
-	"address":  {"where do you live", "street address"},
+	"dob":         {"date of birth", "birth date", "birthday", "when were you born", "born"},
+	"birth":       {"born", "birthday"},
+	"zip":         {"zip code", "postal code", "postcode"},
+	"postal":      {"zip code", "postcode"},
+	"email":       {"email address", "e-mail", "e mail", "email"},
+	"phone":       {"phone number", "callback number", "contact number"},
+	"callback":    {"callback number", "number to call you back", "call you back"},
+	"name":        {"who am i speaking with", "who i'm speaking with", "who's calling", "spell your name"},
+	"amount":      {"how much"},
+	"value":       {"how much", "worth"},
+	"count":       {"how many"},
+	"quantity":    {"how many"},
+	"reason":      {"why"},
+	"symptoms":    {"what symptoms", "how are you feeling"},
+	"description": {"describe"},
+	"account":     {"account number"},
+	"policy":      {"policy number"},
+	"address":     {"where do you live", "street address"},
 }
 
 // fieldDescriptions are the descriptions the task's tool schemas give the field's parameter, up to
@@ -206,6 +255,21 @@ func lower(xs []string) []string {
 		out[i] = normalise(x)
 	}
 	return out
+}
+
+// firstMatch returns the earliest position of any phrase matched on word boundaries and where
+// the longest phrase matched there ends, or -1.
+func firstMatch(norm string, phrases []string) (pos, end int) {
+	pos, end = -1, -1
+	for _, p := range phrases {
+		if p == "" {
+			continue
+		}
+		if i := strings.Index(norm, " "+p+" "); i >= 0 && (pos < 0 || i < pos || i == pos && i+len(p)+1 > end) {
+			pos, end = i, i+len(p)+1
+		}
+	}
+	return pos, end
 }
 
 // firstIndex returns the earliest position of any phrase matched on word boundaries, or -1.

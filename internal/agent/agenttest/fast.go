@@ -19,6 +19,9 @@ type FastAgent struct {
 	Latency time.Duration
 	// UtteranceMS is the audio length of each spoken reply (0: 4000 ms, a long turn).
 	UtteranceMS int
+	// AskBySchema makes the agent ask as an agent reading only the tool schema does: by the
+	// field's name ("What is the employee id?") rather than the task's asked_as phrases.
+	AskBySchema bool
 	// WrongReadBack names a fact whose value the agent first records and reads back wrong; after
 	// the caller's next turn it records the right value and reads everything back again.
 	WrongReadBack string
@@ -33,23 +36,17 @@ func (a FastAgent) Replies(t *task.Task) []Reply {
 	}
 	say := func(text string) Reply { return Reply{Text: text, AudioMS: ms, Latency: a.Latency} }
 	var out []Reply
-	var asks []*task.Fact
-	for i := range t.User.Facts {
-		f := &t.User.Facts[i]
-		if f.Reveal == task.OnAsk && len(f.AskedAs) > 0 {
-			asks = append(asks, f)
-		}
-	}
+	qs := a.Questions(t)
 	first := "Thanks for calling, I can help with that."
-	if len(asks) == 0 {
+	if len(qs) == 0 {
 		out = append(out, say(first))
 	}
-	for i, f := range asks {
-		q := "Could you tell me " + askObject(f.AskedAs[0]) + "?"
+	for i, q := range qs {
+		text := q.Text
 		if i == 0 {
-			q = first + " " + q
+			text = first + " " + text
 		}
-		out = append(out, say(q))
+		out = append(out, say(text))
 	}
 	gold := goldArgs(t)
 	record := recordTool(t)
@@ -112,6 +109,28 @@ func (a FastAgent) Replies(t *task.Task) []Reply {
 	}
 	out = append(out, say("You're all set. Is there anything else I can help you with today? Goodbye!"))
 	out = append(out, say("Thank you for calling. Have a great day!"))
+	return out
+}
+
+// Question is one question of the agent's script and the fact it asks for.
+type Question struct {
+	Fact, Text string
+}
+
+// Questions are the agent's questions for task t, one per fact the caller is asked for, in order.
+func (a FastAgent) Questions(t *task.Task) []Question {
+	var out []Question
+	for i := range t.User.Facts {
+		f := &t.User.Facts[i]
+		if f.Reveal != task.OnAsk || len(f.AskedAs) == 0 {
+			continue
+		}
+		text := "Could you tell me " + askObject(f.AskedAs[0]) + "?"
+		if a.AskBySchema && f.Field != "" {
+			text = "What is the " + strings.ReplaceAll(f.Field, "_", " ") + "?"
+		}
+		out = append(out, Question{Fact: f.ID, Text: text})
+	}
 	return out
 }
 
