@@ -152,6 +152,10 @@ var abbreviations = map[string][]string{
 // nameForms are the ways a field name is said: "patient name", "name of the patient", "patient's
 // name", abbreviations spelled out ("dependent date of birth", "dependent's date of birth").
 func nameForms(words []string) []string {
+	if n := len(words); n >= 3 && units[words[n-1]] {
+		// "symptom_duration_months" is asked as "how many months is the symptom duration".
+		return append(nameForms(words[:n-1]), strings.Join(words, " "))
+	}
 	variants := [][]string{words}
 	for i, w := range words {
 		for _, exp := range abbreviations[w] {
@@ -172,6 +176,9 @@ func nameForms(words []string) []string {
 	}
 	return out
 }
+
+// units end field names that hold a quantity in that unit.
+var units = map[string]bool{"months": true, "days": true, "years": true, "weeks": true, "hours": true, "minutes": true, "nights": true}
 
 // typeSynonyms ask for a field by its type; they count only when the task has one field of the type.
 var typeSynonyms = map[string][]string{
