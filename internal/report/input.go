@@ -115,6 +115,8 @@ type Measures struct {
 	LatenciesMS []int64
 	// Usage sums the agent.usage events; nil when the provider reported none.
 	Usage *Usage
+	// Delivery is the call's turn-taking (talk times, overlaps, barge-ins).
+	Delivery SessionDelivery
 }
 
 // Usage is what a call cost, summed over its responses, as the provider reported it.
@@ -135,12 +137,12 @@ func (u *Usage) Reported() bool {
 }
 
 // MeasuredTypes are the event types Measure reads; a loader may fetch only these.
-var MeasuredTypes = []trace.Type{trace.CallerSpeechStart, trace.CallerSpeechEnd, trace.AgentSpeechStart, trace.AgentUsage}
+var MeasuredTypes = []trace.Type{trace.CallerSpeechStart, trace.CallerSpeechEnd, trace.AgentSpeechStart, trace.AgentSpeechEnd, trace.MediaBargeIn, trace.AgentUsage}
 
 // Measure reads the response latencies and the usage from a trace (all of it, or only its events
 // of MeasuredTypes).
 func Measure(events []trace.Event) Measures {
-	var m Measures
+	m := Measures{Delivery: MeasureDelivery(events)}
 	type mark struct {
 		t    int64
 		kind trace.Type
