@@ -34,13 +34,14 @@ type synthState struct {
 	callerDone    time.Duration // when the caller's last utterance ends
 	closing       bool
 	agentAfterBye bool // agent audio started after the caller's goodbye ended
-	nudges        int
+	nudges        int // nudges since the agent last produced output
 }
 
 // sawAgentOutput notes agent output (audio, transcript, a tool call): the agent's turn goes on.
 func (st *synthState) sawAgentOutput() {
 	st.agentTurnOver = false
 	st.repliedSince = true
+	st.nudges = 0 // the agent answered: only nudges in a row count towards giving up
 }
 
 // agentAudioStarted drops a scheduled answer when the agent starts (or goes on) speaking.

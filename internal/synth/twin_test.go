@@ -261,3 +261,28 @@ func TestWrongReadBackIsCorrected(t *testing.T) {
 	}
 	t.Logf("grade: WS=%d TS=%d PV=%d AC=%d AV=%d AFA %d/%d final %s", res.Grade.WS, res.Grade.TS, res.Grade.PV, res.Grade.AC, res.Grade.AV, res.Grade.AFA.Correct, res.Grade.AFA.Total, res.Grade.FinalState)
 }
+
+// TestSlowAgentIsNudgedNotDropped: an agent that takes 16 s (media time) before every reply gets a
+// nudge each time it is silent past the caller's patience, but it keeps answering, so the call is
+// not ended as agent_unresponsive: only nudges in a row count. (A loaded reference agent used to
+// lose calls this way after its third slow reply.)
+func TestSlowAgentIsNudgedNotDropped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a call of a few minutes of media time; skipped with -short")
+	}
+	tk := suiteTask(t, "it-vpn-incident")
+	res := runFast(t, tk, agenttest.FastAgent{Latency: 16 * time.Second / clockSpeed, UtteranceMS: 1500}, 10*time.Minute)
+	nudges := 0
+	for _, e := range res.Events {
+		if e.Type == trace.CallerPlan && e.Plan.ID == "acknowledge" {
+			nudges++
+		}
+	}
+	t.Logf("ended %s after %d acknowledgements: %s", res.Reason, nudges, planSeq(res.Events))
+	if res.Reason != session.EndCallerHungUp {
+		t.Errorf("call ended %s, want %s (trace: %s)", res.Reason, session.EndCallerHungUp, planSeq(res.Events))
+	}
+	if nudges <= 3 {
+		t.Errorf("%d nudges: the test needs an agent slow enough to be nudged more than three times", nudges)
+	}
+}
