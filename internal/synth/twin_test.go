@@ -79,7 +79,13 @@ const clockSpeed = 4
 // faster than real time.
 func runFast(t *testing.T, tk *task.Task, fa agenttest.FastAgent, limit time.Duration) session.Result {
 	t.Helper()
-	f := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{Replies: fa.Replies(tk)})
+	return runReplies(t, tk, fa.Replies(tk), limit)
+}
+
+// runReplies is runFast with the agent's replies given.
+func runReplies(t *testing.T, tk *task.Task, replies []agenttest.Reply, limit time.Duration) session.Result {
+	t.Helper()
+	f := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{Replies: replies})
 	adapter := openai.New(openai.Options{URL: f.URL(), Model: "gpt-realtime", Dialect: openai.GA})
 	clock := &scaledClock{start: time.Now(), speed: clockSpeed, stop: make(chan struct{})}
 	s, err := session.Start(context.Background(), session.Config{ID: "fast", Task: tk, Mode: session.Synthetic, Seed: 1,
@@ -285,4 +291,49 @@ func TestSlowAgentIsNudgedNotDropped(t *testing.T) {
 	if nudges <= 3 {
 		t.Errorf("%d nudges: the test needs an agent slow enough to be nudged more than three times", nudges)
 	}
+}
+
+// TestPoliteEndings: after its goodbye the caller hears the agent's closing speech out and hangs
+// up when it ends; an agent that says nothing more gets 3 s (media time) from when it stopped.
+func TestPoliteEndings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("calls of a few minutes of media time; skipped with -short")
+	}
+	tk := suiteTask(t, "benefits-fsa-election")
+	lastUtterance := func(evs []trace.Event) (closeEnd, agentEnd, end int64) {
+		for _, e := range evs {
+			switch e.Type {
+			case trace.CallerUtterance:
+				if e.Plan != nil && e.Plan.Kind == trace.PlanClose {
+					closeEnd = e.T + e.DurationMS
+				}
+			case trace.AgentSpeechEnd:
+				agentEnd = e.T
+			case trace.SessionEnd:
+				end = e.T
+			}
+		}
+		return
+	}
+	t.Run("closing speech heard out", func(t *testing.T) {
+		replies := (agenttest.FastAgent{UtteranceMS: 1500}).Replies(tk)
+		replies[len(replies)-1].AudioMS = 6000 // a long goodbye after the caller's
+		res := runReplies(t, tk, replies, 8*time.Minute)
+		closeEnd, agentEnd, end := lastUtterance(res.Events)
+		t.Logf("caller's goodbye ends %d ms, agent speech ends %d ms, hang-up %d ms", closeEnd, agentEnd, end)
+		if res.Reason != session.EndCallerHungUp || agentEnd < closeEnd || end < agentEnd || end > agentEnd+1500 {
+			t.Errorf("ended %s at %d ms; want a hang-up just after the agent's closing speech ended at %d ms", res.Reason, end, agentEnd)
+		}
+	})
+	t.Run("silent agent gets 3 s", func(t *testing.T) {
+		replies := (agenttest.FastAgent{UtteranceMS: 1500}).Replies(tk)
+		replies[len(replies)-1] = agenttest.Reply{Hang: true} // no answer to the goodbye
+		res := runReplies(t, tk, replies, 8*time.Minute)
+		closeEnd, agentEnd, end := lastUtterance(res.Events)
+		quiet := max(closeEnd, agentEnd)
+		t.Logf("caller's goodbye ends %d ms, agent speech ends %d ms, hang-up %d ms", closeEnd, agentEnd, end)
+		if res.Reason != session.EndCallerHungUp || end < quiet+2900 || end > quiet+4500 {
+			t.Errorf("ended %s at %d ms; want a hang-up about 3 s after %d ms", res.Reason, end, quiet)
+		}
+	})
 }
