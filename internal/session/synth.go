@@ -34,7 +34,7 @@ type synthState struct {
 	callerDone    time.Duration // when the caller's last utterance ends
 	closing       bool
 	agentAfterBye bool // agent audio started after the caller's goodbye ended
-	nudges        int // nudges since the agent last produced output
+	nudges        int  // nudges since the agent last produced output
 }
 
 // sawAgentOutput notes agent output (audio, transcript, a tool call): the agent's turn goes on.
