@@ -221,12 +221,3 @@ func toolProperties(tl *task.Tool) map[string]string {
 	}
 	return out
 }
-
-func containsString(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
