@@ -615,6 +615,7 @@ func (s *Session) agentAudible() bool {
 // bargeIn flushes queued agent audio and tells the agent how much of its item was heard.
 func (s *Session) bargeIn(at time.Duration, source string) {
 	rep := s.call.FlushAgent()
+	s.synth.interruptedItem = s.itemID
 	played := int(s.itemReceivedMS - float64(rep.Dropped.Milliseconds()))
 	if played < 0 {
 		played = 0
@@ -639,8 +640,10 @@ func (s *Session) onAgent(ev agent.Event) {
 	switch ev.Type {
 	case agent.EventAudioDelta:
 		s.lastAgentSignal = s.now()
-		s.synth.sawAgentOutput()
-		s.synth.agentAudioStarted()
+		if !s.synth.interrupted(ev.ItemID) {
+			s.synth.sawAgentOutput()
+			s.synth.agentAudioStarted()
+		}
 		if ev.ItemID != s.itemID {
 			s.itemID, s.itemReceivedMS = ev.ItemID, 0
 		}
@@ -653,7 +656,9 @@ func (s *Session) onAgent(ev agent.Event) {
 			s.log.Warn("push agent audio", slog.Any("err", err))
 		}
 	case agent.EventTranscriptDone:
-		s.synth.sawAgentOutput()
+		if !s.synth.interrupted(ev.ItemID) {
+			s.synth.sawAgentOutput()
+		}
 		if ev.Text == "" {
 			return
 		}

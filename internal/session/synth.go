@@ -35,6 +35,14 @@ type synthState struct {
 	closing       bool
 	agentAfterBye bool // agent audio started after the caller's goodbye ended
 	nudges        int  // nudges since the agent last produced output
+	// interruptedItem is the agent item the caller last cut off: what still arrives of it is no
+	// reply to the caller's turn.
+	interruptedItem string
+}
+
+// interrupted reports whether an agent item is the one the caller last cut off.
+func (st *synthState) interrupted(item string) bool {
+	return item != "" && item == st.interruptedItem
 }
 
 // sawAgentOutput notes agent output (audio, transcript, a tool call): the agent's turn goes on.
