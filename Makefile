@@ -17,7 +17,7 @@ demo: deps build
 	bin/audit demo $(DEMO_ARGS)
 
 test: deps
-	$(GO) test -count=1 $(PKGS)
+	$(GO) test -count=1 -timeout 45m $(PKGS)
 	$(MAKE) --no-print-directory fuzz
 
 # Brief fuzzing of the parsers that take outside input (task files, traces).
@@ -31,7 +31,7 @@ fuzz:
 # under the race detector: browsertest.Race), and the brief fuzzing of the parsers.
 REALTIME_TESTS = ^TestDemoEndToEnd$$
 check: deps fmt vet staticcheck tidy-check rolecards-check
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 45m $(PKGS)
 	$(GO) test -count=1 -run '$(REALTIME_TESTS)' ./cmd/audit
 	$(MAKE) --no-print-directory fuzz
 

@@ -2,7 +2,7 @@
 # Installs the Debian packages the console and its tests use, when any is missing. Idempotent and
 # quiet when everything is present; needs root (or sudo) only when something must be installed.
 set -euo pipefail
-pkgs=(postgresql flite sox pocketsphinx pocketsphinx-en-us libpocketsphinx-dev libsphinxbase-dev pkg-config libopus-dev chromium gcc)
+pkgs=(postgresql flite sox pocketsphinx pocketsphinx-en-us libpocketsphinx-dev libsphinxbase-dev pkg-config libopus-dev chromium gcc iproute2)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -19,11 +19,11 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/browsertest"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/grade"
-	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/pgcluster"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
@@ -310,7 +310,7 @@ func (k *crashKit) checkRecovered(t *testing.T, sid, reason string, killed time.
 	if len(recs) != 1 {
 		t.Fatalf("recording not registered: %+v", recs)
 	}
-	w, err := media.ReadWAV(recs[0].Path)
+	w, err := audio.ReadWAV(recs[0].Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -576,8 +576,8 @@ func TestSIGTERMEndsLiveCalls(t *testing.T) {
 		if !seen[trace.MediaStats] || !seen[trace.Exclusion] || events[len(events)-1].Type != trace.SessionEnd || events[len(events)-1].Text != "console_shutdown" {
 			t.Errorf("call %d: the trace was not finished by the session itself: %v", i, seen)
 		}
-		w, err := media.ReadWAV(s.RecordingPath)
-		if err != nil || int64(w.Frames()) != ticks*media.FrameSamples {
+		w, err := audio.ReadWAV(s.RecordingPath)
+		if err != nil || int64(w.Frames()) != ticks*audio.FrameSamples {
 			t.Errorf("call %d: recording %v frames (%v); want all %d ticks", i, w.Frames(), err, ticks)
 		}
 		jev, torn, err := trace.ReadFileTolerant(filepath.Join(k.data, "traces", s.ID+".jsonl"))

@@ -14,9 +14,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/voicebench/humanaudit/internal/annotate"
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/browsertest"
-	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -155,7 +155,7 @@ func TestDemoEndToEnd(t *testing.T) {
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("recordings: %v %v", recs, err)
 	}
-	w, err := media.ReadWAV(recs[0].Path)
+	w, err := audio.ReadWAV(recs[0].Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestDemoEndToEnd(t *testing.T) {
 	}{{"caller", 0, firstCallerSpeech}, {"agent", 1, firstAgentSpeech}} {
 		pcm := w.Channel(c.channel)
 		at := int(c.onsetMS * 24)
-		before, after := media.RMSDBFS(pcm[max(0, at-24*400):max(0, at-24*100)]), media.RMSDBFS(pcm[at:min(len(pcm), at+24*300)])
+		before, after := audio.RMSDBFS(pcm[max(0, at-24*400):max(0, at-24*100)]), audio.RMSDBFS(pcm[at:min(len(pcm), at+24*300)])
 		if !(after > before+15) {
 			t.Errorf("%s channel around its first speech onset at %d ms: %.1f dBFS before, %.1f after", c.name, c.onsetMS, before, after)
 		}

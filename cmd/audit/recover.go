@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/audio"
 )
 
 // runRecover repairs each WAV named on the command line and says what it changed. It keeps going
@@ -29,12 +29,12 @@ func runRecover(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	failed := false
 	for _, path := range files {
-		rep, err := media.RepairWAV(path)
+		rep, err := audio.RepairWAV(path)
 		switch {
 		case err != nil:
 			failed = true
 			fmt.Fprintf(stderr, "audit recover: %v\n", err)
-			if errors.Is(err, media.ErrBadWAV) {
+			if errors.Is(err, audio.ErrBadWAV) {
 				fmt.Fprintf(stderr, "  %s: expected a 16-bit PCM WAV recording written by a session\n", path)
 			}
 		case !rep.Changed:

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/audio"
 )
 
 // crashedRecording records 1.5 s through a real Recorder, then appends 1.5 s more and 3 stray bytes
@@ -16,7 +16,7 @@ import (
 func crashedRecording(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "session.wav")
-	rec, err := media.CreateRecorder(path, 24000)
+	rec, err := audio.CreateRecorder(path, 24000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestRecoverRepairsCrashedRecording(t *testing.T) {
 	if out.String() != want {
 		t.Fatalf("stdout:\n got %q\nwant %q", out.String(), want)
 	}
-	w, err := media.ReadWAV(path)
+	w, err := audio.ReadWAV(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,8 @@ import (
 	"github.com/voicebench/humanaudit/internal/agent/systems"
 	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/console"
+	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/media/libopus"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/pgcluster"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
@@ -172,7 +174,7 @@ func reviewPages(t *testing.T, db *store.DB, sessionID string) map[string]string
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := console.New(ctx, console.Config{Store: db, Tasks: tasks, Systems: systems.WithReferenceAgent(nil), DataDir: t.TempDir()})
+	svc, err := console.New(ctx, console.Config{NewEncoder: media.Encoders(libopus.NewEncoder), Store: db, Tasks: tasks, Systems: systems.WithReferenceAgent(nil), DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

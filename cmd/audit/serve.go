@@ -18,6 +18,8 @@ import (
 	"github.com/voicebench/humanaudit/internal/agent/systems"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/grade"
+	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/media/libopus"
 	"github.com/voicebench/humanaudit/internal/redact"
 	"github.com/voicebench/humanaudit/internal/rtc"
 	"github.com/voicebench/humanaudit/internal/secrets"
@@ -134,7 +136,7 @@ func startStack(ctx context.Context, f stackFlags, stderr io.Writer) (*stack, er
 	if st.rtc, err = rtc.NewEndpoint(rcfg); err != nil {
 		return nil, err
 	}
-	st.console, err = console.New(ctx, console.Config{Store: st.db, Tasks: tasks, Systems: sysFile, Keys: keys, ReferenceURL: st.refURL,
+	st.console, err = console.New(ctx, console.Config{NewEncoder: media.Encoders(libopus.NewEncoder), NewDecoder: media.Decoders(libopus.NewDecoder), Store: st.db, Tasks: tasks, Systems: sysFile, Keys: keys, ReferenceURL: st.refURL,
 		DataDir: *f.data, Grade: grade.Options{Cache: &grade.JudgeCache{Dir: filepath.Join(*f.data, "judge")}}, TimeLimit: *f.timeLimit, Logger: log})
 	if err != nil {
 		return nil, err

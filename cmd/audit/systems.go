@@ -136,9 +136,6 @@ func runSystemsCheck(ctx context.Context, args []string, stdout, stderr io.Write
 	for _, w := range warnings {
 		fmt.Fprintln(stderr, "warning: "+w)
 	}
-	for _, w := range warnings {
-		fmt.Fprintln(stderr, "warning: "+w)
-	}
 	for _, p := range problems {
 		fmt.Fprintln(stderr, p)
 	}

@@ -120,14 +120,20 @@ func TestSystemsCheckConnectExercisesTheSession(t *testing.T) {
 	dropping := agenttest.OpenAIGA
 	dropping.DropTools = true
 	refusing := agenttest.NewOpenAIFake(t, dropping, agenttest.Script{Key: "sk-good"})
+	beta := agenttest.NewOpenAIFake(t, agenttest.OpenAIBeta, agenttest.Script{Key: "sk-good"})
+	grok := agenttest.NewOpenAIFake(t, agenttest.XAIGrok, agenttest.Script{Key: "sk-good"})
+	step := agenttest.NewOpenAIFake(t, agenttest.StepFunRealtime, agenttest.Script{Key: "sk-good"})
 	gem := agenttest.NewGeminiFake(t, agenttest.Script{Key: "AIza-good"})
 	live := agenttest.NewGPTLiveFake(t, agenttest.Script{Key: "sk-good"}, agenttest.GPTLiveOptions{GreetFirst: true})
 	sys, sec := systemsFiles(t, fmt.Sprintf(`{"systems":[
 		{"label":"fake-gpt","family":"openai","endpoint":%q,"model":"gpt-realtime","voice":"cedar","key_label":"GOOD_KEY"},
 		{"label":"drops-tools","family":"openai","endpoint":%q,"model":"gpt-realtime","key_label":"GOOD_KEY"},
+		{"label":"fake-beta","family":"openai-beta","endpoint":%q,"model":"gpt-4o-realtime-preview","voice":"sage","key_label":"GOOD_KEY"},
+		{"label":"fake-grok","family":"grok","endpoint":%q,"model":"grok-voice-latest","voice":"Ara","key_label":"GOOD_KEY"},
+		{"label":"fake-step","family":"stepfun","endpoint":%q,"model":"step-audio-2","voice":"wenrounansheng","key_label":"GOOD_KEY"},
 		{"label":"fake-gemini","family":"gemini","endpoint":%q,"model":"gemini-2.5-flash-native-audio-preview-12-2025","voice":"Kore","key_label":"GEMINI_KEY"},
 		{"label":"fake-live","family":"live","endpoint":%q,"model":"gpt-live-1","server_vad":true,"key_label":"GOOD_KEY"}]}`,
-		ga.URL(), refusing.URL(), gem.URL(), live.URL()), "GOOD_KEY=sk-good\nGEMINI_KEY=AIza-good\n")
+		ga.URL(), refusing.URL(), beta.URL(), grok.URL(), step.URL(), gem.URL(), live.URL()), "GOOD_KEY=sk-good\nGEMINI_KEY=AIza-good\n")
 	out, errOut, err := systemsRun(t, "--systems", sys, "--secrets", sec, "--connect", "--timeout", "3s", "--tasks", "../../tasks", "--task", "it-vpn-incident")
 	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
 	if exitStatus(err) != 1 {
@@ -138,6 +144,9 @@ func TestSystemsCheckConnectExercisesTheSession(t *testing.T) {
 		"fake-gpt: ok (handshake", "fake-gpt: ok", "tools 4/4 installed, voice cedar, audio 24000/24000 Hz, turn detection manual; echoed by the provider",
 		"drops-tools: FAILED",
 		"fake-gemini: ok", "tools 4/4 installed, voice Kore, audio 16000/24000 Hz, turn detection manual; accepted as sent (the provider echoes nothing)",
+		"fake-beta: ok", "tools 4/4 installed, voice sage, audio 24000/24000 Hz, turn detection manual; echoed by the provider",
+		"fake-grok: ok", "tools 4/4 installed, voice Ara, audio 24000/24000 Hz, turn detection manual; echoed by the provider",
+		"fake-step: ok", "tools 4/4 installed, voice wenrounansheng, audio 24000/24000 Hz, turn detection manual; echoed by the provider",
 		"fake-live: ok", "turn detection full_duplex; echoed by the provider",
 	} {
 		if !strings.Contains(out, want) {
@@ -183,11 +192,50 @@ func TestSystemsCheckNamesWhatAFamilyCannotTake(t *testing.T) {
 		"warning: " + sys + `: system "grok": transcription_model "whisper-1" is ignored: xAI drops it silently`,
 		"warning: " + sys + `: system "step": voice "elegantgentle-female" is not offered for model "step-audio-2-mini"; "qingchunshaonv" is used instead`,
 	} {
-		if !strings.Contains(errOut, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		if n := strings.Count(errOut, want); n != 1 {
+			t.Errorf("stderr has %q %d times, want once:\n%s", want, n, errOut)
 		}
 	}
 	if !strings.Contains(out, "elegantgentle-female→qingchunshaonv (not offered)") {
 		t.Errorf("stdout:\n%s", out)
+	}
+}
+
+// A setup the service refuses fails the connect check with the service's reason, naming the
+// system: here a tool name longer than the 64 characters Gemini's FunctionDeclaration allows,
+// which no offline check looks at. A handshake without the task's tools would have passed.
+func TestSystemsCheckConnectFailsOnASetupTheServiceRefuses(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile("../../tasks/it-vpn-incident.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := "get_ticket_" + strings.Repeat("x", 54) // 65 characters
+	bad := strings.Replace(string(b), `"name": "get_ticket"`, fmt.Sprintf(`"name": %q`, long), 1)
+	if bad == string(b) {
+		t.Fatal("task file changed shape")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "it-vpn-incident.json"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gem := agenttest.NewGeminiFake(t, agenttest.Script{Key: "AIza-good"})
+	sys, sec := systemsFiles(t, fmt.Sprintf(`{"systems":[
+		{"label":"fake-gemini","family":"gemini","endpoint":%q,"model":"gemini-2.5-flash-native-audio-preview-12-2025","voice":"Kore","key_label":"GEMINI_KEY"}]}`,
+		gem.URL()), "GEMINI_KEY=AIza-good\n")
+	out, errOut, err := systemsRun(t, "--systems", sys, "--secrets", sec, "--connect", "--timeout", "3s", "--tasks", dir)
+	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	if exitStatus(err) != 1 {
+		t.Fatalf("exit %v, want 1 (the service refused the setup)", err)
+	}
+	if !strings.Contains(out, "fake-gemini: FAILED") {
+		t.Errorf("stdout lacks the failure")
+	}
+	for _, want := range []string{`system "fake-gemini" at ` + gem.URL(), "1007", "setup.tools[0].function_declarations[3].name: Invalid function name"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+	}
+	if c := gem.Closes(); len(c) != 1 || !strings.HasPrefix(c[0], "1007 ") {
+		t.Errorf("fake closes %q, want one 1007", c)
 	}
 }

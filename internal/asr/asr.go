@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/audio"
 )
 
 // SampleRate is the rate the acoustic model was trained on; other rates are converted.
@@ -214,7 +214,7 @@ func To16k(pcm []int16, rate int) ([]int16, error) {
 	if rate == SampleRate {
 		return pcm, nil
 	}
-	rs, err := media.NewResampler(rate, SampleRate)
+	rs, err := audio.NewResampler(rate, SampleRate)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %d Hz: %v", ErrBadAudio, rate, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/audio"
 )
 
 // Free-text caller turns (as the synthetic callers say them), written as spoken.
@@ -326,7 +326,7 @@ func TestTranscribeWAV(t *testing.T) {
 		stereo[2*i] = s
 	}
 	path := filepath.Join(t.TempDir(), "call.wav")
-	if err := media.WriteWAV(path, 24000, 2, stereo); err != nil {
+	if err := audio.WriteWAV(path, 24000, 2, stereo); err != nil {
 		t.Fatal(err)
 	}
 	utts, err := r.TranscribeWAV(context.Background(), path, 0, nil)

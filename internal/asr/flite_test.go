@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/audio"
 )
 
 // The synthetic callers' Flite voices (personas use all four).
@@ -33,7 +33,7 @@ func flite24k(tb testing.TB, voice, text string) []int16 {
 	}
 	pcm := make([]int16, (len(out)-44)/2)
 	binary.Read(bytes.NewReader(out[44:]), binary.LittleEndian, pcm)
-	rs, err := media.NewResampler(16000, 24000)
+	rs, err := audio.NewResampler(16000, 24000)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/audio"
 )
 
 // Channel is one speaker's audio channel (a caller in a call) with a decoder of its own, which
@@ -62,7 +62,7 @@ func (c *Channel) Stream(rate int, g *Grammar) (*Stream, error) {
 	}
 	s := &Stream{c: c}
 	if rate != SampleRate {
-		rs, err := media.NewResampler(rate, SampleRate)
+		rs, err := audio.NewResampler(rate, SampleRate)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %d Hz: %v", ErrBadAudio, rate, err)
 		}
@@ -88,7 +88,7 @@ func (c *Channel) Stream(rate int, g *Grammar) (*Stream, error) {
 type Stream struct {
 	c       *Channel
 	grammar string
-	rs      *media.Resampler
+	rs      *audio.Resampler
 	skip    int // resampler delay still to drop, in 16 kHz samples
 	busy    time.Duration
 	err     error

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/audio"
 )
 
 // Segment is a span of speech in a recorded channel, in time from the channel's first sample.
@@ -23,14 +23,14 @@ type Utterance struct {
 // FindSegments finds the speech segments of a channel with the media endpointer (the same
 // detector that ends callers' turns), each widened by the endpointer's prefix padding at the
 // start and 200 ms at the end so no word is clipped.
-func FindSegments(pcm []int16, rate int, cfg media.EndpointerConfig) ([]Segment, error) {
-	ep, err := media.NewEndpointer(cfg)
+func FindSegments(pcm []int16, rate int, cfg audio.EndpointerConfig) ([]Segment, error) {
+	ep, err := audio.NewEndpointer(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("find segments: %w", err)
 	}
 	var segs []Segment
 	var open *Segment
-	ep.Process(pcm, rate, 0, func(ev media.SpeechEvent) {
+	ep.Process(pcm, rate, 0, func(ev audio.SpeechEvent) {
 		if ev.Start {
 			open = &Segment{Start: ev.Padded}
 			return
@@ -80,7 +80,7 @@ func (r *Recognizer) Transcribe(ctx context.Context, pcm []int16, rate int, segs
 // console's stereo recordings). With no segments given, they are found with FindSegments and the
 // endpointer's defaults.
 func (r *Recognizer) TranscribeWAV(ctx context.Context, path string, channel int, segs []Segment) ([]Utterance, error) {
-	w, err := media.ReadWAV(path)
+	w, err := audio.ReadWAV(path)
 	if err != nil {
 		return nil, fmt.Errorf("transcribe: %w", err)
 	}
@@ -89,7 +89,7 @@ func (r *Recognizer) TranscribeWAV(ctx context.Context, path string, channel int
 	}
 	pcm := w.Channel(channel)
 	if segs == nil {
-		if segs, err = FindSegments(pcm, w.Rate, media.EndpointerConfig{}); err != nil {
+		if segs, err = FindSegments(pcm, w.Rate, audio.EndpointerConfig{}); err != nil {
 			return nil, err
 		}
 	}

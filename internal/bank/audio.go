@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/tts"
 )
@@ -218,7 +218,7 @@ func renderVariant(ctx context.Context, speaker *tts.Flite, v Variant, dir, voic
 
 func writeWAVAtomic(path string, pcm []int16) error {
 	tmp := path + ".tmp"
-	if err := media.WriteWAV(tmp, SampleRate, 1, pcm); err != nil {
+	if err := audio.WriteWAV(tmp, SampleRate, 1, pcm); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
@@ -333,7 +333,7 @@ func checkImported(path string, v Variant) (Entry, string) {
 	if _, err := os.Stat(path); err != nil {
 		return Entry{}, "missing (every variant needs a file)"
 	}
-	w, err := media.ReadWAV(path)
+	w, err := audio.ReadWAV(path)
 	if err != nil {
 		return Entry{}, "not a 16-bit PCM WAV file: " + err.Error()
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/task"
 )
 
@@ -75,7 +75,7 @@ func TestBuildRendersIdenticalBytesAndSkipsWhatExists(t *testing.T) {
 		if fileHash(pa) != e.SHA256 {
 			t.Errorf("%s: manifest sha256 %s is not the file's", e.File, e.SHA256)
 		}
-		w, err := media.ReadWAV(pa)
+		w, err := audio.ReadWAV(pa)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func TestResampleKeepsTimeAndPitch(t *testing.T) {
 	for i := 4000; i < len(in); i++ {
 		in[i] = int16(8000 * math.Sin(2*math.Pi*f*float64(i)/16000))
 	}
-	out, err := media.ResampleClip(in, 16000, 24000)
+	out, err := audio.ResampleClip(in, 16000, 24000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func speechLike(tb testing.TB, path string, rate, channels int, seconds float64,
 		}
 	}
 	os.MkdirAll(filepath.Dir(path), 0o755)
-	if err := media.WriteWAV(path, rate, channels, pcm); err != nil {
+	if err := audio.WriteWAV(path, rate, channels, pcm); err != nil {
 		tb.Fatal(err)
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/tts"
 )
 
@@ -191,7 +191,7 @@ func ComposeMic(t testing.TB, path string, total time.Duration, lines ...Line) {
 			copy(pcm[start:], speech)
 		}
 	}
-	if err := media.WriteWAV(path, rate, 1, pcm); err != nil {
+	if err := audio.WriteWAV(path, rate, 1, pcm); err != nil {
 		t.Fatal(err)
 	}
 }

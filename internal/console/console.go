@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
@@ -48,8 +49,14 @@ type Config struct {
 	DataDir      string // recordings go to DataDir/recordings
 	Grade        grade.Options
 	TimeLimit    time.Duration
-	Endpointer   media.EndpointerConfig
-	Logger       *slog.Logger
+	Endpointer   audio.EndpointerConfig
+	// NewEncoder makes each participant call's Opus encoder: media.Encoders(libopus.NewEncoder).
+	// Required (the console runs human calls); it is passed in so this package links no C codec.
+	NewEncoder func(bitrate int) (media.Encoder, error)
+	// NewDecoder makes each participant call's Opus decoder: media.Decoders(libopus.NewDecoder),
+	// or nil for the media engine's pure-Go one.
+	NewDecoder func() (media.Decoder, error)
+	Logger     *slog.Logger
 	// Transcriber transcribes recordings after calls for sides with no provider transcript; nil
 	// uses the offline recognizer.
 	Transcriber session.Transcriber
@@ -80,6 +87,9 @@ type Service struct {
 
 // New registers the tasks and systems in the store and returns the service.
 func New(ctx context.Context, cfg Config) (*Service, error) {
+	if cfg.NewEncoder == nil {
+		return nil, errors.New("console: Config.NewEncoder is nil: participant calls need an Opus encoder (media.Encoders(libopus.NewEncoder))")
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -260,6 +270,8 @@ func (s *Service) StartHuman(ctx context.Context, p audit.Participant, a audit.A
 		cfg := session.Config{ID: rec.ID, Task: t, Mode: session.Human, Seed: a.ID, System: a.System, Adapter: adapter,
 			Voice: sys.Voice, ServerTurnDetection: sys.ServerVAD,
 			RecordingPath: s.recordingPath(rec.ID),
+			NewEncoder:    s.cfg.NewEncoder,
+			NewDecoder:    s.cfg.NewDecoder,
 			Sinks:         sinks, TimeLimit: s.cfg.TimeLimit, Endpointer: s.cfg.Endpointer,
 			Grade: s.cfg.Grade, Logger: s.log, OnUpdate: live.deliver, Meta: meta, Transcriber: s.cfg.Transcriber,
 			Attempt: rec.Attempt, Reruns: rec.Reruns}
@@ -376,9 +388,9 @@ func describeRecording(sessionID, path string) (audit.Recording, error) {
 	}
 	dur := int64(0)
 	if n > 44 {
-		dur = (n - 44) / 4 * 1000 / media.RecordRate
+		dur = (n - 44) / 4 * 1000 / audio.RecordRate
 	}
-	return audit.Recording{SessionID: sessionID, Kind: audit.RecordingStereo, Path: path, SampleRate: media.RecordRate,
+	return audit.Recording{SessionID: sessionID, Kind: audit.RecordingStereo, Path: path, SampleRate: audio.RecordRate,
 		Channels: 2, DurationMS: dur, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 

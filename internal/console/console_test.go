@@ -15,6 +15,8 @@ import (
 	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/audit/audittest"
 	"github.com/voicebench/humanaudit/internal/console"
+	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/media/libopus"
 	"github.com/voicebench/humanaudit/internal/secrets"
 	"github.com/voicebench/humanaudit/internal/session"
 	"github.com/voicebench/humanaudit/internal/study"
@@ -63,7 +65,7 @@ func (k *liveKit) console(t *testing.T, tk *task.Task, systemsJSON string) *cons
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := console.New(context.Background(), console.Config{Store: k.db, Tasks: []*task.Task{tk}, Systems: sys, DataDir: k.data,
+	svc, err := console.New(context.Background(), console.Config{NewEncoder: media.Encoders(libopus.NewEncoder), Store: k.db, Tasks: []*task.Task{tk}, Systems: sys, DataDir: k.data,
 		TimeLimit: time.Minute})
 	if err != nil {
 		t.Fatal(err)

@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/grade"
-	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/session"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
@@ -228,7 +228,7 @@ func (s *Service) closeSession(ctx context.Context, id string, e ending) (Closed
 	// The recording: whole sample frames up to the last flush.
 	recPath := s.recordingPath(id)
 	if _, err := os.Stat(recPath); err == nil {
-		rep, err := media.RepairWAV(recPath)
+		rep, err := audio.RepairWAV(recPath)
 		if err != nil {
 			s.log.Error("recording not repaired", slog.String("session", id), slog.String("path", recPath), slog.Any("err", err))
 		} else if rec, err := describeRecording(id, recPath); err == nil {

@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/media/libopus"
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/task"
@@ -98,7 +100,7 @@ func (k *kit) stranded(t *testing.T, consoleID string) audit.Session {
 	f.WriteString(`{"seq":6,"t_ms":1960,"wall":"2026`) // the write the kill cut short
 	f.Close()
 	wav := filepath.Join(k.data, "recordings", s.ID+".wav")
-	if err := media.WriteWAV(wav, media.RecordRate, 2, make([]int16, 2*2*media.RecordRate)); err != nil {
+	if err := audio.WriteWAV(wav, audio.RecordRate, 2, make([]int16, 2*2*audio.RecordRate)); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(wav)
@@ -111,7 +113,7 @@ func (k *kit) stranded(t *testing.T, consoleID string) audit.Session {
 func (k *kit) console(t *testing.T) *console.Service {
 	t.Helper()
 	sys, _ := systems.Parse("systems.json", []byte(`{"systems":[{"label":"sys-a","family":"reference"}]}`))
-	svc, err := console.New(context.Background(), console.Config{Store: k.db, Tasks: []*task.Task{k.task}, Systems: sys, DataDir: k.data})
+	svc, err := console.New(context.Background(), console.Config{NewEncoder: media.Encoders(libopus.NewEncoder), Store: k.db, Tasks: []*task.Task{k.task}, Systems: sys, DataDir: k.data})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +152,7 @@ func TestReconcileClosesWhatACrashedConsoleLeftRunning(t *testing.T) {
 	if len(recs) != 1 || recs[0].DurationMS != 2000 {
 		t.Fatalf("recordings %+v; want the 2 s file registered", recs)
 	}
-	if w, err := media.ReadWAV(recs[0].Path); err != nil || w.Duration() != 2*time.Second {
+	if w, err := audio.ReadWAV(recs[0].Path); err != nil || w.Duration() != 2*time.Second {
 		t.Fatalf("repaired recording: %v", err)
 	}
 	scores, _ := k.db.Scores(ctx, s.ID)

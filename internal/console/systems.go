@@ -43,7 +43,8 @@ type DialCheck struct {
 // CheckOptions say how to check systems.
 type CheckOptions struct {
 	// Connect opens a session of each system that has an endpoint and its key, configured with
-	// Probe, and reports what the provider applied.
+	// Probe, and reports what the provider applied. Without a probe task only the reference
+	// agent is dialled.
 	Connect bool
 	Probe   systems.Probe
 	// HandshakeTimeout bounds each handshake (the dialler's default when zero).
@@ -75,6 +76,10 @@ func dialCheck(ctx context.Context, s systems.System, keys systems.Keys, opts Ch
 	}
 	if _, err := systems.Key(s, keys); err != nil {
 		return &DialCheck{Skipped: "no key"}
+	}
+	if opts.Probe.Task == "" && s.Family != systems.FamilyReference {
+		// A handshake without a task's tools passes where every real call would fail.
+		return &DialCheck{Skipped: "no probe task: a session without the task's tools proves nothing"}
 	}
 	r, err := systems.CheckConnect(ctx, s, systems.DialOptions{Keys: keys, HandshakeTimeout: opts.HandshakeTimeout}, opts.Probe)
 	return &DialCheck{Handshake: r.Handshake, Report: r, Err: err}

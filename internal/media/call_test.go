@@ -3,6 +3,8 @@ package media
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voicebench/humanaudit/internal/audio"
 	"go.uber.org/goleak"
 )
 
@@ -59,6 +62,9 @@ func newHarness(t *testing.T, cfg CallConfig) *harness {
 	if cfg.AgentRate == 0 {
 		cfg.AgentRate = 24000
 	}
+	if cfg.NewEncoder == nil {
+		cfg.NewEncoder = testEncoders
+	}
 	cfg.OnCallerFrame = func(f CallerFrame) {
 		h.mu.Lock()
 		f.PCM = slices.Clone(f.PCM)
@@ -101,12 +107,12 @@ func (h *harness) eventsOf(kind EventKind) []Event {
 }
 
 // closeAndRead closes the call and returns the recording.
-func (h *harness) closeAndRead() *WAV {
+func (h *harness) closeAndRead() *audio.WAV {
 	h.t.Helper()
 	if err := h.call.Close(); err != nil {
 		h.t.Fatal(err)
 	}
-	w, err := ReadWAV(h.path)
+	w, err := audio.ReadWAV(h.path)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -130,10 +136,10 @@ func newSender(t *testing.T, ssrc uint32, seconds float64, seed int64, first tim
 		t.Fatal(err)
 	}
 	defer enc.close()
-	src := speechLike(RecordRate, int(seconds*RecordRate), seed)
+	src := speechLike(audio.RecordRate, int(seconds*audio.RecordRate), seed)
 	s := &sender{ssrc: ssrc, seq0: 65500, ts0: 0xfffff000, first: first, spacing: 20 * time.Millisecond}
 	for off := 0; off+packetSamples <= len(src); off += packetSamples {
-		p, err := enc.encode(src[off : off+packetSamples])
+		p, err := enc.encode(nil, src[off:off+packetSamples])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +159,13 @@ func (s *sender) packet(k int) CallerPacket {
 // leaving silence for lost ones: exactly what the engine must record.
 func decodeReference(t *testing.T, pkts [][]byte) []int16 {
 	t.Helper()
-	dec, err := newOpusDecoder()
+	return decodeReferenceWith(t, nil, pkts)
+}
+
+// decodeReferenceWith is decodeReference with the decoder newDecoder makes (nil: pion's).
+func decodeReferenceWith(t *testing.T, newDecoder func() (Decoder, error), pkts [][]byte) []int16 {
+	t.Helper()
+	dec, err := newOpusDecoder(newDecoder)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,9 +209,17 @@ func (h *harness) play(s *sender, ticks int, drop func(k int) bool) [][]byte {
 	return got
 }
 
+// TestCallRecordsCallerAtPacketTimestamps runs with the default pure-Go decoder and with libopus's
+// (the console's): either way the recording is the decoded packets at their timestamps.
 func TestCallRecordsCallerAtPacketTimestamps(t *testing.T) {
+	for name, dec := range map[string]func() (Decoder, error){"pion": nil, "libopus": testDecoders} {
+		t.Run(name, func(t *testing.T) { testCallRecordsCallerAtPacketTimestamps(t, dec) })
+	}
+}
+
+func testCallRecordsCallerAtPacketTimestamps(t *testing.T, newDecoder func() (Decoder, error)) {
 	checkLeaks(t)
-	h := newHarness(t, CallConfig{})
+	h := newHarness(t, CallConfig{NewDecoder: newDecoder})
 	// The first packet arrives 7 ms after tick 0 was due.
 	s := newSender(t, 0x1234, 2, 1, clockBase.Add(7*time.Millisecond))
 	got := h.play(s, 51, nil) // the stream covers frames 1..50
@@ -215,14 +235,14 @@ func TestCallRecordsCallerAtPacketTimestamps(t *testing.T) {
 	if sh := h.clock.Shifted(); sh != -10*time.Millisecond {
 		t.Fatalf("clock shifted %v, want -10ms", sh)
 	}
-	s0 := int(starts[0].At * RecordRate / time.Second)
-	if s0 != FrameSamples {
-		t.Fatalf("stream anchored at sample %d, want %d", s0, FrameSamples)
+	s0 := int(starts[0].At * audio.RecordRate / time.Second)
+	if s0 != audio.FrameSamples {
+		t.Fatalf("stream anchored at sample %d, want %d", s0, audio.FrameSamples)
 	}
-	if w.Frames() != 51*FrameSamples {
-		t.Fatalf("recording has %d frames, want %d", w.Frames(), 51*FrameSamples)
+	if w.Frames() != 51*audio.FrameSamples {
+		t.Fatalf("recording has %d frames, want %d", w.Frames(), 51*audio.FrameSamples)
 	}
-	ref := decodeReference(t, got)
+	ref := decodeReferenceWith(t, newDecoder, got)
 	left := w.Channel(0)
 	for i := range left {
 		want := int16(0)
@@ -238,10 +258,10 @@ func TestCallRecordsCallerAtPacketTimestamps(t *testing.T) {
 		t.Fatalf("%d frames delivered, want 51", len(h.frames))
 	}
 	for i, f := range h.frames {
-		if f.Tick != int64(i) || len(f.PCM) != FrameSamples || f.Start != time.Duration(i)*TickDuration {
+		if f.Tick != int64(i) || len(f.PCM) != audio.FrameSamples || f.Start != time.Duration(i)*TickDuration {
 			t.Fatalf("frame %d: tick %d, %d samples, start %v", i, f.Tick, len(f.PCM), f.Start)
 		}
-		if !slices.Equal(f.PCM, left[i*FrameSamples:(i+1)*FrameSamples]) {
+		if !slices.Equal(f.PCM, left[i*audio.FrameSamples:(i+1)*audio.FrameSamples]) {
 			t.Fatalf("frame %d delivered differs from what was recorded", i)
 		}
 		if k := 2*i - 1; i >= 1 && k < len(s.pkts) {
@@ -266,12 +286,12 @@ func TestCallPacketLossKeepsLengthAndAlignment(t *testing.T) {
 	got := h.play(s, 90, func(k int) bool { return k%10 == 9 })
 	st := h.call.Stats()
 	w := h.closeAndRead()
-	s0 := int(h.eventsOf(CallerStreamStart)[0].At * RecordRate / time.Second)
+	s0 := int(h.eventsOf(CallerStreamStart)[0].At * audio.RecordRate / time.Second)
 	lost, lostPlayed := 0, 0
 	for k, p := range got {
 		if p == nil && k < len(got)-1 { // RFC 3550 counts up to the highest sequence received
 			lost++
-			if s0+k*packetSamples < 90*FrameSamples {
+			if s0+k*packetSamples < 90*audio.FrameSamples {
 				lostPlayed++
 			}
 		}
@@ -282,12 +302,12 @@ func TestCallPacketLossKeepsLengthAndAlignment(t *testing.T) {
 	if want := time.Duration(lostPlayed) * 20 * time.Millisecond; st.CallerConcealed != want {
 		t.Fatalf("concealed %v, want %v", st.CallerConcealed, want)
 	}
-	if w.Frames() != 90*FrameSamples {
-		t.Fatalf("recording has %d frames, want %d", w.Frames(), 90*FrameSamples)
+	if w.Frames() != 90*audio.FrameSamples {
+		t.Fatalf("recording has %d frames, want %d", w.Frames(), 90*audio.FrameSamples)
 	}
 	ref := decodeReference(t, got)
 	left := w.Channel(0)
-	for j := range ref[:90*FrameSamples-s0] {
+	for j := range ref[:90*audio.FrameSamples-s0] {
 		if left[s0+j] != ref[j] {
 			t.Fatalf("sample %d after the anchor: %d, want %d (audio after a loss must stay in place)", j, left[s0+j], ref[j])
 		}
@@ -434,15 +454,15 @@ func TestCallReloadStartsNewStreamAfterGap(t *testing.T) {
 	}
 	left := w.Channel(0)
 	for i, g := range [][][]byte{got1, got2} {
-		s0 := int(starts[i].At * RecordRate / time.Second)
+		s0 := int(starts[i].At * audio.RecordRate / time.Second)
 		ref := decodeReference(t, g)
 		ref = ref[:min(len(ref), len(left)-s0)]
 		if !slices.Equal(left[s0:s0+len(ref)], ref) {
 			t.Fatalf("stream %d not recorded at its anchor", i+1)
 		}
 	}
-	e1 := int(ends[0].At * RecordRate / time.Second)
-	s2At := int(starts[1].At * RecordRate / time.Second)
+	e1 := int(ends[0].At * audio.RecordRate / time.Second)
+	s2At := int(starts[1].At * audio.RecordRate / time.Second)
 	if maxAbs(left[e1:s2At]) != 0 {
 		t.Fatal("the reload gap is not silence")
 	}
@@ -455,7 +475,7 @@ func TestCallAgentPlayoutAndRecording(t *testing.T) {
 	checkLeaks(t)
 	h := newHarness(t, CallConfig{})
 	link := h.link
-	voice := speechLike(RecordRate, RecordRate/2, 9) // 500 ms in odd chunks
+	voice := speechLike(audio.RecordRate, audio.RecordRate/2, 9) // 500 ms in odd chunks
 	for off := 0; off < len(voice); off += 1234 {
 		h.call.PushAgentAudio(voice[off:min(off+1234, len(voice))])
 	}
@@ -489,7 +509,7 @@ func TestCallAgentPlayoutAndRecording(t *testing.T) {
 func TestCallBargeInFlushStopsAgentWithinOneTick(t *testing.T) {
 	checkLeaks(t)
 	h := newHarness(t, CallConfig{})
-	h.call.PushAgentAudio(speechLike(RecordRate, 2*RecordRate, 10))
+	h.call.PushAgentAudio(speechLike(audio.RecordRate, 2*audio.RecordRate, 10))
 	h.clock.AdvanceN(10)
 	rep := h.call.FlushAgent()
 	if rep.At != 400*time.Millisecond || rep.Dropped != 1600*time.Millisecond {
@@ -502,8 +522,8 @@ func TestCallBargeInFlushStopsAgentWithinOneTick(t *testing.T) {
 	st := h.call.Stats()
 	w := h.closeAndRead()
 	right := w.Channel(1)
-	at := int(rep.At * RecordRate / time.Second)
-	if maxAbs(right[at-FrameSamples:at]) == 0 || maxAbs(right[at:]) != 0 {
+	at := int(rep.At * audio.RecordRate / time.Second)
+	if maxAbs(right[at-audio.FrameSamples:at]) == 0 || maxAbs(right[at:]) != 0 {
 		t.Fatalf("agent audio must play up to %v and stop there", rep.At)
 	}
 	if st.AgentFlushed != rep.Dropped {
@@ -517,11 +537,11 @@ func TestCallBargeInFlushStopsAgentWithinOneTick(t *testing.T) {
 func TestCallDelivers16kHzWithResamplerDelay(t *testing.T) {
 	checkLeaks(t)
 	h := newHarness(t, CallConfig{AgentRate: 16000, CallerInput: CallerPCM})
-	tone := sine(RecordRate, RecordRate, 1000, 8000)
+	tone := sine(audio.RecordRate, audio.RecordRate, 1000, 8000)
 	h.call.PushCallerPCM(tone)
 	h.clock.AdvanceN(25)
 	h.call.Close()
-	ref, _ := NewResampler(24000, 16000)
+	ref, _ := audio.NewResampler(24000, 16000)
 	want := ref.Process(tone, nil)
 	var got []int16
 	for i, f := range h.frames {
@@ -540,7 +560,7 @@ func TestCallDelivers16kHzWithResamplerDelay(t *testing.T) {
 
 func TestCallSyntheticCallerAndEndpointer(t *testing.T) {
 	checkLeaks(t)
-	h := newHarness(t, CallConfig{CallerInput: CallerPCM, CallerEndpointer: EndpointerConfig{ThresholdDBFS: -40}})
+	h := newHarness(t, CallConfig{CallerInput: CallerPCM, CallerEndpointer: audio.EndpointerConfig{ThresholdDBFS: -40}})
 	pcm := segments([2]float64{400, -120}, [2]float64{800, -20}, [2]float64{1000, -120})
 	h.call.PushCallerPCM(pcm[:10000])
 	h.call.PushCallerPCM(pcm[10000:])
@@ -556,7 +576,10 @@ func TestCallSyntheticCallerAndEndpointer(t *testing.T) {
 		t.Fatal("left channel is not the synthetic caller's audio")
 	}
 	st, en := h.eventsOf(CallerSpeechStart), h.eventsOf(CallerSpeechEnd)
-	if len(st) != 1 || st[0].At != 400*time.Millisecond || st[0].Padded != 100*time.Millisecond || st[0].Detected != 500*time.Millisecond {
+	// Onsets are stamped to the sample: the tone starts at phase 0 at 400 ms, and its second sample
+	// (1 of 24000 s later) is the first to reach the -40 dBFS level.
+	onset := 400*time.Millisecond + audio.SamplesToDuration(1, audio.RecordRate)
+	if len(st) != 1 || st[0].At != onset || st[0].Padded != onset-300*time.Millisecond || st[0].Detected != 500*time.Millisecond {
 		t.Fatalf("speech start %+v", st)
 	}
 	if len(en) != 1 || en[0].At != 1200*time.Millisecond || en[0].Detected != 1700*time.Millisecond {
@@ -566,17 +589,18 @@ func TestCallSyntheticCallerAndEndpointer(t *testing.T) {
 
 func TestCallRejectsBadConfig(t *testing.T) {
 	for name, cfg := range map[string]CallConfig{
-		"rate":     {AgentRate: 8000},
-		"margin":   {AgentRate: 24000, JitterMargin: time.Second},
-		"bitrate":  {AgentRate: 24000, OpusBitrate: 100},
-		"endpoint": {AgentRate: 24000, CallerEndpointer: EndpointerConfig{ThresholdDBFS: 10}},
-		"input":    {AgentRate: 24000, CallerInput: 7},
+		"rate":     {AgentRate: 8000, NewEncoder: testEncoders},
+		"margin":   {AgentRate: 24000, JitterMargin: time.Second, NewEncoder: testEncoders},
+		"bitrate":  {AgentRate: 24000, OpusBitrate: 100, NewEncoder: testEncoders},
+		"endpoint": {AgentRate: 24000, CallerEndpointer: audio.EndpointerConfig{ThresholdDBFS: 10}, NewEncoder: testEncoders},
+		"input":    {AgentRate: 24000, CallerInput: 7, NewEncoder: testEncoders},
+		"encoder":  {AgentRate: 24000},
 	} {
 		if _, err := NewCall(cfg); !errors.Is(err, ErrBadConfig) {
 			t.Errorf("%s: got %v, want ErrBadConfig", name, err)
 		}
 	}
-	if _, err := NewCall(CallConfig{AgentRate: 24000, RecordingPath: "/nonexistent/dir/x.wav", Clock: NewManualClock(clockBase)}); err == nil {
+	if _, err := NewCall(CallConfig{AgentRate: 24000, RecordingPath: "/nonexistent/dir/x.wav", Clock: NewManualClock(clockBase), NewEncoder: testEncoders}); err == nil {
 		t.Error("unwritable recording path accepted")
 	}
 }
@@ -591,7 +615,7 @@ func TestCallCloseInEveryState(t *testing.T) {
 			h.clock.AdvanceN(5)
 		},
 		"streaming with agent audio queued": func(t *testing.T, h *harness) {
-			h.call.PushAgentAudio(make([]int16, RecordRate))
+			h.call.PushAgentAudio(make([]int16, audio.RecordRate))
 			h.play(newSender(t, 5, 0.5, 1, clockBase.Add(time.Millisecond)), 10, nil)
 		},
 		"detached": func(t *testing.T, h *harness) {
@@ -618,13 +642,13 @@ func TestCallCloseInEveryState(t *testing.T) {
 			if err := h.call.Attach(&captureLink{}); !errors.Is(err, ErrClosed) {
 				t.Fatalf("attach after close: %v", err)
 			}
-			if _, err := ReadWAV(h.path); err != nil {
+			if _, err := audio.ReadWAV(h.path); err != nil {
 				t.Fatalf("recording not finalized: %v", err)
 			}
 		})
 	}
 	t.Run("real clock running", func(t *testing.T) {
-		c, err := NewCall(CallConfig{AgentRate: 16000, RecordingPath: filepath.Join(t.TempDir(), "r.wav")})
+		c, err := NewCall(CallConfig{AgentRate: 16000, RecordingPath: filepath.Join(t.TempDir(), "r.wav"), NewEncoder: testEncoders})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -643,7 +667,7 @@ func BenchmarkCallTick(b *testing.B) {
 	// One tick with the caller frame already assembled from two packets, the agent speaking, a
 	// link attached and no recording: the engine's per-tick hot path.
 	clk := NewManualClock(clockBase)
-	c, err := NewCall(CallConfig{AgentRate: 16000, Clock: clk})
+	c, err := NewCall(CallConfig{AgentRate: 16000, Clock: clk, NewEncoder: testEncoders})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -651,14 +675,14 @@ func BenchmarkCallTick(b *testing.B) {
 	link := nullLink{}
 	c.Attach(link)
 	enc, _ := newOpusEncoder(32000)
-	src := speechLike(RecordRate, RecordRate, 1)
+	src := speechLike(audio.RecordRate, audio.RecordRate, 1)
 	var pkts [][]byte
 	for off := 0; off < len(src); off += packetSamples {
-		p, _ := enc.encode(src[off : off+packetSamples])
+		p, _ := enc.encode(nil, src[off:off+packetSamples])
 		pkts = append(pkts, p)
 	}
 	enc.close()
-	agent := speechLike(RecordRate, FrameSamples, 2)
+	agent := speechLike(audio.RecordRate, audio.FrameSamples, 2)
 	k := 0
 	tick := func() {
 		n := c.MediaTime() / TickDuration
@@ -691,8 +715,9 @@ func (nullLink) WriteAgentOpus([]byte, uint32) error { return nil }
 
 // BenchmarkCallSecondRecorded is BenchmarkCallTick with the recording on (to tmpfs): one op is one
 // second of a call (25 ticks), and the figure is the process CPU per session-second, writer
-// goroutine included, for the one-second flush the recorder had and the RecorderFlushInterval it
-// has, alternated in one process so that both see the same load.
+// goroutine included, for the one-second flush the recorder had and the audio.RecorderFlushInterval it
+// has, and with the caller's audio decoded by pion or by libopus, alternated in one process so
+// that all see the same load.
 func BenchmarkCallSecondRecorded(b *testing.B) {
 	dir, err := os.MkdirTemp("/dev/shm", "call-bench-")
 	if err != nil {
@@ -700,20 +725,33 @@ func BenchmarkCallSecondRecorded(b *testing.B) {
 	}
 	defer os.RemoveAll(dir)
 	enc, _ := newOpusEncoder(32000)
-	src := speechLike(RecordRate, RecordRate, 1)
+	src := speechLike(audio.RecordRate, audio.RecordRate, 1)
 	var pkts [][]byte
 	for off := 0; off < len(src); off += packetSamples {
-		p, _ := enc.encode(src[off : off+packetSamples])
+		p, _ := enc.encode(nil, src[off:off+packetSamples])
 		pkts = append(pkts, p)
 	}
 	enc.close()
-	agent := speechLike(RecordRate, FrameSamples, 2)
-	defer func(old time.Duration) { recorderFlush = old }(recorderFlush)
-	for _, every := range []time.Duration{time.Second, RecorderFlushInterval, time.Second, RecorderFlushInterval} {
-		b.Run("flush="+every.String(), func(b *testing.B) {
-			recorderFlush = every
+	agent := speechLike(audio.RecordRate, audio.FrameSamples, 2)
+	defer func(old func(string, int) (*audio.Recorder, error)) { newRecorder = old }(newRecorder)
+	type variant struct {
+		every   time.Duration
+		decoder string // the caller's decoder: pion (the engine's default) or libopus (the console's)
+	}
+	decoders := map[string]func() (Decoder, error){"pion": nil, "libopus": testDecoders}
+	var variants []variant
+	for range 2 {
+		variants = append(variants, variant{time.Second, "pion"}, variant{audio.RecorderFlushInterval, "pion"}, variant{audio.RecorderFlushInterval, "libopus"})
+	}
+	for _, v := range variants {
+		every := v.every
+		b.Run("flush="+every.String()+"/decoder="+v.decoder, func(b *testing.B) {
+			newRecorder = func(path string, rate int) (*audio.Recorder, error) {
+				return audio.CreateRecorderFlushing(path, rate, every)
+			}
 			clk := NewManualClock(clockBase)
-			c, err := NewCall(CallConfig{AgentRate: 16000, Clock: clk, RecordingPath: filepath.Join(dir, fmt.Sprintf("%s-%d.wav", every, b.N))})
+			c, err := NewCall(CallConfig{AgentRate: 16000, Clock: clk, RecordingPath: filepath.Join(dir, fmt.Sprintf("%s-%s-%d.wav", every, v.decoder, b.N)),
+				NewEncoder: testEncoders, NewDecoder: decoders[v.decoder]})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -747,5 +785,70 @@ func BenchmarkCallSecondRecorded(b *testing.B) {
 			cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
 			b.ReportMetric(float64(cpu.Microseconds())/float64(seconds), "cpu_us_per_session_s")
 		})
+	}
+}
+
+// TestCallCloseWhileEncodingAhead: libopus runs outside the agent lock while audio is encoded
+// ahead; closing the call meanwhile must wait for it rather than free the encoder under it.
+func TestCallCloseWhileEncodingAhead(t *testing.T) {
+	checkLeaks(t)
+	voice := speechLike(audio.RecordRate, audio.RecordRate, 4)
+	for range 30 {
+		c, err := NewCall(CallConfig{AgentRate: 24000, Clock: NewManualClock(clockBase), NewEncoder: testEncoders})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Attach(nullLink{}); err != nil {
+			t.Fatal(err)
+		}
+		pushed := make(chan struct{})
+		go func() {
+			defer close(pushed)
+			for off := 0; off < len(voice); off += 960 {
+				if c.PushAgentAudio(voice[off:off+960]) != nil {
+					return
+				}
+			}
+		}()
+		time.Sleep(time.Duration(rand.Intn(3000)) * time.Microsecond)
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		<-pushed
+	}
+}
+
+// TestCallOnsetsToTheSampleOnBothChannels: the caller's and the agent's voice start off the 10 ms
+// grid, inside a tick (the caller 1234 samples into the call, the agent after 2021 samples of
+// silence at the start of its response); the call's speech starts are stamped at the sample where
+// each voice begins in the recording, or the one after (audiotest.SpeechLike's first sample is
+// noise). The session's barge-in onset (ref_ms) is the caller's speech start.
+func TestCallOnsetsToTheSampleOnBothChannels(t *testing.T) {
+	checkLeaks(t)
+	h := newHarness(t, CallConfig{CallerInput: CallerPCM})
+	const callerAt, agentLead = 1234 + 12*audio.FrameSamples, 2021
+	voice := speechLike(audio.RecordRate, audio.RecordRate/2, 5)
+	caller := append(make([]int16, callerAt), voice...)
+	h.call.PushCallerPCM(caller)
+	h.call.PushAgentAudio(append(make([]int16, agentLead), voice...))
+	h.clock.AdvanceN(40)
+	w := h.closeAndRead()
+	nonZero := func(ch []int16) int { return slices.IndexFunc(ch, func(v int16) bool { return v != 0 }) }
+	for _, c := range []struct {
+		kind EventKind
+		ch   []int16
+	}{{CallerSpeechStart, w.Channel(0)}, {AgentSpeechStart, w.Channel(1)}} {
+		first := nonZero(c.ch)
+		starts := h.eventsOf(c.kind)
+		if first < 0 || len(starts) != 1 {
+			t.Fatalf("%s: voice at sample %d, speech starts %+v", c.kind, first, starts)
+		}
+		got := int(math.Round(starts[0].At.Seconds() * audio.RecordRate))
+		if d := got - first; d < 0 || d > 1 {
+			t.Errorf("%s stamped at sample %d; the voice begins at sample %d of the recording (%+d)", c.kind, got, first, d)
+		}
+	}
+	if first := nonZero(w.Channel(0)); first != callerAt {
+		t.Errorf("caller voice at sample %d of the recording, pushed at %d", first, callerAt)
 	}
 }

@@ -1,6 +1,7 @@
 package media
 
 import (
+	"errors"
 	"sync"
 	"time"
 )
@@ -37,26 +38,25 @@ type MediaClock interface {
 
 // RealClock is the production MediaClock: a drift-free 40 ms schedule on the wall clock (tick n
 // is due at start + n·40 ms + shifts, however late earlier ticks ran, so lateness never
-// accumulates).
+// accumulates). Every RealClock of the process waits on one timer, the pacer's.
 type RealClock struct {
 	start time.Time
 
 	mu    sync.Mutex
 	shift time.Duration
 
-	timer    *time.Timer
-	kick     chan struct{} // a shift happened: re-arm the timer
+	wake     *wakeup       // this clock's entry in the pacer (the engine goroutine's only)
+	kick     chan struct{} // a shift happened: re-schedule the wake-up
 	stop     chan struct{}
 	stopOnce sync.Once
 }
 
 // NewRealClock returns a clock whose tick 0 is due now.
 func NewRealClock() *RealClock {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
+	thePacer.acquire()
 	return &RealClock{
 		start: time.Now(),
-		timer: t,
+		wake:  newWakeup(),
 		kick:  make(chan struct{}, 1),
 		stop:  make(chan struct{}),
 	}
@@ -90,18 +90,11 @@ func (c *RealClock) Next(n int64) (Tick, error) {
 		default:
 		}
 		due := c.Due(n)
-		now := time.Now()
-		wait := due.Sub(now)
-		if wait <= 0 {
+		if now := time.Now(); !now.Before(due) {
 			return Tick{N: n, Due: due, Start: now}, nil
 		}
-		c.timer.Reset(wait)
-		select {
-		case <-c.timer.C:
-		case <-c.kick:
-			c.timer.Stop()
-		case <-c.stop:
-			c.timer.Stop()
+		switch c.sleep(due, true) {
+		case errStopped:
 			return Tick{}, ErrClosed
 		}
 	}
@@ -109,22 +102,46 @@ func (c *RealClock) Next(n int64) (Tick, error) {
 
 // WaitUntil sleeps until t. Only the goroutine that calls Next may call it.
 func (c *RealClock) WaitUntil(t time.Time) error {
-	wait := time.Until(t)
-	if wait <= 0 {
-		return nil
+	for time.Now().Before(t) {
+		if c.sleep(t, false) == errStopped {
+			return ErrClosed
+		}
 	}
-	c.timer.Reset(wait)
+	return nil
+}
+
+var errStopped = errors.New("clock stopped")
+
+// sleep waits for the pacer to pass due, for a shift (when kickable) or for Stop.
+func (c *RealClock) sleep(due time.Time, kickable bool) error {
+	select { // a stale signal of an earlier wait
+	case <-c.wake.ch:
+	default:
+	}
+	thePacer.schedule(c.wake, due)
+	kick := c.kick
+	if !kickable {
+		kick = nil
+	}
 	select {
-	case <-c.timer.C:
+	case <-c.wake.ch:
+		return nil
+	case <-kick:
+		thePacer.cancel(c.wake)
 		return nil
 	case <-c.stop:
-		c.timer.Stop()
-		return ErrClosed
+		thePacer.cancel(c.wake)
+		return errStopped
 	}
 }
 
 // Stop ends the clock.
-func (c *RealClock) Stop() { c.stopOnce.Do(func() { close(c.stop) }) }
+func (c *RealClock) Stop() {
+	c.stopOnce.Do(func() {
+		close(c.stop)
+		thePacer.release()
+	})
+}
 
 // ManualClock is a MediaClock that tests drive tick by tick: Advance releases one tick and returns
 // once the engine has finished processing it, so a test sees every effect of the tick.

@@ -2,6 +2,8 @@ package media
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -70,5 +72,60 @@ func TestManualClockAdvanceWaitsForProcessing(t *testing.T) {
 	<-exited
 	if c.Advance() {
 		t.Fatal("advance after stop reported success")
+	}
+}
+
+// TestPacerServesEveryRealClock: fifty clocks with scattered phases tick through one pacer, each
+// tick on or after its due time and in order, the kernel timer armed on Linux, and the pacer's
+// goroutines gone once the last clock stops.
+func TestPacerServesEveryRealClock(t *testing.T) {
+	checkLeaks(t)
+	const clocks, ticks = 50, 6
+	cs := make([]*RealClock, clocks)
+	for i := range cs {
+		cs[i] = NewRealClock()
+		cs[i].Shift(time.Duration(i) * 797 * time.Microsecond) // phases across the 40 ms tick
+	}
+	thePacer.mu.Lock()
+	kernel := thePacer.run != nil && thePacer.run.kernel != nil
+	thePacer.mu.Unlock()
+	if runtime.GOOS == "linux" && !kernel {
+		t.Error("no kernel timer behind the pacer on Linux")
+	}
+	errs := make(chan error, clocks)
+	for _, c := range cs {
+		go func() {
+			var last time.Time
+			for n := range int64(ticks) {
+				tk, err := c.Next(n)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if tk.N != n || tk.Start.Before(tk.Due) || !tk.Due.After(last) {
+					errs <- fmt.Errorf("tick %d: %+v after %v", n, tk, last)
+					return
+				}
+				last = tk.Due
+				if err := c.WaitUntil(tk.Due.Add(TickDuration / 2)); err != nil || time.Now().Before(tk.Due.Add(TickDuration/2)) {
+					errs <- fmt.Errorf("half tick %d woke early (%v)", n, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range clocks {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	for _, c := range cs {
+		c.Stop()
+	}
+	thePacer.mu.Lock()
+	defer thePacer.mu.Unlock()
+	if thePacer.users != 0 || thePacer.run != nil || thePacer.waits.Len() != 0 {
+		t.Fatalf("pacer still has %d users, run %v, %d wake-ups", thePacer.users, thePacer.run != nil, thePacer.waits.Len())
 	}
 }

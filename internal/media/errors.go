@@ -4,12 +4,10 @@ import "errors"
 
 // Sentinel errors of the media engine; match them with errors.Is.
 var (
-	// ErrClosed is returned by operations on a closed Call, Recorder or clock.
+	// ErrClosed is returned by operations on a closed Call or clock.
 	ErrClosed = errors.New("media: closed")
 	// ErrBadConfig marks an invalid CallConfig field; the wrapping message names the field and value.
 	ErrBadConfig = errors.New("media: bad config")
-	// ErrBadWAV marks a file that is not a 16-bit PCM RIFF/WAVE file this package can read or repair.
-	ErrBadWAV = errors.New("media: not a 16-bit PCM WAV file")
 	// ErrWrongInput is returned when PCM is pushed to a call whose caller input is RTP, or RTP to a
 	// synthetic (PCM) call.
 	ErrWrongInput = errors.New("media: wrong caller input for this call")

@@ -3,6 +3,8 @@ package media
 import (
 	"math"
 	"time"
+
+	"github.com/voicebench/humanaudit/internal/audio"
 )
 
 // CallerPacket is one RTP packet of the caller's Opus stream as the rtc layer hands it over. The
@@ -22,7 +24,7 @@ const (
 	maxPayload  = 1500
 	// streamJump is how far (in media samples) a packet of the current stream may land from the
 	// playout point before it is treated as a new stream (a sender restart with the same SSRC).
-	streamJump = 2 * RecordRate
+	streamJump = 2 * audio.RecordRate
 )
 
 // jbPacket is a buffered, not yet decoded packet, positioned on the media timeline.
@@ -73,12 +75,12 @@ type jitterBuffer struct {
 	decodeErrors   int64
 }
 
-func newJitterBuffer() (*jitterBuffer, error) {
-	dec, err := newOpusDecoder()
+func newJitterBuffer(newDecoder func() (Decoder, error)) (*jitterBuffer, error) {
+	dec, err := newOpusDecoder(newDecoder)
 	if err != nil {
 		return nil, err
 	}
-	jb := &jitterBuffer{dec: dec, pkts: make([]jbPacket, 0, jitterSlots), carry: make([]int16, 0, RecordRate*120/1000)}
+	jb := &jitterBuffer{dec: dec, pkts: make([]jbPacket, 0, jitterSlots), carry: make([]int16, 0, audio.RecordRate*120/1000)}
 	for range jitterSlots {
 		jb.free = append(jb.free, make([]byte, 0, maxPayload))
 	}

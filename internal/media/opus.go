@@ -3,26 +3,19 @@ package media
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
-	"github.com/pion/mediadevices/pkg/codec"
-	mdopus "github.com/pion/mediadevices/pkg/codec/opus"
-	"github.com/pion/mediadevices/pkg/io/audio"
-	"github.com/pion/mediadevices/pkg/prop"
-	"github.com/pion/mediadevices/pkg/wave"
 	"github.com/pion/opus"
+
+	"github.com/voicebench/humanaudit/internal/audio"
 )
 
 // Opus on the wire: the RTP clock is always 48 kHz whatever the audio bandwidth (RFC 7587).
 const (
 	opusRTPRate        = 48000
-	opusPacketDuration = 20 // ms per packet we send
-	// RecordRate is the sample rate of the recording, of the decoded caller audio and of the agent
-	// audio the engine accepts and encodes (every realtime agent API emits 24 kHz PCM16).
-	RecordRate = 24000
-	// FrameSamples is one tick of audio at RecordRate.
-	FrameSamples  = RecordRate / 25                        // 40 ms
-	packetSamples = RecordRate * opusPacketDuration / 1000 // 480
-	rtpPerSample  = opusRTPRate / RecordRate               // 2 RTP ticks per recorded sample
+	opusPacketDuration = 20                                           // ms per packet we send
+	packetSamples      = audio.RecordRate * opusPacketDuration / 1000 // 480
+	rtpPerSample       = opusRTPRate / audio.RecordRate               // 2 RTP ticks per recorded sample
 )
 
 var errOpusTOC = errors.New("opus packet: bad table of contents")
@@ -62,18 +55,58 @@ func opusPacketSamples48(p []byte) (int, error) {
 	return n, nil
 }
 
-// opusDecoder decodes the caller's Opus at RecordRate with the pure-Go pion decoder.
+// Decoder turns one caller Opus packet into mono PCM at audio.RecordRate. The engine's default
+// is the pure-Go pion decoder; libopus.Decoder decodes the same packets in about half the CPU
+// (the console uses it through CallConfig.NewDecoder). Not safe for concurrent use.
+type Decoder interface {
+	// Decode writes the packet's samples to dst (room for 120 ms) and returns how many.
+	Decode(dst []int16, packet []byte) (int, error)
+	// Reset starts a new stream (a new SSRC after a reload).
+	Reset() error
+	Close() error
+}
+
+// Decoders adapts a constructor of a concrete Decoder to CallConfig.NewDecoder.
+func Decoders[D Decoder](newDecoder func() (D, error)) func() (Decoder, error) {
+	return func() (Decoder, error) {
+		d, err := newDecoder()
+		if err != nil {
+			return nil, err
+		}
+		return d, nil
+	}
+}
+
+// pionDecoder is the pure-Go decoder, the default.
+type pionDecoder struct{ dec opus.Decoder }
+
+func newPionDecoder() (Decoder, error) {
+	d, err := opus.NewDecoderWithOutput(audio.RecordRate, 1)
+	if err != nil {
+		return nil, err
+	}
+	return &pionDecoder{dec: d}, nil
+}
+
+func (d *pionDecoder) Decode(dst []int16, p []byte) (int, error) { return d.dec.DecodeToInt16(p, dst) }
+func (d *pionDecoder) Reset() error                              { return d.dec.Init(audio.RecordRate, 1) }
+func (d *pionDecoder) Close() error                              { return nil }
+
+// opusDecoder decodes the caller's Opus at audio.RecordRate into a buffer it reuses.
 type opusDecoder struct {
-	dec opus.Decoder
+	dec Decoder
 	buf []int16 // scratch for one packet (up to 120 ms)
 }
 
-func newOpusDecoder() (*opusDecoder, error) {
-	d, err := opus.NewDecoderWithOutput(RecordRate, 1)
+func newOpusDecoder(newDecoder func() (Decoder, error)) (*opusDecoder, error) {
+	if newDecoder == nil {
+		newDecoder = newPionDecoder
+	}
+	d, err := newDecoder()
 	if err != nil {
 		return nil, fmt.Errorf("opus decoder: %w", err)
 	}
-	return &opusDecoder{dec: d, buf: make([]int16, RecordRate*120/1000)}, nil
+	return &opusDecoder{dec: d, buf: make([]int16, audio.RecordRate*120/1000)}, nil
 }
 
 // decode returns the packet's samples (valid until the next call). Caller packets come from the
@@ -84,7 +117,7 @@ func (d *opusDecoder) decode(p []byte) (pcm []int16, err error) {
 			pcm, err = nil, fmt.Errorf("opus decode: malformed packet: %v", r)
 		}
 	}()
-	n, err := d.dec.DecodeToInt16(p, d.buf)
+	n, err := d.dec.Decode(d.buf, p)
 	if err != nil {
 		return nil, fmt.Errorf("opus decode: %w", err)
 	}
@@ -92,8 +125,29 @@ func (d *opusDecoder) decode(p []byte) (pcm []int16, err error) {
 }
 
 // reset starts a new stream (a new SSRC after a reload).
-func (d *opusDecoder) reset() error {
-	return d.dec.Init(RecordRate, 1)
+func (d *opusDecoder) reset() error { return d.dec.Reset() }
+
+// close frees the decoder.
+func (d *opusDecoder) close() error { return d.dec.Close() }
+
+// Encoder turns one 20 ms block of the agent's audio (480 samples at audio.RecordRate, mono) into an
+// Opus packet appended to dst[:0]. libopus.Encoder is the one the console uses; it is cgo, so the
+// engine takes it from CallConfig.NewEncoder and whatever links media alone stays pure Go.
+type Encoder interface {
+	Encode(dst []byte, block []int16) ([]byte, error)
+	Close() error
+}
+
+// Encoders adapts the constructor of a concrete encoder type (libopus.NewEncoder) to
+// CallConfig.NewEncoder.
+func Encoders[E Encoder](newEncoder func(bitrate int) (E, error)) func(bitrate int) (Encoder, error) {
+	return func(bitrate int) (Encoder, error) {
+		e, err := newEncoder(bitrate)
+		if err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
 }
 
 // silencePeak is the largest sample magnitude (about -66 dBFS) of a 20 ms block the encoder treats
@@ -103,41 +157,23 @@ const (
 	silenceWarmBlocks = 3
 )
 
-// opusEncoder encodes the agent's 24 kHz PCM into 20 ms Opus packets with libopus through
-// pion/mediadevices (pull-based: it reads the block set by encode from an audio.Reader). When the
+// opusEncoder encodes the agent's 24 kHz PCM into 20 ms Opus packets with an Encoder. When the
 // agent is quiet it stops running the encoder and repeats its own last silent packet: libopus costs
-// about 0.3 ms per packet on this class of machine, the largest share of a session's CPU.
+// about 0.1 ms per packet, the largest share of a session's CPU. Only one goroutine uses it at a
+// time (the agent side's encoding flag, or its lock); the counters may be read at any time.
 type opusEncoder struct {
-	enc   codec.ReadCloser
-	chunk *wave.Int16Interleaved
+	enc Encoder
 
 	silentRun int
-	silence   []byte // the packet libopus made for the last warm silent block
-	encoded   int64  // packets produced by libopus
-	repeated  int64  // silent packets repeated without encoding
+	silence   []byte       // the packet the encoder made for the last warm silent block
+	encoded   atomic.Int64 // packets produced by the encoder
+	repeated  atomic.Int64 // silent packets repeated without encoding
 }
 
-func newOpusEncoder(bitrate int) (*opusEncoder, error) {
-	e := &opusEncoder{chunk: wave.NewInt16Interleaved(wave.ChunkInfo{Len: packetSamples, Channels: 1, SamplingRate: RecordRate})}
-	params, err := mdopus.NewParams()
-	if err != nil {
-		return nil, fmt.Errorf("opus encoder: %w", err)
-	}
-	params.BitRate = bitrate
-	params.Latency = mdopus.Latency20ms
-	r := audio.ReaderFunc(func() (wave.Audio, func(), error) { return e.chunk, func() {}, nil })
-	enc, err := params.BuildAudioEncoder(r, prop.Media{Audio: prop.Audio{SampleRate: RecordRate, ChannelCount: 1}})
-	if err != nil {
-		return nil, fmt.Errorf("opus encoder: %w", err)
-	}
-	e.enc = enc
-	return e, nil
-}
+func newAgentEncoder(enc Encoder) *opusEncoder { return &opusEncoder{enc: enc} }
 
-// encode turns one 20 ms block (packetSamples) into an Opus packet. The returned slice is owned
-// by the caller until the next call only when it is the repeated silence packet; otherwise it is
-// freshly allocated by the encoder.
-func (e *opusEncoder) encode(pcm []int16) ([]byte, error) {
+// encode turns one 20 ms block (packetSamples) into an Opus packet appended to dst[:0].
+func (e *opusEncoder) encode(dst []byte, pcm []int16) ([]byte, error) {
 	silent := true
 	for _, s := range pcm {
 		if s > silencePeak || s < -silencePeak {
@@ -150,18 +186,17 @@ func (e *opusEncoder) encode(pcm []int16) ([]byte, error) {
 	} else {
 		e.silentRun++
 		if e.silentRun > silenceWarmBlocks && e.silence != nil {
-			e.repeated++
-			return e.silence, nil
+			e.repeated.Add(1)
+			return append(dst[:0], e.silence...), nil
 		}
 	}
-	copy(e.chunk.Data, pcm)
-	pkt, _, err := e.enc.Read()
+	pkt, err := e.enc.Encode(dst, pcm)
 	if err != nil {
-		return nil, fmt.Errorf("opus encode: %w", err)
+		return pkt, err
 	}
-	e.encoded++
+	e.encoded.Add(1)
 	if silent && e.silentRun == silenceWarmBlocks {
-		e.silence = pkt
+		e.silence = append(e.silence[:0], pkt...)
 	}
 	return pkt, nil
 }

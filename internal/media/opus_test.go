@@ -1,9 +1,10 @@
 package media
 
 import (
-	"math"
 	"math/rand"
 	"testing"
+
+	"github.com/voicebench/humanaudit/internal/audio"
 )
 
 func TestOpusPacketSamples48(t *testing.T) {
@@ -36,58 +37,21 @@ func TestOpusPacketSamples48(t *testing.T) {
 	}
 }
 
-// speechLike is a pitched harmonic signal with a wandering pitch and some noise, so the codec
-// works the way it does on voice.
-func speechLike(rate, n int, seed int64) []int16 {
-	r := rand.New(rand.NewSource(seed))
-	out := make([]int16, n)
-	ph := 0.0
-	for i := range out {
-		tt := float64(i) / float64(rate)
-		f0 := 140 + 40*math.Sin(2*math.Pi*1.3*tt)
-		ph += 2 * math.Pi * f0 / float64(rate)
-		v := 0.0
-		for h := 1; h <= 8; h++ {
-			v += math.Sin(float64(h)*ph) / float64(h)
-		}
-		out[i] = int16(5000*v + 300*r.NormFloat64())
-	}
-	return out
-}
-
-// bestLag finds the lag (0..maxLag) at which y best matches x, and the normalized correlation.
-func bestLag(x, y []int16, maxLag int) (int, float64) {
-	best, bl := -2.0, 0
-	for lag := 0; lag <= maxLag; lag++ {
-		var num, dx, dy float64
-		for i := 0; i+lag < len(y) && i < len(x); i++ {
-			a, b := float64(x[i]), float64(y[i+lag])
-			num += a * b
-			dx += a * a
-			dy += b * b
-		}
-		if c := num / math.Sqrt(dx*dy+1e-9); c > best {
-			best, bl = c, lag
-		}
-	}
-	return bl, best
-}
-
 func TestOpusRoundTripAndSilenceRepeat(t *testing.T) {
 	enc, err := newOpusEncoder(32000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer enc.close()
-	dec, err := newOpusDecoder()
+	dec, err := newOpusDecoder(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// 1 s of voice, 1 s of silence, 1 s of voice.
-	src := append(append(speechLike(RecordRate, RecordRate, 1), make([]int16, RecordRate)...), speechLike(RecordRate, RecordRate, 2)...)
+	src := append(append(speechLike(audio.RecordRate, audio.RecordRate, 1), make([]int16, audio.RecordRate)...), speechLike(audio.RecordRate, audio.RecordRate, 2)...)
 	var out []int16
 	for off := 0; off < len(src); off += packetSamples {
-		pkt, err := enc.encode(src[off : off+packetSamples])
+		pkt, err := enc.encode(nil, src[off:off+packetSamples])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,13 +65,13 @@ func TestOpusRoundTripAndSilenceRepeat(t *testing.T) {
 		out = append(out, pcm...)
 	}
 	// 50 silent packets: 3 encoded to warm up, the rest repeated.
-	if enc.repeated != 50-silenceWarmBlocks || enc.encoded != 100+silenceWarmBlocks {
-		t.Fatalf("encoded %d, repeated %d; want %d and %d", enc.encoded, enc.repeated, 100+silenceWarmBlocks, 50-silenceWarmBlocks)
+	if enc.repeated.Load() != 50-silenceWarmBlocks || enc.encoded.Load() != 100+silenceWarmBlocks {
+		t.Fatalf("encoded %d, repeated %d; want %d and %d", enc.encoded.Load(), enc.repeated.Load(), 100+silenceWarmBlocks, 50-silenceWarmBlocks)
 	}
-	if peak := maxAbs(out[RecordRate+4800 : 2*RecordRate]); peak > 64 {
+	if peak := maxAbs(out[audio.RecordRate+4800 : 2*audio.RecordRate]); peak > 64 {
 		t.Fatalf("repeated silence decodes to peak %d", peak)
 	}
-	for i, seg := range [][2]int{{2400, RecordRate}, {2*RecordRate + 2400, 3 * RecordRate}} {
+	for i, seg := range [][2]int{{2400, audio.RecordRate}, {2*audio.RecordRate + 2400, 3 * audio.RecordRate}} {
 		lag, c := bestLag(src[seg[0]:seg[1]-400], out[seg[0]:seg[1]], 400)
 		t.Logf("voice segment %d: codec delay %d samples (%.2f ms), correlation %.3f", i, lag, float64(lag)/24, c)
 		if c < 0.8 || lag < 140 || lag > 170 {
@@ -116,16 +80,8 @@ func TestOpusRoundTripAndSilenceRepeat(t *testing.T) {
 	}
 }
 
-func maxAbs(x []int16) int {
-	m := 0
-	for _, v := range x {
-		m = max(m, abs16(v))
-	}
-	return m
-}
-
 func TestOpusDecoderSurvivesGarbage(t *testing.T) {
-	dec, err := newOpusDecoder()
+	dec, err := newOpusDecoder(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +89,7 @@ func TestOpusDecoderSurvivesGarbage(t *testing.T) {
 	for i := range 2000 {
 		p := make([]byte, 1+r.Intn(200))
 		r.Read(p)
-		if pcm, err := dec.decode(p); err == nil && len(pcm) > RecordRate*120/1000 {
+		if pcm, err := dec.decode(p); err == nil && len(pcm) > audio.RecordRate*120/1000 {
 			t.Fatalf("packet %d decoded to %d samples", i, len(pcm))
 		}
 	}
@@ -145,15 +101,15 @@ func BenchmarkOpusEncode20ms(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer enc.close()
-	src := speechLike(RecordRate, RecordRate, 1)
+	src := speechLike(audio.RecordRate, audio.RecordRate, 1)
 	for off := 0; off < len(src); off += packetSamples { // warm up
-		enc.encode(src[off : off+packetSamples])
+		enc.encode(nil, src[off:off+packetSamples])
 	}
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
 		off := (i % 50) * packetSamples
-		if _, err := enc.encode(src[off : off+packetSamples]); err != nil {
+		if _, err := enc.encode(nil, src[off:off+packetSamples]); err != nil {
 			b.Fatal(err)
 		}
 		i++
@@ -162,14 +118,14 @@ func BenchmarkOpusEncode20ms(b *testing.B) {
 
 func BenchmarkOpusDecode20ms(b *testing.B) {
 	enc, _ := newOpusEncoder(32000)
-	src := speechLike(RecordRate, RecordRate, 1)
+	src := speechLike(audio.RecordRate, audio.RecordRate, 1)
 	var pkts [][]byte
 	for off := 0; off < len(src); off += packetSamples {
-		p, _ := enc.encode(src[off : off+packetSamples])
+		p, _ := enc.encode(nil, src[off:off+packetSamples])
 		pkts = append(pkts, p)
 	}
 	enc.close()
-	dec, _ := newOpusDecoder()
+	dec, _ := newOpusDecoder(nil)
 	for _, p := range pkts { // warm up the decoder's buffers
 		dec.decode(p)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/voicebench/humanaudit/internal/agent/openai/wire"
 	"github.com/voicebench/humanaudit/internal/agent/realtimeserver"
 	"github.com/voicebench/humanaudit/internal/asr"
-	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/refagent/dialog"
 )
 
@@ -23,11 +23,11 @@ var reference = realtimeserver.Provider{Name: "reference", Schema: wire.SchemaGA
 	ConflictMessage:  "Conversation already has an active response in progress: %s. Wait until the response is finished before creating a new one.",
 	DefaultServerVAD: true, OutputModalities: [][]string{{"audio"}}, TurnTypes: []string{"server_vad", "semantic_vad"}, History: true}
 
-// endpointer is the media endpointer as the server's turn detection.
-type endpointer struct{ e *media.Endpointer }
+// endpointer is the audio endpointer as the server's turn detection.
+type endpointer struct{ e *audio.Endpointer }
 
 func newEndpointer(s realtimeserver.Session) realtimeserver.VAD {
-	e, err := media.NewEndpointer(media.EndpointerConfig{SilenceDuration: time.Duration(s.SilenceMS) * time.Millisecond,
+	e, err := audio.NewEndpointer(audio.EndpointerConfig{SilenceDuration: time.Duration(s.SilenceMS) * time.Millisecond,
 		PrefixPadding: time.Duration(s.PrefixMS) * time.Millisecond})
 	if err != nil {
 		return nil
@@ -37,7 +37,7 @@ func newEndpointer(s realtimeserver.Session) realtimeserver.VAD {
 
 func (v endpointer) Feed(pcm []int16, start time.Duration) []realtimeserver.SpeechEvent {
 	var out []realtimeserver.SpeechEvent
-	v.e.Process(pcm, wire.SampleRate, start, func(e media.SpeechEvent) {
+	v.e.Process(pcm, wire.SampleRate, start, func(e audio.SpeechEvent) {
 		out = append(out, realtimeserver.SpeechEvent{Start: e.Start, At: e.At, Padded: e.Padded})
 	})
 	return out

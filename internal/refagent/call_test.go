@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/openai"
-	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/session"
 	"github.com/voicebench/humanaudit/internal/synth"
 	"github.com/voicebench/humanaudit/internal/task"
@@ -48,7 +48,7 @@ func (v *fliteCaller) Speak(ctx context.Context, p trace.Plan) (string, string, 
 	}
 	pcm16k := make([]int16, (len(out)-44)/2)
 	binary.Read(bytes.NewReader(out[44:]), binary.LittleEndian, pcm16k)
-	r, err := media.NewResampler(16000, 24000)
+	r, err := audio.NewResampler(16000, 24000)
 	if err != nil {
 		return "", "", nil, err
 	}

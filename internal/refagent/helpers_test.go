@@ -14,7 +14,7 @@ import (
 	"github.com/voicebench/humanaudit/internal/agent"
 	"github.com/voicebench/humanaudit/internal/agent/openai"
 	"github.com/voicebench/humanaudit/internal/asr"
-	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/audio"
 )
 
 var (
@@ -93,7 +93,7 @@ func say(tb testing.TB, voice, text string) []int16 {
 	}
 	pcm := make([]int16, (len(out)-44)/2)
 	binary.Read(bytes.NewReader(out[44:]), binary.LittleEndian, pcm)
-	rs, err := media.NewResampler(16000, 24000)
+	rs, err := audio.NewResampler(16000, 24000)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/media/libopus"
 )
 
 // The benchmark's browsers run in a child process (this test binary re-executed with
@@ -83,7 +84,7 @@ func (s *benchServer) offer(w http.ResponseWriter, r *http.Request) {
 	n := len(s.calls)
 	s.mu.Unlock()
 	var echo atomic.Pointer[media.Call]
-	call, err := media.NewCall(media.CallConfig{
+	call, err := media.NewCall(media.CallConfig{NewEncoder: media.Encoders(libopus.NewEncoder), NewDecoder: media.Decoders(libopus.NewDecoder),
 		AgentRate:     24000,
 		RecordingPath: filepath.Join(s.dir, fmt.Sprintf("s%03d.wav", n)),
 		OnCallerFrame: func(f media.CallerFrame) {

@@ -16,7 +16,9 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/media/libopus"
 )
 
 const chromiumPath = "/usr/bin/chromium"
@@ -68,13 +70,13 @@ func TestChromiumCallsThroughTheEngine(t *testing.T) {
 		mic[i] = int16(9000 * math.Sin(2*math.Pi*440*float64(i)/48000))
 	}
 	micPath := filepath.Join(dir, "caller.wav")
-	if err := media.WriteWAV(micPath, 48000, 1, mic); err != nil {
+	if err := audio.WriteWAV(micPath, 48000, 1, mic); err != nil {
 		t.Fatal(err)
 	}
 
 	e := newLoopbackEndpoint(t, true)
 	recPath := filepath.Join(dir, "call.wav")
-	call, err := media.NewCall(media.CallConfig{AgentRate: 16000, RecordingPath: recPath})
+	call, err := media.NewCall(media.CallConfig{NewEncoder: media.Encoders(libopus.NewEncoder), AgentRate: 16000, RecordingPath: recPath})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +229,7 @@ func TestChromiumCallsThroughTheEngine(t *testing.T) {
 	if err := call.Close(); err != nil {
 		t.Fatal(err)
 	}
-	w, err := media.ReadWAV(recPath)
+	w, err := audio.ReadWAV(recPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,8 +239,8 @@ func TestChromiumCallsThroughTheEngine(t *testing.T) {
 	end := w.Frames() - 24000/4
 	seg := left[end-24000 : end]
 	r440, r1k := goertzel(seg, 24000, 440), goertzel(seg, 24000, 1000)
-	t.Logf("caller channel: RMS %.1f dBFS, 440 Hz holds %.0f%% of the power, 1 kHz %.1f%%", media.RMSDBFS(seg), 100*r440, 100*r1k)
-	if media.RMSDBFS(seg) < -30 || r440 < 0.8 {
+	t.Logf("caller channel: RMS %.1f dBFS, 440 Hz holds %.0f%% of the power, 1 kHz %.1f%%", audio.RMSDBFS(seg), 100*r440, 100*r1k)
+	if audio.RMSDBFS(seg) < -30 || r440 < 0.8 {
 		t.Fatal("the browser's 440 Hz microphone tone is not on the caller channel")
 	}
 	if a := goertzel(right[end-24000:end], 24000, 1000); a < 0.9 {

@@ -12,7 +12,9 @@ import (
 
 	"github.com/pion/opus"
 
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/media/libopus"
 )
 
 // echoAgent is the loopback "agent": every caller frame it receives goes straight back as agent
@@ -65,7 +67,7 @@ func newEchoCall(t *testing.T, echo bool, margin time.Duration) (*media.Call, *e
 	t.Helper()
 	a := &echoAgent{echo: echo, frames: map[int64]media.CallerFrame{}}
 	path := filepath.Join(t.TempDir(), "call.wav")
-	c, err := media.NewCall(media.CallConfig{
+	c, err := media.NewCall(media.CallConfig{NewEncoder: media.Encoders(libopus.NewEncoder),
 		AgentRate: 24000, RecordingPath: path, JitterMargin: margin,
 		OnCallerFrame: a.onFrame, OnEvent: a.onEvent,
 	})
@@ -187,7 +189,7 @@ func TestClickLandsAtTheSampleItWasSent(t *testing.T) {
 	if err := call.Close(); err != nil {
 		t.Fatal(err)
 	}
-	w, err := media.ReadWAV(path)
+	w, err := audio.ReadWAV(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +205,7 @@ func TestClickLandsAtTheSampleItWasSent(t *testing.T) {
 	}
 
 	// Where was it sent, and what delays did it meet?
-	n := int64(pRec / media.FrameSamples)
+	n := int64(pRec / audio.FrameSamples)
 	f, ok := agent.frame(n)
 	if !ok || f.Completed.IsZero() {
 		t.Fatalf("frame %d of the click was not complete: %+v", n, f)
@@ -220,7 +222,7 @@ func TestClickLandsAtTheSampleItWasSent(t *testing.T) {
 	captured := due(kc).Add(-secs((960*(kc+1) - c) / 2))
 	transport := f.Completed.Sub(due(kb))
 	jbDelay := f.Due.Sub(f.Completed)
-	recordedAt := f.Due.Add(secs(pRec - int(n)*media.FrameSamples))
+	recordedAt := f.Due.Add(secs(pRec - int(n)*audio.FrameSamples))
 	expected := captured.Add(transport + jbDelay + media.TickDuration + secs(codec))
 	errAt := recordedAt.Sub(expected)
 	var netSum time.Duration
@@ -242,9 +244,9 @@ func TestClickLandsAtTheSampleItWasSent(t *testing.T) {
 
 	// The echo agent sent the frame back: the click is on the right channel, a whole number of
 	// ticks later (0 when its frame reached the agent before its tick).
-	pEcho := peakIndex(right, pRec-2400, pRec+10*media.FrameSamples)
+	pEcho := peakIndex(right, pRec-2400, pRec+10*audio.FrameSamples)
 	t.Logf("echo on the right channel at +%v", secs(pEcho-pRec))
-	if (pEcho-pRec)%media.FrameSamples != 0 || pEcho < pRec || right[pEcho] != left[pRec] {
+	if (pEcho-pRec)%audio.FrameSamples != 0 || pEcho < pRec || right[pEcho] != left[pRec] {
 		t.Fatalf("echo at %d (%d), click at %d (%d): want the same sample a whole number of ticks later", pEcho, right[pEcho], pRec, left[pRec])
 	}
 	// And the browser heard it back.
@@ -289,7 +291,7 @@ func TestPacketLossKeepsLengthAndAlignment(t *testing.T) {
 	st := call.Stats()
 	p.Close()
 	call.Close()
-	w, err := media.ReadWAV(path)
+	w, err := audio.ReadWAV(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +372,7 @@ func matchStream(t *testing.T, left []int16, s0 int, pkts [][]byte, missing map[
 // follows it in the agent's queue.
 func checkEcho(t *testing.T, left, right []int16) {
 	t.Helper()
-	const fs = media.FrameSamples
+	const fs = audio.FrameSamples
 	d := 0
 	for f := 0; (f+1)*fs <= len(left); f++ {
 		l := left[f*fs : (f+1)*fs]
@@ -418,10 +420,10 @@ func TestBargeInStopsAgentAudioAtTheBrowser(t *testing.T) {
 	if rep.Dropped < 2*time.Second || rep.Dropped > 2500*time.Millisecond {
 		t.Fatalf("dropped %v of a 3 s utterance after ~0.6 s", rep.Dropped)
 	}
-	w, _ := media.ReadWAV(path)
+	w, _ := audio.ReadWAV(path)
 	right := w.Channel(1)
 	at := sampleAt(rep.At)
-	if maxAbs(right[at-media.FrameSamples:at]) < 4000 || maxAbs(right[at:]) != 0 {
+	if maxAbs(right[at-audio.FrameSamples:at]) < 4000 || maxAbs(right[at:]) != 0 {
 		t.Fatalf("agent channel must play until %v and be silent from there", rep.At)
 	}
 	// At the browser: packets arriving later than one tick (+ network slack) after the flush are
@@ -483,7 +485,7 @@ func TestReloadAttachesANewPeerToTheRunningCall(t *testing.T) {
 	if gap < 200*time.Millisecond || gap != starts[1].At-ends[0].At {
 		t.Fatalf("reported gap %v", gap)
 	}
-	w, _ := media.ReadWAV(path)
+	w, _ := audio.ReadWAV(path)
 	left := w.Channel(0)
 	missing := 0
 	for i, pk := range [][][]byte{pk1, pk2} {

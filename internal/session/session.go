@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent"
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/flow"
 	"github.com/voicebench/humanaudit/internal/grade"
 	"github.com/voicebench/humanaudit/internal/media"
@@ -110,13 +111,19 @@ type Config struct {
 	Caller CallerVoice
 
 	RecordingPath string
-	Clock         media.MediaClock // nil: real time
-	Endpointer    media.EndpointerConfig
-	Sinks         []trace.Sink     // where events are made durable (the store), before acknowledgement
-	Now           func() time.Time // wall clock; nil: time.Now
-	TimeLimit     time.Duration    // default 15 minutes
-	Grade         grade.Options
-	Logger        *slog.Logger
+	// NewEncoder makes the Opus encoder of the agent's audio toward a participant
+	// (media.Encoders(libopus.NewEncoder)); a human call needs it.
+	NewEncoder func(bitrate int) (media.Encoder, error)
+	// NewDecoder makes the decoder of a participant's Opus (media.Decoders(libopus.NewDecoder));
+	// nil: the media engine's pure-Go decoder.
+	NewDecoder func() (media.Decoder, error)
+	Clock      media.MediaClock // nil: real time
+	Endpointer audio.EndpointerConfig
+	Sinks      []trace.Sink     // where events are made durable (the store), before acknowledgement
+	Now        func() time.Time // wall clock; nil: time.Now
+	TimeLimit  time.Duration    // default 15 minutes
+	Grade      grade.Options
+	Logger     *slog.Logger
 
 	// OnUpdate receives role-card updates for the participant; it must not block.
 	OnUpdate func(Update)
@@ -153,7 +160,7 @@ type Session struct {
 	call    *media.Call
 	adapter agent.Adapter
 	format  agent.Format
-	up      *media.Resampler // agent audio to 24 kHz when the provider sends another rate
+	up      *audio.Resampler // agent audio to 24 kHz when the provider sends another rate
 
 	inbox   chan func()
 	mediaEv chan media.Event
@@ -176,6 +183,9 @@ type Session struct {
 	callerSpeaking  bool
 	itemID          string
 	itemReceivedMS  float64
+	audioResponse   string          // the response whose audio was pushed last
+	interrupted     map[string]bool // responses cut off by a barge-in: their later audio is dropped
+	deltasDropped   int64           // audio deltas of interrupted responses that were not played
 	cues            []*cueState
 	framesDropped   atomic.Int64
 	synth           synthState
@@ -225,6 +235,7 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		stop:    make(chan struct{}),
 	}
 	s.synth.nextTurn = -1
+	s.interrupted = map[string]bool{}
 	s.anchor.Store(-1)
 	s.shown = map[string]bool{}
 	s.trace = trace.NewLog(s, cfg.Sinks...)
@@ -244,8 +255,8 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		return nil, fmt.Errorf("session %s: connect agent: %w", cfg.ID, err)
 	}
 	s.format = cfg.Adapter.Format()
-	if s.format.OutputRate != media.RecordRate {
-		if s.up, err = media.NewResampler(s.format.OutputRate, media.RecordRate); err != nil {
+	if s.format.OutputRate != audio.RecordRate {
+		if s.up, err = audio.NewResampler(s.format.OutputRate, audio.RecordRate); err != nil {
 			cfg.Adapter.Close()
 			return nil, fmt.Errorf("session %s: agent output rate: %w", cfg.ID, err)
 		}
@@ -257,6 +268,8 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	s.call, err = media.NewCall(media.CallConfig{
 		AgentRate:        s.format.InputRate,
 		RecordingPath:    cfg.RecordingPath,
+		NewEncoder:       cfg.NewEncoder,
+		NewDecoder:       cfg.NewDecoder,
 		Clock:            cfg.Clock,
 		Logger:           log,
 		CallerInput:      input,
@@ -612,8 +625,14 @@ func (s *Session) agentAudible() bool {
 	return s.agentSpeaking || s.call.AgentQueued() > 0
 }
 
-// bargeIn flushes queued agent audio and tells the agent how much of its item was heard.
+// bargeIn flushes queued agent audio and tells the agent how much of its item was heard. The
+// response is marked interrupted first, so none of its audio still on its way (deltas the adapter
+// has read but the conductor not yet handled, or a provider that goes on sending) is played after
+// the flush: the agent channel stays silent from the flush on, and played_ms is what was heard.
 func (s *Session) bargeIn(at time.Duration, source string) {
+	if s.audioResponse != "" {
+		s.interrupted[s.audioResponse] = true
+	}
 	rep := s.call.FlushAgent()
 	s.synth.interruptedItem = s.itemID
 	played := int(s.itemReceivedMS - float64(rep.Dropped.Milliseconds()))
@@ -629,6 +648,15 @@ func (s *Session) bargeIn(at time.Duration, source string) {
 	}
 }
 
+// responseKey names the response an agent event belongs to (the item when the provider gives no
+// response id).
+func responseKey(ev agent.Event) string {
+	if ev.ResponseID != "" {
+		return ev.ResponseID
+	}
+	return ev.ItemID
+}
+
 func (s *Session) onAgent(ev agent.Event) {
 	if ev.RawType != "" {
 		dir := "in"
@@ -639,11 +667,14 @@ func (s *Session) onAgent(ev agent.Event) {
 	}
 	switch ev.Type {
 	case agent.EventAudioDelta:
-		s.lastAgentSignal = s.now()
-		if !s.synth.interrupted(ev.ItemID) {
-			s.synth.sawAgentOutput()
-			s.synth.agentAudioStarted()
+		if resp := responseKey(ev); resp != "" && s.interrupted[resp] {
+			s.deltasDropped++ // cut off by a barge-in: the caller must not hear it
+			return
 		}
+		s.lastAgentSignal = s.now()
+		s.synth.sawAgentOutput()
+		s.synth.agentAudioStarted()
+		s.audioResponse = responseKey(ev)
 		if ev.ItemID != s.itemID {
 			s.itemID, s.itemReceivedMS = ev.ItemID, 0
 		}
@@ -651,7 +682,7 @@ func (s *Session) onAgent(ev agent.Event) {
 		if s.up != nil {
 			pcm = s.up.Process(pcm, nil)
 		}
-		s.itemReceivedMS += float64(len(pcm)) * 1000 / media.RecordRate
+		s.itemReceivedMS += float64(len(pcm)) * 1000 / audio.RecordRate
 		if err := s.call.PushAgentAudio(pcm); err != nil {
 			s.log.Warn("push agent audio", slog.Any("err", err))
 		}
@@ -710,6 +741,27 @@ func (s *Session) onAgent(ev agent.Event) {
 		if ev.Err.Fatal {
 			s.finish(EndPlatformLost, ExclusionPlatformLost)
 		}
+	}
+}
+
+// mediaStatsMeta is the meta of media.stats: the call's media health at its end, including what
+// the participant's link lost and how much of it was concealed.
+func mediaStatsMeta(st media.Stats, framesDropped, deltasDropped int64) map[string]string {
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	return map[string]string{
+		"ticks": i(st.Ticks), "late_ticks": i(st.LateTicks),
+		"caller_streams":           strconv.Itoa(st.CallerStreams),
+		"caller_packets_received":  i(st.CallerPacketsReceived),
+		"caller_packets_lost":      i(st.CallerPacketsLost),
+		"caller_packets_late":      i(st.CallerPacketsLate),
+		"caller_packets_discarded": i(st.CallerPacketsDiscarded),
+		"caller_decode_errors":     i(st.CallerDecodeErrors),
+		"caller_concealed_ms":      i(st.CallerConcealed.Milliseconds()),
+		"caller_jitter_ms":         i(st.CallerJitter.Milliseconds()),
+		"caller_frames_dropped":    i(framesDropped),
+		"agent_flushed_ms":         i(st.AgentFlushed.Milliseconds()),
+		"agent_deltas_dropped":     i(deltasDropped),
+		"rtt_ms":                   i(st.Link.RTT.Milliseconds()),
 	}
 }
 
@@ -779,12 +831,7 @@ func (s *Session) finish(reason, exclusion string) {
 	s.adapter.Close()
 	closeErr := s.call.Close()
 	st := s.call.Stats()
-	s.emit(trace.Event{Type: trace.MediaStats, Actor: trace.ActorSystem, Meta: map[string]string{
-		"ticks": strconv.FormatInt(st.Ticks, 10), "late_ticks": strconv.FormatInt(st.LateTicks, 10),
-		"caller_packets_received": strconv.FormatInt(st.CallerPacketsReceived, 10), "caller_packets_lost": strconv.FormatInt(st.CallerPacketsLost, 10),
-		"caller_concealed_ms": strconv.FormatInt(st.CallerConcealed.Milliseconds(), 10), "caller_streams": strconv.Itoa(st.CallerStreams),
-		"agent_flushed_ms": strconv.FormatInt(st.AgentFlushed.Milliseconds(), 10), "caller_frames_dropped": strconv.FormatInt(s.framesDropped.Load(), 10),
-		"rtt_ms": strconv.FormatInt(st.Link.RTT.Milliseconds(), 10)}})
+	s.emit(trace.Event{Type: trace.MediaStats, Actor: trace.ActorSystem, Meta: mediaStatsMeta(st, s.framesDropped.Load(), s.deltasDropped)})
 	for _, c := range s.cues {
 		if !c.resolved {
 			c.resolved = true

@@ -15,6 +15,7 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
 	"github.com/voicebench/humanaudit/internal/agent/openai"
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/textcall"
@@ -130,11 +131,11 @@ func TestSyntheticCallAgainstProtocolFake(t *testing.T) {
 }
 
 func channelEnergy(t *testing.T, path string) (float64, float64) {
-	w, err := media.ReadWAV(path)
+	w, err := audio.ReadWAV(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return media.RMSDBFS(w.Channel(0)), media.RMSDBFS(w.Channel(1))
+	return audio.RMSDBFS(w.Channel(0)), audio.RMSDBFS(w.Channel(1))
 }
 
 // A dropped agent connection ends the call as platform_lost: an exclusion, never a silent zero.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent"
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
 
@@ -119,8 +120,7 @@ func (s *Session) speakTurn() {
 	plan := s.eng.NextPlan()
 	// The caller has the floor: only output the agent produces from now on answers this turn.
 	s.synth.agentTurnOver, s.synth.repliedSince = false, false
-	start := s.now() + s.call.CallerQueued()
-	if !s.speak(plan, start) {
+	if !s.speak(plan) {
 		return
 	}
 	for {
@@ -128,9 +128,11 @@ func (s *Session) speakTurn() {
 		if !ok {
 			break
 		}
-		pause := make([]int16, int(synthContinuation.Seconds()*24000))
-		s.call.PushCallerPCM(pause)
-		if !s.speak(next, s.now()+s.call.CallerQueued()) {
+		pause := make([]int16, int(synthContinuation.Seconds()*audio.RecordRate))
+		if _, err := s.call.PushCallerPCM(pause); err != nil {
+			s.log.Warn("push caller audio", slog.Any("err", err))
+		}
+		if !s.speak(next) {
 			return
 		}
 	}
@@ -140,22 +142,26 @@ func (s *Session) speakTurn() {
 	}
 }
 
-// speak plays one plan: the plan and the words go into the trace at the media time the audio
-// starts, and an approval, revocation or decline takes effect then.
-func (s *Session) speak(plan trace.Plan, start time.Duration) bool {
+// speak plays one plan. The words are rendered first and then queued on the caller channel, and
+// the plan and the words go into the trace at the media time the engine says their first sample
+// plays (rendering takes tens of milliseconds of media time, so a time taken before it would be
+// early). An approval, revocation or decline takes effect then.
+func (s *Session) speak(plan trace.Plan) bool {
 	text, source, pcm, err := s.cfg.Caller.Speak(context.Background(), plan)
 	if err != nil {
 		s.log.Error("synthetic caller cannot speak", slog.String("plan", plan.ID), slog.Any("err", err))
 		s.finish(EndCancelled, ExclusionPlatformLost)
 		return false
 	}
+	start, err := s.call.PushCallerPCM(pcm)
+	if err != nil {
+		s.log.Warn("push caller audio", slog.Any("err", err))
+		start = s.now()
+	}
 	t := start.Milliseconds()
 	s.emit(trace.Event{Type: trace.CallerPlan, Actor: trace.ActorCaller, T: t, Plan: &plan})
 	s.emit(trace.Event{Type: trace.CallerUtterance, Actor: trace.ActorCaller, T: t, Text: text, Source: source, Plan: &plan,
-		DurationMS: int64(len(pcm)) * 1000 / 24000})
-	if err := s.call.PushCallerPCM(pcm); err != nil {
-		s.log.Warn("push caller audio", slog.Any("err", err))
-	}
+		DurationMS: int64(len(pcm)) * 1000 / audio.RecordRate})
 	switch plan.Kind {
 	case trace.PlanApprove:
 		s.ws.Approve(plan.Action)

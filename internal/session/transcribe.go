@@ -39,6 +39,7 @@ func (s *Session) transcribeAfterCall(events []trace.Event) {
 	var haveAgent, haveCaller bool
 	var agentSpans, callerSpans []Span
 	var agentOpen, callerOpen time.Duration = -1, -1
+	onsets := map[time.Duration]time.Duration{} // caller span start (padded) -> the speech onset
 	for _, e := range events {
 		t := time.Duration(e.T) * time.Millisecond
 		switch e.Type {
@@ -58,7 +59,9 @@ func (s *Session) transcribeAfterCall(events []trace.Event) {
 			callerOpen = t - 300*time.Millisecond
 		case trace.CallerSpeechEnd:
 			if callerOpen >= 0 {
-				callerSpans = append(callerSpans, Span{max(callerOpen, 0), t + 200*time.Millisecond})
+				sp := Span{max(callerOpen, 0), t + 200*time.Millisecond}
+				onsets[sp.Start] = callerOpen + 300*time.Millisecond
+				callerSpans = append(callerSpans, sp)
 				callerOpen = -1
 			}
 		}
@@ -87,8 +90,13 @@ func (s *Session) transcribeAfterCall(events []trace.Event) {
 			if tr.Text == "" {
 				continue
 			}
-			s.emit(trace.Event{Type: side.typ, Actor: side.actor, T: tr.Start.Milliseconds(), Text: tr.Text, Source: "asr",
-				DurationMS: (tr.End - tr.Start).Milliseconds()})
+			// A caller's words are stamped where their speech starts, not at the padding before it.
+			at := tr.Start
+			if on, ok := onsets[tr.Start]; ok && side.channel == channelCaller {
+				at = on
+			}
+			s.emit(trace.Event{Type: side.typ, Actor: side.actor, T: at.Milliseconds(), Text: tr.Text, Source: "asr",
+				DurationMS: (tr.End - at).Milliseconds()})
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/voicebench/humanaudit/internal/agent/gemini"
 	"github.com/voicebench/humanaudit/internal/agent/gptlive"
 	"github.com/voicebench/humanaudit/internal/agent/openai"
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -252,7 +253,7 @@ func TestGeminiGoAwayAt60sResumes(t *testing.T) {
 		}
 		if e.Type == trace.MediaStats {
 			ticks, _ := strconv.Atoi(e.Meta["ticks"])
-			w, err := media.ReadWAV(res.Recording)
+			w, err := audio.ReadWAV(res.Recording)
 			if err != nil {
 				t.Fatal(err)
 			}

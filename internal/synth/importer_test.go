@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/grade"
-	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/textcall"
 	"github.com/voicebench/humanaudit/internal/trace"
@@ -157,7 +157,7 @@ func TestImportTraces(t *testing.T) {
 func wavBytes(t *testing.T) []byte {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "r.wav")
-	if err := media.WriteWAV(p, media.RecordRate, 2, make([]int16, 4800)); err != nil {
+	if err := audio.WriteWAV(p, audio.RecordRate, 2, make([]int16, 4800)); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(p)

@@ -23,10 +23,10 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/grade"
-	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/session"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
@@ -78,7 +78,7 @@ type Config struct {
 	Voice      func(t *task.Task, seed int64) session.CallerVoice
 	Grade      grade.Options
 	TimeLimit  time.Duration // per call (default 15 minutes)
-	Endpointer media.EndpointerConfig
+	Endpointer audio.EndpointerConfig
 	// MaxConnectFailures stops the run after that many calls in a row could not reach the agent
 	// (default 3).
 	MaxConnectFailures int

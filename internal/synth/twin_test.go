@@ -11,6 +11,7 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/agent/agenttest"
 	"github.com/voicebench/humanaudit/internal/agent/openai"
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/bank"
 	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/session"
@@ -30,7 +31,7 @@ func (v *toneVoice) Speak(_ context.Context, p trace.Plan) (string, string, []in
 	v.once.Do(func() { v.speaker = bank.Speaker(v.t, 1) })
 	text := v.speaker(p)
 	ms := 220 * len(strings.Fields(text))
-	return text, SourceRender, agenttest.Speech(ms, media.RecordRate), nil
+	return text, SourceRender, agenttest.Speech(ms, audio.RecordRate), nil
 }
 
 // scaledClock runs the media clock speed times faster than the wall (the fakes answer in wall

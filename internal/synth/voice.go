@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/bank"
-	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/session"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
@@ -63,11 +63,11 @@ func (v *BankVoice) Speak(ctx context.Context, p trace.Plan) (string, string, []
 	}
 	if variant > 0 && v.Dir != "" {
 		path := filepath.Join(v.Dir, filepath.FromSlash(bank.FileName(bank.Variant{Task: v.Task.ID, Plan: p.ID, Variant: variant})))
-		w, err := media.ReadWAV(path)
+		w, err := audio.ReadWAV(path)
 		switch {
 		case err == nil:
-			if w.Rate != media.RecordRate || w.Channels != 1 {
-				return "", "", nil, fmt.Errorf("bank audio %s: %d Hz × %d channels, want %d Hz mono", path, w.Rate, w.Channels, media.RecordRate)
+			if w.Rate != audio.RecordRate || w.Channels != 1 {
+				return "", "", nil, fmt.Errorf("bank audio %s: %d Hz × %d channels, want %d Hz mono", path, w.Rate, w.Channels, audio.RecordRate)
 			}
 			return text, SourceBank, w.Samples, nil
 		case !errors.Is(err, os.ErrNotExist):

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/bank"
-	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
 
@@ -27,7 +27,7 @@ func TestBankVoice(t *testing.T) {
 		for j := range pcm {
 			pcm[j] = int16(1000 * (i + 1))
 		}
-		if err := media.WriteWAV(p, media.RecordRate, 1, pcm); err != nil {
+		if err := audio.WriteWAV(p, audio.RecordRate, 1, pcm); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -60,7 +60,7 @@ func TestBankVoice(t *testing.T) {
 	}
 	// A file at the wrong rate is refused, not played at the wrong speed.
 	bad := filepath.Join(dir, bank.FileName(bank.Variant{Task: tk.ID, Plan: "open", Variant: first + 1}))
-	media.WriteWAV(bad, 16000, 1, []int16{1, 2, 3})
+	audio.WriteWAV(bad, 16000, 1, []int16{1, 2, 3})
 	if _, _, _, err := (&BankVoice{Task: tk, Seed: seed, Dir: dir}).Speak(context.Background(), open); err == nil {
 		t.Errorf("16 kHz bank file accepted")
 	}
@@ -69,7 +69,7 @@ func TestBankVoice(t *testing.T) {
 		t.Skip("flite not installed")
 	}
 	text, src, pcm, err := (&BankVoice{Task: tk, Seed: seed, Dir: dir, Render: &Flite{}}).Speak(context.Background(), close)
-	if err != nil || src != SourceRender || text == "" || len(pcm) < media.RecordRate/4 {
+	if err != nil || src != SourceRender || text == "" || len(pcm) < audio.RecordRate/4 {
 		t.Errorf("rendered close: %q %s %d samples %v", text, src, len(pcm), err)
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/audio"
 )
 
 // DefaultBinary is Debian's Flite.
@@ -41,7 +41,7 @@ func Voices(ctx context.Context, binary string) ([]string, error) {
 // concurrent use.
 type Flite struct {
 	Binary    string // default DefaultBinary
-	Rate      int    // output rate, default media.RecordRate (24 kHz)
+	Rate      int    // output rate, default audio.RecordRate (24 kHz)
 	MemoLimit int    // sentences remembered, default 512; negative remembers none
 	// Stretch is Flite's duration_stretch: below 1 speaks faster than the voice's own pace, above
 	// 1 slower; 0 keeps the voice's pace.
@@ -89,7 +89,7 @@ func (f *Flite) Speak(ctx context.Context, voice, text string) ([]int16, error) 
 		binary = DefaultBinary
 	}
 	if rate == 0 {
-		rate = media.RecordRate
+		rate = audio.RecordRate
 	}
 	if err := f.checkVoice(ctx, binary, voice); err != nil {
 		return nil, err
@@ -110,14 +110,14 @@ func (f *Flite) Speak(ctx context.Context, voice, text string) ([]int16, error) 
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("flite -voice %s: %w: %s", voice, err, strings.TrimSpace(stderr.String()))
 	}
-	w, err := media.ReadWAV(out)
+	w, err := audio.ReadWAV(out)
 	if err != nil {
 		return nil, fmt.Errorf("flite output: %w", err)
 	}
 	if w.Channels != 1 {
 		return nil, fmt.Errorf("flite wrote %d channels, want mono", w.Channels)
 	}
-	if pcm, err = media.ResampleClip(w.Samples, w.Rate, rate); err != nil {
+	if pcm, err = audio.ResampleClip(w.Samples, w.Rate, rate); err != nil {
 		return nil, err
 	}
 	limit := f.MemoLimit

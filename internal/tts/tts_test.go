@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/audio"
 )
 
 func needFlite(t *testing.T) {
@@ -30,11 +30,11 @@ func TestSpeakIsDeterministicAtTheAskedRate(t *testing.T) {
 	if !slices.Equal(a, b) {
 		t.Fatal("two renderings of the same sentence differ")
 	}
-	if d := len(a) * 1000 / media.RecordRate; d < 500 || d > 3000 {
+	if d := len(a) * 1000 / audio.RecordRate; d < 500 || d > 3000 {
 		t.Fatalf("%d ms of speech for three words", d)
 	}
-	if media.RMSDBFS(a) < -40 {
-		t.Fatalf("speech level %.1f dBFS", media.RMSDBFS(a))
+	if audio.RMSDBFS(a) < -40 {
+		t.Fatalf("speech level %.1f dBFS", audio.RMSDBFS(a))
 	}
 	c, err := (&Flite{Rate: 48000}).Speak(ctx, "slt", "Four one seven.")
 	if err != nil {

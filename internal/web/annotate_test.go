@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/annotate"
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/audit"
 	bankpkg "github.com/voicebench/humanaudit/internal/bank"
-	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/web"
 )
@@ -43,7 +43,7 @@ func annotTone(t *testing.T, path string, d time.Duration) {
 		pcm[i] = int16(6000 * math.Sin(2*math.Pi*440*float64(i)/24000))
 	}
 	os.MkdirAll(filepath.Dir(path), 0o755)
-	if err := media.WriteWAV(path, 24000, 1, pcm); err != nil {
+	if err := audio.WriteWAV(path, 24000, 1, pcm); err != nil {
 		t.Fatal(err)
 	}
 }

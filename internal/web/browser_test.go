@@ -22,6 +22,8 @@ import (
 	"github.com/voicebench/humanaudit/internal/browsertest"
 	"github.com/voicebench/humanaudit/internal/console"
 	"github.com/voicebench/humanaudit/internal/grade"
+	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/media/libopus"
 	"github.com/voicebench/humanaudit/internal/rtc"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
@@ -64,7 +66,7 @@ func startKitOn(t *testing.T, backend backend, sysJSON string, configure func(*w
 	}
 	data := t.TempDir()
 	ctx := context.Background()
-	svc, err := console.New(ctx, console.Config{Store: db, Tasks: tasks, Systems: sys, DataDir: data, TimeLimit: 3 * time.Minute})
+	svc, err := console.New(ctx, console.Config{NewEncoder: media.Encoders(libopus.NewEncoder), Store: db, Tasks: tasks, Systems: sys, DataDir: data, TimeLimit: 3 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,16 +2,15 @@ package web
 
 import (
 	"bufio"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/session"
 	"github.com/voicebench/humanaudit/internal/task"
@@ -186,45 +185,42 @@ type Peaks struct {
 	Agent      []float32 `json:"agent"`
 }
 
+// wavPeaks streams a stereo recording through the one WAV reader (which finds the data chunk
+// past any other chunks) and keeps per bucket the min and max of each channel.
 func wavPeaks(path string, buckets int) (Peaks, error) {
-	f, err := os.Open(path)
+	r, err := audio.OpenWAV(path)
 	if err != nil {
 		return Peaks{}, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return Peaks{}, err
+	defer r.Close()
+	if r.Channels() != 2 {
+		return Peaks{}, fmt.Errorf("recording %s has %d channels, want 2 (left caller, right agent)", path, r.Channels())
 	}
-	if st.Size() < 44 {
-		return Peaks{}, fmt.Errorf("recording %s is too short", path)
-	}
-	var hdr [44]byte
-	if _, err := io.ReadFull(f, hdr[:]); err != nil {
-		return Peaks{}, err
-	}
-	rate := int(binary.LittleEndian.Uint32(hdr[24:28]))
-	frames := (st.Size() - 44) / 4
-	pk := Peaks{SampleRate: rate, Samples: frames, Caller: make([]float32, 2*buckets), Agent: make([]float32, 2*buckets)}
-	per := frames / int64(buckets)
-	if per < 1 {
-		per = 1
-	}
-	r := bufio.NewReaderSize(f, 1<<16)
-	var frame [4]byte
-	for b := 0; b < buckets; b++ {
-		var cmin, cmax, amin, amax int16
-		for i := int64(0); i < per; i++ {
-			if _, err := io.ReadFull(r, frame[:]); err != nil {
-				break
-			}
-			l := int16(binary.LittleEndian.Uint16(frame[0:]))
-			a := int16(binary.LittleEndian.Uint16(frame[2:]))
+	frames := r.Frames()
+	pk := Peaks{SampleRate: r.Rate(), Samples: frames, Caller: make([]float32, 2*buckets), Agent: make([]float32, 2*buckets)}
+	per := max(frames/int64(buckets), 1)
+	buf := make([]int16, 2*4096)
+	var cmin, cmax, amin, amax int16
+	b, i := 0, int64(0) // bucket, and frames read into it (frames past buckets·per are left out)
+	for b < buckets {
+		n, err := r.Read(buf)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return Peaks{}, err
+		}
+		for k := 0; k+1 < n && b < buckets; k += 2 {
+			l, a := buf[k], buf[k+1]
 			cmin, cmax = min(cmin, l), max(cmax, l)
 			amin, amax = min(amin, a), max(amax, a)
+			if i++; i == per {
+				pk.Caller[2*b], pk.Caller[2*b+1] = float32(cmin)/32768, float32(cmax)/32768
+				pk.Agent[2*b], pk.Agent[2*b+1] = float32(amin)/32768, float32(amax)/32768
+				cmin, cmax, amin, amax, i = 0, 0, 0, 0, 0
+				b++
+			}
 		}
-		pk.Caller[2*b], pk.Caller[2*b+1] = float32(cmin)/32768, float32(cmax)/32768
-		pk.Agent[2*b], pk.Agent[2*b+1] = float32(amin)/32768, float32(amax)/32768
 	}
 	return pk, nil
 }

@@ -25,7 +25,8 @@ const GPTLivePath = "/v1/live/sessions"
 
 // GPTLiveFake is a loopback GPT-Live server written from OpenAI's published API: no query
 // parameters, session.start first with a strict configuration (unknown fields refused, model
-// required, audio {type: audio/pcm, rate: 24000}), session.started as its only acknowledgement,
+// required, audio {type: audio/pcm, rate: 16000 or 24000}, voices), session.started as its only
+// acknowledgement,
 // continuous caller audio that the live model answers by itself (full duplex: an energy VAD
 // stands in for it), speech as session.output_audio.delta and session.output_transcript.delta with
 // no end-of-turn event, and tools that a backend Responses model calls inside response.event
@@ -98,7 +99,7 @@ func (f *GPTLiveFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.reg.Release(ws)
-	c := &liveConn{f: f, id: id, ws: ws, calls: map[string]bool{}}
+	c := &liveConn{f: f, id: id, ws: ws, calls: map[string]bool{}, rate: gptlive.SampleRate}
 	c.serve()
 }
 
@@ -118,6 +119,7 @@ type liveConn struct {
 	mu       sync.Mutex
 	started  bool
 	tools    bool
+	rate     int // the session's PCM rate, both ways
 	vad      vad
 	speaking *liveReply // the reply being played
 	dlSeq    int
@@ -268,11 +270,18 @@ func (c *liveConn) start(id string, ev map[string]any) bool {
 		c.fail(id, "missing_required_parameter", "session.model", "Missing required parameter: 'session.model'.")
 		return false
 	}
+	// PCM16 at 16 or 24 kHz (LiveSessionAudioFormatPcmParam in OpenAI's API spec); the
+	// telephony formats are 8 kHz and the fake does not speak them.
+	rate := gptlive.SampleRate
 	if f, ok := params.Path(s, "audio", "format"); ok {
 		m, _ := f.(map[string]any)
-		if m["type"] != "audio/pcm" || fmt.Sprint(m["rate"]) != "24000" {
-			c.fail(id, "invalid_value", "session.audio.format", `Invalid value. Supported values are: {"type":"audio/pcm","rate":24000}, {"type":"audio/pcmu"}, {"type":"audio/pcma"}.`)
+		r := fmt.Sprint(m["rate"])
+		if m["type"] != "audio/pcm" || r != "16000" && r != "24000" {
+			c.fail(id, "invalid_value", "session.audio.format", `Invalid value. Supported values are: {"type":"audio/pcm","rate":16000|24000}, {"type":"audio/pcmu"}, {"type":"audio/pcma"}.`)
 			return false
+		}
+		if r == "16000" {
+			rate = 16000
 		}
 	}
 	if v, ok := params.Path(s, "audio", "output", "voice"); ok && !slices.Contains(gaVoices, fmt.Sprint(v)) {
@@ -304,7 +313,7 @@ func (c *liveConn) start(id string, ev map[string]any) bool {
 		}
 	}
 	c.mu.Lock()
-	c.started, c.tools = true, tools > 0
+	c.started, c.tools, c.rate = true, tools > 0, rate
 	c.mu.Unlock()
 	echo := map[string]any{"id": fmt.Sprintf("live_sess_%d", c.id), "object": "live.session", "expires_at": time.Now().Add(time.Hour).Unix()}
 	for k, v := range s {
@@ -320,8 +329,8 @@ func (c *liveConn) start(id string, ev map[string]any) bool {
 // audio feeds the live model's ears: speech over its own stops it, the end of caller speech
 // (after 500 ms of quiet) makes it answer.
 func (c *liveConn) audio(pcm []int16) {
-	ms := len(pcm) * 1000 / gptlive.SampleRate
 	c.mu.Lock()
+	ms := len(pcm) * 1000 / c.rate
 	started, stopped := c.vad.feed(pcm, ms, 500)
 	speaking := c.speaking
 	c.mu.Unlock()
@@ -380,7 +389,10 @@ func (c *liveConn) speak(r *liveReply, reply Reply) bool {
 		case <-timer.C:
 		}
 		ms := min(chunkMS, reply.audioMS()-i*chunkMS)
-		pcm := Tone(ms*gptlive.SampleRate/1000, gptlive.SampleRate, sent)
+		c.mu.Lock()
+		rate := c.rate
+		c.mu.Unlock()
+		pcm := Tone(ms*rate/1000, rate, sent)
 		sent += len(pcm)
 		c.send(map[string]any{"type": gptlive.OutputAudioDelta, "delta": agent.EncodePCM(pcm)})
 		if pieces[i] != "" {

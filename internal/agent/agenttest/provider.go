@@ -32,7 +32,11 @@ var (
 		Voices:             []string{"Ara", "Rex", "Sal", "Eve", "Leo"},
 		Greeting:           []string{wire.ConversationCreated, wire.SessionCreated, wire.Ping},
 		ConflictMessage:    "A response is already in progress: %s",
-		HangOnPartialBatch: true, DefaultServerVAD: true, DefaultVoice: "Eve", TurnTypes: []string{"server_vad"}}
+		HangOnPartialBatch: true, DefaultServerVAD: true, DefaultVoice: "Eve", TurnTypes: []string{"server_vad"},
+		// xAI refuses a wrong key with HTTP 400 (public reports: beeai-framework #447,
+		// continuedev/continue #10778), not 401.
+		KeyRefusal: &realtimeserver.KeyRefusal{Status: 400,
+			Body: `{"code":"Client specified an invalid argument","error":"Incorrect API key provided: %s. You can obtain an API key from https://console.x.ai."}`}}
 	// StepFunRealtime: step-audio-2 and step-audio-2-mini speak only qingchunshaonv and
 	// wenrounansheng (platform.stepfun.com realtime docs); older models the four voices.
 	StepFunRealtime = Provider{Name: "stepfun", Schema: wire.SchemaBeta,

@@ -376,6 +376,10 @@ func TestProviderFailuresClassified(t *testing.T) {
 		{"quota", agenttest.Reply{CloseCode: 1011, CloseReason: "You exceeded your current quota, please check your plan and billing details."}, agent.ClassRateLimit},
 		{"invalid argument", agenttest.Reply{CloseCode: 1007, CloseReason: "Request contains an invalid argument."}, agent.ClassProtocol},
 		{"policy", agenttest.Reply{CloseCode: 1008, CloseReason: "Operation is not implemented, or supported, or enabled."}, agent.ClassProtocol},
+		// A refused key can also come as a close frame (the Live API's only error channel once
+		// upgraded): its words, not its 1007, make it an auth error.
+		{"key refused in a close frame", agenttest.Reply{CloseCode: 1007, CloseReason: "API key not valid. Please pass a valid API key."}, agent.ClassAuth},
+		{"key expired", agenttest.Reply{CloseCode: 1008, CloseReason: "API key expired. Please renew the API key."}, agent.ClassAuth},
 		{"dropped socket", agenttest.Reply{Text: "cut", AudioMS: 1000, Drop: true, DropAfter: 2}, agent.ClassLostConnection},
 	}
 	for _, tt := range tests {

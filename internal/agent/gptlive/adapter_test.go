@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -200,7 +201,8 @@ func TestFakeRefusesWhatTheAPIRefuses(t *testing.T) {
 	}{
 		"realtime shape": {map[string]any{"model": "gpt-live-1", "type": "realtime", "output_modalities": []any{"audio"}, "tools": []any{}}, "unknown_parameter"},
 		"no model":       {map[string]any{"instructions": "x"}, "missing_required_parameter"},
-		"wrong format":   {map[string]any{"model": "gpt-live-1", "audio": map[string]any{"format": map[string]any{"type": "audio/pcm", "rate": 16000}}}, "invalid_value"},
+		"wrong format":   {map[string]any{"model": "gpt-live-1", "audio": map[string]any{"format": map[string]any{"type": "audio/pcm", "rate": 44100}}}, "invalid_value"},
+		"unknown voice":  {map[string]any{"model": "gpt-live-1", "audio": map[string]any{"output": map[string]any{"voice": "nobody"}}}, "invalid_value"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ws, _, err := websocket.DefaultDialer.Dial(f.URL(), nil)
@@ -220,6 +222,23 @@ func TestFakeRefusesWhatTheAPIRefuses(t *testing.T) {
 	defer a.Close()
 	if err := a.Connect(context.Background(), agent.Config{}); agent.ClassOf(err) != agent.ClassProtocol || !strings.Contains(err.Error(), "http_400") {
 		t.Errorf("query parameters: %v", err)
+	}
+}
+
+// Nor does the fake refuse what the API takes: PCM16 at 16 kHz is a documented WebSocket format.
+func TestFakeTakesWhatTheAPITakes(t *testing.T) {
+	f := agenttest.NewGPTLiveFake(t, agenttest.Script{}, agenttest.GPTLiveOptions{})
+	ws, _, err := websocket.DefaultDialer.Dial(f.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	ws.WriteJSON(map[string]any{"type": "session.start", "session": map[string]any{"model": "gpt-live-1",
+		"audio": map[string]any{"format": map[string]any{"type": "audio/pcm", "rate": 16000}, "output": map[string]any{"voice": "cedar"}}}})
+	ws.SetReadDeadline(time.Now().Add(wait))
+	var ev map[string]any
+	if err := ws.ReadJSON(&ev); err != nil || ev["type"] != gptlive.SessionStarted || fmt.Sprint(get(ev, "session", "audio", "format", "rate")) != "16000" {
+		t.Fatalf("got %v (%v), want session.started at 16000 Hz", ev, err)
 	}
 }
 

@@ -631,15 +631,20 @@ func TestDroppedSocketIsLostConnection(t *testing.T) {
 func TestConnectFailuresClassified(t *testing.T) {
 	const key = "sk-secret-key-never-shown"
 	ctx := context.Background()
-	t.Run("wrong key", func(t *testing.T) {
-		f := agenttest.NewOpenAIFake(t, agenttest.OpenAIGA, agenttest.Script{Key: "sk-right"})
-		a := openai.New(openai.Options{URL: f.URL(), Model: "gpt-realtime", Key: key, Dialect: openai.GA, Timeouts: testTimeouts()})
-		defer a.Close()
-		err := a.Connect(ctx, agent.Config{})
-		if agent.ClassOf(err) != agent.ClassAuth || strings.Contains(err.Error(), key) {
-			t.Fatalf("err = %v", err)
-		}
-	})
+	// Each family's refusal of a wrong key is an auth error, whatever its status: OpenAI's 401,
+	// xAI's 400 "Incorrect API key provided".
+	for _, fam := range families {
+		t.Run("wrong key "+fam.name, func(t *testing.T) {
+			f := agenttest.NewOpenAIFake(t, fam.p, agenttest.Script{Key: "sk-right"})
+			a := openai.New(openai.Options{URL: f.URL(), Model: fam.model, Key: key, Dialect: fam.d, Timeouts: testTimeouts()})
+			defer a.Close()
+			err := a.Connect(ctx, agent.Config{})
+			if agent.ClassOf(err) != agent.ClassAuth || strings.Contains(err.Error(), key) {
+				t.Fatalf("err = %v", err)
+			}
+			t.Logf("%v", err)
+		})
+	}
 	t.Run("unreachable", func(t *testing.T) {
 		l, _ := net.Listen("tcp", "127.0.0.1:0")
 		addr := l.Addr().String()

@@ -166,6 +166,14 @@ func (s *Server) DropAll() { s.reg.DropAll() }
 // Conns reports the open connections.
 func (s *Server) Conns() int { return s.reg.Len() }
 
+// maskKey shows a key as providers quote a refused one: its first and last two characters.
+func maskKey(k string) string {
+	if len(k) < 6 {
+		return "***"
+	}
+	return k[:2] + "***" + k[len(k)-2:]
+}
+
 func httpError(w http.ResponseWriter, status int, typ, code, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -181,6 +189,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case s.reg.Closed():
 		httpError(w, http.StatusServiceUnavailable, "server_error", "", "shutting down")
+		return
+	case s.cfg.Key != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.Key && p.KeyRefusal != nil:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(p.KeyRefusal.Status)
+		fmt.Fprintf(w, p.KeyRefusal.Body, maskKey(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")))
 		return
 	case s.cfg.Key != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.Key:
 		msg := "Incorrect API key provided."

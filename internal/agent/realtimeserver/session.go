@@ -59,6 +59,16 @@ type Provider struct {
 	// DropTools accepts a session's tools and installs none (session.updated lists no tools), as
 	// a provider does that ignores what it cannot use.
 	DropTools bool
+	// KeyRefusal is how the upgrade of a wrong key is refused; nil is OpenAI's HTTP 401 with an
+	// invalid_api_key error object.
+	KeyRefusal *KeyRefusal
+}
+
+// KeyRefusal is a provider's answer to an upgrade with a wrong key: the HTTP status and the JSON
+// body, in which %s is the key as the provider masks it (its first and last two characters).
+type KeyRefusal struct {
+	Status int
+	Body   string
 }
 
 // voicesFor returns the voices model may use.

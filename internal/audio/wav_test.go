@@ -1,4 +1,4 @@
-package media
+package audio
 
 import (
 	"encoding/binary"
@@ -250,7 +250,7 @@ func BenchmarkRecorderSessionSecond(b *testing.B) {
 	defer os.RemoveAll(dir)
 	for _, every := range []time.Duration{time.Second, RecorderFlushInterval} {
 		b.Run("flush="+every.String(), func(b *testing.B) {
-			rec, err := createRecorder(filepath.Join(dir, every.String()+".wav"), RecordRate, every)
+			rec, err := CreateRecorderFlushing(filepath.Join(dir, every.String()+".wav"), RecordRate, every)
 			if err != nil {
 				b.Fatal(err)
 			}

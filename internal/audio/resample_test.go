@@ -1,18 +1,14 @@
-package media
+package audio
 
 import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/voicebench/humanaudit/internal/audio/audiotest"
 )
 
-func sine(rate, n int, hz, amp float64) []int16 {
-	out := make([]int16, n)
-	for i := range out {
-		out[i] = int16(amp * math.Sin(2*math.Pi*hz*float64(i)/float64(rate)))
-	}
-	return out
-}
+var sine = audiotest.Sine
 
 func rmsOf(x []int16) float64 {
 	var s float64

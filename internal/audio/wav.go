@@ -1,8 +1,8 @@
-package media
+package audio
 
 import (
+	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -106,34 +106,117 @@ func parseWAVHeader(r io.ReaderAt, size int64) (wavLayout, error) {
 	}
 }
 
-// ReadWAV reads a 16-bit PCM WAV file. A header that declares more data than the file holds is an
-// error (run RepairWAV on a recording left by a crash first).
-func ReadWAV(path string) (*WAV, error) {
+// WAVReader streams the samples of a 16-bit PCM WAV file, so a long recording (a 15-minute call
+// is about 86 MB) can be scanned without holding it in memory. It finds the data chunk by walking
+// the RIFF chunks, so extra chunks (LIST, fact, …) before the data are skipped, not read as audio.
+type WAVReader struct {
+	f       *os.File
+	path    string
+	layout  wavLayout
+	samples int64 // interleaved samples in the data chunk
+	pos     int64 // interleaved samples read so far
+	buf     []byte
+}
+
+// OpenWAV opens a 16-bit PCM WAV file for streaming. A header that declares more data than the
+// file holds is an error (run RepairWAV on a recording left by a crash first).
+func OpenWAV(path string) (*WAVReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read wav: %w", err)
 	}
-	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
+		f.Close()
 		return nil, fmt.Errorf("read wav %s: %w", path, err)
 	}
 	l, err := parseWAVHeader(f, st.Size())
 	if err != nil {
+		f.Close()
 		return nil, fmt.Errorf("read wav %s: %w", path, err)
 	}
 	if l.dataOffset+l.dataSize > st.Size() {
+		f.Close()
 		return nil, fmt.Errorf("read wav %s: %w: data chunk declares %d bytes but the file holds %d (run audit recover)",
 			path, ErrBadWAV, l.dataSize, st.Size()-l.dataOffset)
 	}
-	n := l.dataSize - l.dataSize%l.blockAlign()
-	buf := make([]byte, n)
-	if _, err := f.ReadAt(buf, l.dataOffset); err != nil {
-		return nil, fmt.Errorf("read wav %s: %w", path, err)
+	whole := l.dataSize - l.dataSize%l.blockAlign()
+	return &WAVReader{f: f, path: path, layout: l, samples: whole / 2}, nil
+}
+
+// Rate returns the sample rate.
+func (r *WAVReader) Rate() int { return r.layout.rate }
+
+// Channels returns the number of interleaved channels (1 or 2).
+func (r *WAVReader) Channels() int { return r.layout.channels }
+
+// Frames returns the number of sample frames (one sample per channel) in the data chunk.
+func (r *WAVReader) Frames() int64 { return r.samples / int64(r.layout.channels) }
+
+// Read fills buf with the next interleaved samples and returns how many it read; io.EOF after the
+// last one. It reads whole sample frames only, so len(buf) should be a multiple of Channels.
+func (r *WAVReader) Read(buf []int16) (int, error) {
+	left := r.samples - r.pos
+	if left <= 0 {
+		return 0, io.EOF
 	}
-	w := &WAV{Rate: l.rate, Channels: l.channels, Samples: make([]int16, n/2)}
+	n := min(int64(len(buf)), left)
+	n -= n % int64(r.layout.channels)
+	if n == 0 {
+		return 0, fmt.Errorf("read wav %s: buffer of %d samples holds no whole frame of %d channels", r.path, len(buf), r.layout.channels)
+	}
+	if cap(r.buf) < int(2*n) {
+		r.buf = make([]byte, 2*n)
+	}
+	b := r.buf[:2*n]
+	if _, err := r.f.ReadAt(b, r.layout.dataOffset+2*r.pos); err != nil {
+		return 0, fmt.Errorf("read wav %s: %w", r.path, err)
+	}
+	for i := range n {
+		buf[i] = int16(binary.LittleEndian.Uint16(b[2*i:]))
+	}
+	r.pos += n
+	return int(n), nil
+}
+
+// Close closes the file.
+func (r *WAVReader) Close() error { return r.f.Close() }
+
+// ReadWAV reads a whole 16-bit PCM WAV file. A header that declares more data than the file holds
+// is an error (run RepairWAV on a recording left by a crash first).
+func ReadWAV(path string) (*WAV, error) {
+	r, err := OpenWAV(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	w := &WAV{Rate: r.Rate(), Channels: r.Channels(), Samples: make([]int16, r.samples)}
+	if len(w.Samples) == 0 {
+		return w, nil
+	}
+	if _, err := r.Read(w.Samples); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// DecodeWAV decodes a 16-bit PCM WAV held in memory, such as a synthesizer's output. A WAV written
+// to a pipe cannot patch its sizes afterwards, so a data chunk that declares 0 bytes or runs past
+// the end of b is read to the end of b.
+func DecodeWAV(b []byte) (*WAV, error) {
+	l, err := parseWAVHeader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return nil, fmt.Errorf("decode wav: %w", err)
+	}
+	end := l.dataOffset + l.dataSize
+	if l.dataSize == 0 || end > int64(len(b)) {
+		end = int64(len(b))
+	}
+	n := (end - l.dataOffset) / l.blockAlign() * int64(l.channels)
+	w := &WAV{Rate: l.rate, Channels: l.channels, Samples: make([]int16, n)}
+	data := b[l.dataOffset:]
 	for i := range w.Samples {
-		w.Samples[i] = int16(binary.LittleEndian.Uint16(buf[2*i:]))
+		w.Samples[i] = int16(binary.LittleEndian.Uint16(data[2*i:]))
 	}
 	return w, nil
 }
@@ -240,165 +323,4 @@ func RepairWAV(path string) (WAVRepair, error) {
 		return rep, fmt.Errorf("repair wav %s: %w", path, err)
 	}
 	return rep, nil
-}
-
-// RecorderFlushInterval is how much audio the Recorder buffers before writing it and patching the
-// header sizes (four 40 ms ticks): a crash of the console loses at most this much (the kernel keeps
-// what was written), and RepairWAV repairs a header cut short between the two writes.
-const RecorderFlushInterval = 160 * time.Millisecond
-
-// recorderSlack is how much audio may wait for a stalled disk before Write blocks the tick.
-const recorderSlack = 8 * time.Second
-
-// Recorder writes a stereo 16-bit PCM WAV incrementally. The caller (the media tick) appends one
-// block per tick without touching the disk; a writer goroutine writes each RecorderFlushInterval of
-// audio and then patches the RIFF and data sizes, so a crash leaves a playable file short of at
-// most that much.
-type Recorder struct {
-	path       string
-	f          *os.File
-	rate       int
-	flushBytes int
-	hdr        [wavHeaderSize]byte // the header, whose sizes the writer patches (writer goroutine only)
-
-	cur    []byte        // being filled by Write (tick goroutine only)
-	full   chan []byte   // filled buffers to the writer
-	free   chan []byte   // written buffers back for reuse
-	done   chan struct{} // closed when the writer exits
-	frames int64         // sample frames accepted by Write
-	closed bool
-	werr   error // first writer error; read after done is closed
-}
-
-// CreateRecorder creates (truncating) a stereo WAV at path with the given sample rate and starts
-// its writer goroutine.
-func CreateRecorder(path string, rate int) (*Recorder, error) {
-	return createRecorder(path, rate, recorderFlush)
-}
-
-// recorderFlush is the flush interval CreateRecorder uses: RecorderFlushInterval, which this
-// package's benchmarks compare with the one second the recorder had before.
-var recorderFlush = RecorderFlushInterval
-
-// createRecorder is CreateRecorder with another flush interval (benchmarks compare them).
-func createRecorder(path string, rate int, every time.Duration) (*Recorder, error) {
-	if rate <= 0 {
-		return nil, fmt.Errorf("create recorder: %w: rate %d", ErrBadConfig, rate)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("create recorder: %w", err)
-	}
-	var hdr [wavHeaderSize]byte
-	putWAVHeader(hdr[:], rate, 2, 0)
-	if _, err := f.Write(hdr[:]); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("create recorder %s: %w", path, err)
-	}
-	flush := int(int64(rate)*int64(every)/int64(time.Second)) * 4
-	slack := int(recorderSlack / every)
-	r := &Recorder{
-		path:       path,
-		f:          f,
-		rate:       rate,
-		flushBytes: flush,
-		cur:        make([]byte, 0, flush+flush/4),
-		full:       make(chan []byte, slack),
-		free:       make(chan []byte, slack),
-		done:       make(chan struct{}),
-		hdr:        hdr,
-	}
-	go r.writeLoop()
-	return r, nil
-}
-
-// Path returns the file the recorder writes.
-func (r *Recorder) Path() string { return r.path }
-
-// Rate returns the sample rate.
-func (r *Recorder) Rate() int { return r.rate }
-
-// Frames returns the number of stereo sample frames written so far (the recording's length).
-func (r *Recorder) Frames() int64 { return r.frames }
-
-// Write appends one block of both channels, which must have the same length. It does no I/O
-// except handing each RecorderFlushInterval of audio to the writer goroutine. Not safe for
-// concurrent use.
-func (r *Recorder) Write(left, right []int16) error {
-	if r.closed {
-		return ErrClosed
-	}
-	if len(left) != len(right) {
-		return fmt.Errorf("record: left has %d samples, right %d", len(left), len(right))
-	}
-	for i := range left {
-		r.cur = binary.LittleEndian.AppendUint16(r.cur, uint16(left[i]))
-		r.cur = binary.LittleEndian.AppendUint16(r.cur, uint16(right[i]))
-	}
-	r.frames += int64(len(left))
-	if len(r.cur) >= r.flushBytes {
-		r.handOff()
-	}
-	return nil
-}
-
-func (r *Recorder) handOff() {
-	r.full <- r.cur
-	select {
-	case b := <-r.free:
-		r.cur = b[:0]
-	default:
-		r.cur = make([]byte, 0, r.flushBytes+r.flushBytes/4)
-	}
-}
-
-func (r *Recorder) writeLoop() {
-	defer close(r.done)
-	written := int64(0)
-	for buf := range r.full {
-		if r.werr == nil {
-			if _, err := r.f.Write(buf); err != nil {
-				r.werr = fmt.Errorf("record %s: %w", r.path, err)
-			} else {
-				written += int64(len(buf))
-				r.werr = r.patchSizes(written)
-			}
-		}
-		select {
-		case r.free <- buf:
-		default:
-		}
-	}
-}
-
-// patchSizes rewrites the RIFF and data sizes for the data written so far. Data is written first,
-// so the header never claims samples that are not in the file; both sizes go in one write of the
-// header's bytes 4 to 44 (one sector), so a killed process leaves both old or both new.
-func (r *Recorder) patchSizes(dataBytes int64) error {
-	binary.LittleEndian.PutUint32(r.hdr[4:8], uint32(36+dataBytes))
-	binary.LittleEndian.PutUint32(r.hdr[40:44], uint32(dataBytes))
-	if _, err := r.f.WriteAt(r.hdr[4:], 4); err != nil {
-		return fmt.Errorf("record %s: patch header: %w", r.path, err)
-	}
-	return nil
-}
-
-// Close writes what is buffered, finalizes the header and closes the file. It waits for the
-// writer goroutine and reports the first write error. Closing twice is a no-op.
-func (r *Recorder) Close() error {
-	if r.closed {
-		return nil
-	}
-	r.closed = true
-	if len(r.cur) > 0 {
-		r.full <- r.cur
-		r.cur = nil
-	}
-	close(r.full)
-	<-r.done
-	err := r.werr
-	if err == nil {
-		err = r.f.Sync()
-	}
-	return errors.Join(err, r.f.Close())
 }

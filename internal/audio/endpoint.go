@@ -1,4 +1,4 @@
-package media
+package audio
 
 import (
 	"fmt"
@@ -48,8 +48,10 @@ func (c EndpointerConfig) validate(field string) error {
 
 // SpeechEvent is a speech start or end found by an Endpointer, stamped on the media clock.
 type SpeechEvent struct {
-	Start bool          // true: speech started; false: speech ended
-	At    time.Duration // onset (start of the first voiced block) or offset (end of the last one)
+	Start bool // true: speech started; false: speech ended
+	// At is the onset, to the sample: the first sample of the voiced run that leads into the first
+	// voiced block (see Endpointer); or the offset, the end of the last voiced block.
+	At time.Duration
 	// Padded is At minus the prefix padding, not before 0: where a turn's audio should begin.
 	Padded time.Duration
 	// Detected is the media time the decision was made: after MinSpeech of voice for a start,
@@ -63,6 +65,12 @@ const endpointBlock = 10 * time.Millisecond
 // Endpointer finds speech starts and ends in one channel with an RMS threshold, a minimum speech
 // time and a hangover. The same settings applied to every agent give matched turn-taking: each
 // agent hears turns that end the same way. Not safe for concurrent use.
+//
+// Decisions are made on 10 ms blocks (a block is voiced when its RMS reaches the threshold); a
+// start's onset is then refined to the sample: it is the first sample of the voiced run that
+// leads into the first voiced block, the run being samples whose magnitude reaches the threshold
+// level with no stretch below it longer than 12.5 ms (an 80 Hz voice's pitch period), followed
+// back at most 100 ms. Offsets stay on the 10 ms grid.
 type Endpointer struct {
 	cfg EndpointerConfig
 	thr float64 // energy threshold per sample (linear, int16 scale squared)
@@ -72,7 +80,18 @@ type Endpointer struct {
 	voiced    time.Duration // voiced time since cand
 	unvoiced  time.Duration // unvoiced time in a row
 	lastVoice time.Duration // end of the last voiced block
+
+	hist    []int16       // the audio before the current block (up to onsetLookback), for the onset search
+	histEnd time.Duration // media time at its end (-1: none)
 }
+
+// Onset refinement: the longest stretch below the threshold level a voiced run may have inside
+// (the trough between two pitch pulses of an 80 Hz voice, a plosive's closure), and how far back
+// before the first voiced block the run is followed.
+const (
+	onsetGap      = 12500 * time.Microsecond
+	onsetLookback = 100 * time.Millisecond
+)
 
 // NewEndpointer returns an endpointer with cfg (defaults filled in).
 func NewEndpointer(cfg EndpointerConfig) (*Endpointer, error) {
@@ -81,9 +100,10 @@ func NewEndpointer(cfg EndpointerConfig) (*Endpointer, error) {
 		return nil, err
 	}
 	return &Endpointer{
-		cfg:  cfg,
-		thr:  32768 * 32768 * math.Pow(10, cfg.ThresholdDBFS/10),
-		cand: -1,
+		cfg:     cfg,
+		thr:     32768 * 32768 * math.Pow(10, cfg.ThresholdDBFS/10),
+		cand:    -1,
+		histEnd: -1,
 	}, nil
 }
 
@@ -104,12 +124,73 @@ func (e *Endpointer) Process(pcm []int16, rate int, start time.Duration, emit fu
 			energy += float64(s) * float64(s)
 		}
 		t0 := start + time.Duration(off)*time.Second/time.Duration(rate)
-		t1 := t0 + time.Duration(len(blk))*time.Second/time.Duration(rate)
-		e.block(energy >= e.thr*float64(len(blk)), t0, t1, emit)
+		t1 := start + time.Duration(off+len(blk))*time.Second/time.Duration(rate)
+		voiced := energy >= e.thr*float64(len(blk))
+		onset := t0
+		if voiced && !e.speaking && e.cand < 0 {
+			onset = start + time.Duration(off+e.onsetOffset(blk, rate, t0))*time.Second/time.Duration(rate)
+		}
+		e.block(voiced, t0, t1, onset, emit)
+		e.remember(blk, rate, t0, t1)
 	}
 }
 
-func (e *Endpointer) block(voiced bool, t0, t1 time.Duration, emit func(SpeechEvent)) {
+// remember keeps the last onsetLookback of audio for the onset search (in a buffer of twice that,
+// slid when full, so each block costs a copy of itself).
+func (e *Endpointer) remember(blk []int16, rate int, t0, t1 time.Duration) {
+	keep := int(int64(rate) * int64(onsetLookback) / int64(time.Second))
+	if e.histEnd != t0 {
+		e.hist = e.hist[:0] // not contiguous with what came before
+	}
+	if len(e.hist)+len(blk) > 2*keep && len(e.hist) > keep {
+		e.hist = e.hist[:copy(e.hist, e.hist[len(e.hist)-keep:])]
+	}
+	e.hist = append(e.hist, blk...)
+	e.histEnd = t1
+}
+
+// onsetOffset returns where, relative to the first sample of blk (a voiced block starting at t0),
+// the voiced run leading into it begins: 0 or later inside blk, negative before it.
+func (e *Endpointer) onsetOffset(blk []int16, rate int, t0 time.Duration) int {
+	var before []int16 // contiguous audio before blk, at most onsetLookback of it
+	if e.histEnd == t0 {
+		keep := int(int64(rate) * int64(onsetLookback) / int64(time.Second))
+		before = e.hist[max(0, len(e.hist)-keep):]
+	}
+	// A block whose RMS reaches the threshold holds a sample at least at the threshold level.
+	level := int(math.Ceil(math.Sqrt(e.thr)))
+	loud := func(v int16) bool { return int(v) >= level || int(v) <= -level }
+	first := -1
+	for i, v := range blk {
+		if loud(v) {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return 0
+	}
+	// Walk back through the run: loud samples with no quiet stretch longer than maxQuiet.
+	maxQuiet := int(int64(rate) * int64(onsetGap) / int64(time.Second))
+	run, quiet := first, 0
+	for i := first - 1; i >= -len(before) && quiet <= maxQuiet; i-- {
+		var v int16
+		if i >= 0 {
+			v = blk[i]
+		} else {
+			v = before[len(before)+i]
+		}
+		if loud(v) {
+			run, quiet = i, 0
+		} else {
+			quiet++
+		}
+	}
+	return run
+}
+
+// block takes the decision for one block; onset is where a start found in it would begin.
+func (e *Endpointer) block(voiced bool, t0, t1, onset time.Duration, emit func(SpeechEvent)) {
 	d := t1 - t0
 	if voiced {
 		e.unvoiced = 0
@@ -118,7 +199,7 @@ func (e *Endpointer) block(voiced bool, t0, t1 time.Duration, emit func(SpeechEv
 			return
 		}
 		if e.cand < 0 {
-			e.cand, e.voiced = t0, 0
+			e.cand, e.voiced = onset, 0
 		}
 		e.voiced += d
 		if e.voiced >= e.cfg.MinSpeech {
@@ -136,23 +217,4 @@ func (e *Endpointer) block(voiced bool, t0, t1 time.Duration, emit func(SpeechEv
 	case !e.speaking && e.cand >= 0 && e.unvoiced > max(e.cfg.MinSpeech, endpointBlock):
 		e.cand = -1 // a click or a breath, not speech
 	}
-}
-
-// RMSDBFS returns the RMS level of pcm in dB full scale (-120 for digital silence).
-func RMSDBFS(pcm []int16) float64 {
-	if len(pcm) == 0 {
-		return -120
-	}
-	var e float64
-	for _, s := range pcm {
-		e += float64(s) * float64(s)
-	}
-	return energyDBFS(e, len(pcm))
-}
-
-func energyDBFS(energy float64, n int) float64 {
-	if energy <= 0 || n == 0 {
-		return -120
-	}
-	return max(-120, 10*math.Log10(energy/float64(n)/(32768*32768)))
 }
