@@ -108,11 +108,11 @@ func orEmpty(fs []flow.PlanFact) []flow.PlanFact {
 	return fs
 }
 
-// eventPlan picks the task's correction, else revocation, else approval plan.
+// eventPlan picks the task's authored correction, else revocation, else approval plan.
 func eventPlan(t *task.Task, plans map[string]trace.Plan) (string, trace.Plan) {
 	for _, kind := range []trace.PlanKind{trace.PlanCorrect, trace.PlanRevoke, trace.PlanApprove} {
 		for _, p := range flow.ReachablePlans(t) {
-			if p.Kind == kind {
+			if p.Kind == kind && p.Event != "" { // an authored event's plan, not a read-back fix
 				return p.ID, plans[p.ID]
 			}
 		}

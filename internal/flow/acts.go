@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"encoding/json"
 	"sort"
 	"strings"
 
@@ -12,6 +13,7 @@ type Act struct {
 	Kind string // greet, ask, confirm, request_approval, summarise, close
 	Fact string // for ask: the fact asked for
 	pos  int
+	end  int // for ask: where the phrase that named the fact ends
 }
 
 // String renders the act as it appears in traces and triggers: "ask:dob", "summarise".
@@ -49,9 +51,32 @@ func Classify(t *task.Task, text string) []Act {
 	}
 	question := strings.Contains(text, "?") || firstIndex(norm, requestCues) >= 0
 	if question {
-		for _, f := range t.User.Facts {
-			if p := firstIndex(norm, askPhrases(f)); p >= 0 {
-				acts = append(acts, Act{Kind: "ask", Fact: f.ID, pos: p})
+		// Facts named by the most specific tier of phrases that matches anything.
+		for tier := 0; tier < 3; tier++ {
+			found := false
+			var asks []Act
+			for i := range t.User.Facts {
+				f := &t.User.Facts[i]
+				if p, end := firstMatch(norm, askTiers(t, f)[tier]); p >= 0 {
+					asks = append(asks, Act{Kind: "ask", Fact: f.ID, pos: p, end: end})
+					found = true
+				}
+			}
+			// A fact named inside a longer phrase naming another ("the merchant" in "merchant
+			// contacted") is not asked for.
+			for _, a := range asks {
+				inside := false
+				for _, b := range asks {
+					if b.Fact != a.Fact && b.pos <= a.pos && a.end <= b.end && b.end-b.pos > a.end-a.pos {
+						inside = true
+					}
+				}
+				if !inside {
+					acts = append(acts, a)
+				}
+			}
+			if found {
+				break
 			}
 		}
 	}
@@ -66,15 +91,164 @@ func Classify(t *task.Task, text string) []Act {
 
 var speechPunctuation = strings.NewReplacer("’", "'", ",", " ", ".", " ", "!", " ", ";", " ", ":", " ", "?", " ")
 
-// askPhrases are the phrases that ask for a fact: its asked_as phrases, and the name of the field
-// it answers ("employee_id" is asked as "employee id"), which is how agents reading the tool
-// schema tend to ask.
-func askPhrases(f task.Fact) []string {
-	out := lower(f.AskedAs)
-	if name := normalise(strings.ReplaceAll(f.Field, "_", " ")); len(name) >= 4 {
-		out = append(out, name)
+// askPhrases are the phrases that ask for a fact, by meaning rather than wording: its asked_as
+// phrases; the name of the field it answers ("employee_id" is asked as "employee id"), which is how
+// agents reading the tool schema tend to ask; the field's description in the task's tool schemas
+// ("the ZIP or postal code"); and the synonyms of the field's words and type (a date of birth is
+// asked as "when were you born", a phone as "best number to reach you").
+func askPhrases(t *task.Task, f *task.Fact) []string {
+	var out []string
+	for _, tier := range askTiers(t, f) {
+		out = append(out, tier...)
 	}
 	return out
+}
+
+// askTiers are a fact's ask phrases from the most to the least specific: asked_as; the field's
+// name and schema descriptions; synonyms. A question that names a fact by a more specific phrase
+// is not also a question for another fact that only a synonym matches.
+func askTiers(t *task.Task, f *task.Fact) [3][]string {
+	var tiers [3][]string
+	seen := map[string]bool{}
+	add := func(tier int, p string) {
+		if p = normalise(p); len(p) >= 3 && !seen[p] {
+			seen[p] = true
+			tiers[tier] = append(tiers[tier], p)
+		}
+	}
+	for _, p := range f.AskedAs {
+		add(0, p)
+	}
+	if f.Field == "" {
+		return tiers
+	}
+	name := normalise(strings.ReplaceAll(f.Field, "_", " "))
+	for _, form := range nameForms(strings.Fields(name)) {
+		add(1, form)
+	}
+	for _, d := range fieldDescriptions(t, f.Field) {
+		add(1, d)
+	}
+	for _, w := range strings.Fields(name) {
+		for _, syn := range wordSynonyms[w] {
+			add(2, syn)
+		}
+	}
+	if fs, ok := t.Field(f.Field); ok && uniqueType(t, fs.Type) {
+		for _, syn := range typeSynonyms[fs.Type] {
+			add(2, syn)
+		}
+	}
+	return tiers
+}
+
+// abbreviations are spelled out in field names: "dob" is asked as "date of birth".
+var abbreviations = map[string][]string{
+	"dob": {"date of birth"}, "mrn": {"medical record number"}, "po": {"p o number", "purchase order"},
+	"req": {"requisition"}, "id": {"id", "i d", "number"}, "num": {"number"}, "no": {"number"},
+	"qty": {"quantity"}, "addr": {"address"}, "acct": {"account"}, "ref": {"reference"},
+}
+
+// nameForms are the ways a field name is said: "patient name", "name of the patient", "patient's
+// name", abbreviations spelled out ("dependent date of birth", "dependent's date of birth").
+func nameForms(words []string) []string {
+	if n := len(words); n >= 3 && units[words[n-1]] {
+		// "symptom_duration_months" is asked as "how many months is the symptom duration".
+		return append(nameForms(words[:n-1]), strings.Join(words, " "))
+	}
+	variants := [][]string{words}
+	for i, w := range words {
+		for _, exp := range abbreviations[w] {
+			v := append(append(append([]string(nil), words[:i]...), strings.Fields(exp)...), words[i+1:]...)
+			variants = append(variants, v)
+		}
+	}
+	var out []string
+	for _, v := range variants {
+		out = append(out, strings.Join(v, " "))
+		if len(v) >= 2 && len(words) >= 2 {
+			head, last := strings.Join(words[:len(words)-1], " "), strings.Join(v[len(v)-len(words[len(words)-1:]):], " ")
+			if w := words[len(words)-1]; len(abbreviations[w]) > 0 {
+				last = strings.Join(v[len(strings.Fields(head)):], " ")
+			}
+			out = append(out, last+" of the "+head, last+" of "+head, head+"'s "+last)
+		}
+	}
+	return out
+}
+
+// units end field names that hold a quantity in that unit.
+var units = map[string]bool{"months": true, "days": true, "years": true, "weeks": true, "hours": true, "minutes": true, "nights": true}
+
+// typeSynonyms ask for a field by its type; they count only when the task has one field of the type.
+var typeSynonyms = map[string][]string{
+	"phone":   {"phone number", "callback number", "contact number", "best number", "number to reach you", "number we can reach you", "reach you at"},
+	"address": {"address", "street address", "mailing address", "where do you live", "where you live"},
+	"date":    {"what date", "which date", "the date"},
+}
+
+// wordSynonyms ask for a field by a synonym of a word of its name.
+var wordSynonyms = map[string][]string{
+	"dob":         {"date of birth", "birth date", "birthday", "when were you born", "born"},
+	"birth":       {"born", "birthday"},
+	"zip":         {"zip code", "postal code", "postcode"},
+	"postal":      {"zip code", "postcode"},
+	"email":       {"email address", "e-mail", "e mail", "email"},
+	"phone":       {"phone number", "callback number", "contact number"},
+	"callback":    {"callback number", "number to call you back", "call you back"},
+	"name":        {"who am i speaking with", "who i'm speaking with", "who's calling", "spell your name"},
+	"amount":      {"how much"},
+	"value":       {"how much", "worth"},
+	"count":       {"how many"},
+	"quantity":    {"how many"},
+	"reason":      {"why"},
+	"symptoms":    {"what symptoms", "how are you feeling"},
+	"description": {"describe"},
+	"account":     {"account number"},
+	"policy":      {"policy number"},
+	"address":     {"where do you live", "street address"},
+}
+
+// fieldDescriptions are the descriptions the task's tool schemas give the field's parameter, up to
+// their first punctuation and only when they read as a name (at most six words, no format mask).
+func fieldDescriptions(t *task.Task, field string) []string {
+	var out []string
+	for _, tl := range t.Agent.Tools {
+		var schema struct {
+			Properties map[string]struct {
+				Description string `json:"description"`
+			} `json:"properties"`
+		}
+		if json.Unmarshal(tl.Parameters, &schema) != nil {
+			continue
+		}
+		for arg, p := range schema.Properties {
+			if arg != field && tl.Fields[arg] != field || p.Description == "" {
+				continue
+			}
+			d := p.Description
+			if i := strings.IndexAny(d, ".,;:()"); i >= 0 {
+				d = d[:i]
+			}
+			if n := len(strings.Fields(d)); n == 0 || n > 6 || strings.ContainsAny(d, "0123456789") || strings.Contains(d, "YYYY") {
+				continue
+			}
+			out = append(out, d)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// uniqueType reports whether the task's artifact has exactly one field of type typ.
+func uniqueType(t *task.Task, typ string) bool {
+	n := 0
+	for _, fs := range t.Agent.Artifact.Fields {
+		if fs.Type == typ {
+			n++
+		}
+	}
+	return n == 1
 }
 
 func normalise(s string) string {
@@ -88,6 +262,21 @@ func lower(xs []string) []string {
 		out[i] = normalise(x)
 	}
 	return out
+}
+
+// firstMatch returns the earliest position of any phrase matched on word boundaries and where
+// the longest phrase matched there ends, or -1.
+func firstMatch(norm string, phrases []string) (pos, end int) {
+	pos, end = -1, -1
+	for _, p := range phrases {
+		if p == "" {
+			continue
+		}
+		if i := strings.Index(norm, " "+p+" "); i >= 0 && (pos < 0 || i < pos || i == pos && i+len(p)+1 > end) {
+			pos, end = i, i+len(p)+1
+		}
+	}
+	return pos, end
 }
 
 // firstIndex returns the earliest position of any phrase matched on word boundaries, or -1.

@@ -58,6 +58,7 @@ type Engine struct {
 	pending       []trace.Plan
 	pendingMark   int // len(pending) when the current caller turn began
 	turnActs      []Act
+	turnRead      []ReadValue     // values the agent read back in this turn
 	turnApproval  map[string]bool // actions whose approval the agent asked for in this turn
 	approvalFired map[string]bool // of those, actions an approval event answered
 	approvals     map[string]string
@@ -110,6 +111,11 @@ func (e *Engine) Observe(ev trace.Event) []Firing {
 					e.schedule(te, i, e.anchor+te.Trigger.AtMS)
 				}
 			}
+		}
+	case trace.AgentTranscript:
+		// A read-back is checked value by value against what the caller knows now.
+		if readsBack(Classify(e.t, ev.Text)) {
+			e.turnRead = append(e.turnRead, ReadBack(e.t, e.known, ev.Text)...)
 		}
 	case trace.AgentAct:
 		act := parseAct(ev.Act)
@@ -307,6 +313,7 @@ func planID(kind, fact string, version int) string {
 func (e *Engine) NextPlan() trace.Plan {
 	p := e.decide()
 	e.turnActs = nil
+	e.turnRead = nil
 	e.turnApproval = map[string]bool{}
 	e.approvalFired = map[string]bool{}
 	e.pendingMark = len(e.pending)
@@ -325,6 +332,11 @@ func (e *Engine) decide() trace.Plan {
 		}
 		return p
 	}
+	// A value read back wrong is corrected before anything but a barge-in or news: the caller
+	// neither affirms nor approves until every value it heard matches what it knows.
+	if fix, ok := e.readBackFix(); ok && e.readBackAsked() && !e.hasRank(0, pendingRank) && !e.hasRank(1, pendingRank) {
+		return fix
+	}
 	if p, ok := e.popPending(); ok {
 		return p
 	}
@@ -337,6 +349,9 @@ func (e *Engine) decide() trace.Plan {
 	for _, a := range e.turnActs {
 		switch a.Kind {
 		case "ask":
+			if e.readBackOf(a.Fact) {
+				continue // the fact was named to read its value back, not to ask for it
+			}
 			v := e.known[a.Fact]
 			if v == 0 {
 				return trace.Plan{ID: "unknown", Kind: trace.PlanUnknown}
@@ -363,15 +378,7 @@ func (e *Engine) decide() trace.Plan {
 // given in answer to the agent's request in its last turn. An approval the agent stopped asking
 // for is dropped, and re-armed for its next request.
 func (e *Engine) popPending() (trace.Plan, bool) {
-	rank := func(k trace.PlanKind) int {
-		switch k {
-		case trace.PlanBargeIn:
-			return 0
-		case trace.PlanApprove:
-			return 2
-		}
-		return 1
-	}
+	rank := pendingRank
 	best := -1
 	for i, p := range e.pending {
 		if p.Kind == trace.PlanApprove && !e.turnApproval[p.Action] && !e.hasRank(0, rank) && !e.hasRank(1, rank) {
@@ -390,6 +397,51 @@ func (e *Engine) popPending() (trace.Plan, bool) {
 	p := e.pending[best]
 	e.pending = append(e.pending[:best], e.pending[best+1:]...)
 	return p, true
+}
+
+// pendingRank orders queued plans: a barge-in (0), news (1), an approval (2).
+func pendingRank(k trace.PlanKind) int {
+	switch k {
+	case trace.PlanBargeIn:
+		return 0
+	case trace.PlanApprove:
+		return 2
+	}
+	return 1
+}
+
+// readsBack reports whether speech with these acts reads values back for the caller to check.
+func readsBack(acts []Act) bool {
+	for _, a := range acts {
+		if a.Kind == "confirm" || a.Kind == "summarise" || a.Kind == "request_approval" {
+			return true
+		}
+	}
+	return false
+}
+
+// readBackOf reports whether the agent read back a value of fact in its last turn.
+func (e *Engine) readBackOf(fact string) bool {
+	for _, rv := range e.turnRead {
+		if rv.Fact == fact {
+			return true
+		}
+	}
+	return false
+}
+
+// readBackAsked reports whether the agent's last turn read values back for the caller to check: a
+// confirm or summarise act, or an approval request.
+func (e *Engine) readBackAsked() bool {
+	if len(e.turnApproval) > 0 {
+		return true
+	}
+	for _, a := range e.turnActs {
+		if a.Kind == "confirm" || a.Kind == "summarise" || a.Kind == "request_approval" {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *Engine) hasRank(r int, rank func(trace.PlanKind) int) bool {

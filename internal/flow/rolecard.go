@@ -147,6 +147,18 @@ func ReachablePlans(t *task.Task) []trace.Plan {
 			add(trace.Plan{ID: planID("answer", f.ID, v), Kind: trace.PlanAnswer, Facts: []trace.FactRef{{Fact: f.ID, Version: v}}})
 		}
 	}
+	// A value the agent reads back wrong is corrected at the version the caller knows.
+	for _, f := range t.User.Facts {
+		if f.Field == "" {
+			continue
+		}
+		for v := 1; v <= len(f.Versions); v++ {
+			if !versionReachable(t, f, v) {
+				continue
+			}
+			add(trace.Plan{ID: planID("fix_readback", f.ID, v), Kind: trace.PlanCorrect, Facts: []trace.FactRef{{Fact: f.ID, Version: v}}})
+		}
+	}
 	e := New(t)
 	for i := range t.Events {
 		te := &t.Events[i]
@@ -176,6 +188,14 @@ func ReachablePlans(t *task.Task) []trace.Plan {
 		add(p)
 	}
 	return out
+}
+
+// versionReachable reports whether the caller can come to know version v of fact f.
+func versionReachable(t *task.Task, f task.Fact, v int) bool {
+	if v == 1 {
+		return f.Reveal != task.OnEvent || revealedBy(t, f.ID, 1)
+	}
+	return revealedBy(t, f.ID, v)
 }
 
 func revealedBy(t *task.Task, fact string, version int) bool {

@@ -90,6 +90,7 @@ func Build(in Input, opts Options) (*Report, error) {
 	b.transfers()
 	b.fieldMisses()
 	b.exclusions()
+	b.rep.Delivery = b.deliveryRows()
 	if err := b.planning(); err != nil {
 		return nil, err
 	}

@@ -208,6 +208,8 @@ func document(r *Report, figs []Figure) []any {
 		d = append(d, para("Fields missed at least once (field_misses.csv lists every graded field)."), t)
 	}
 
+	d = append(d, deliverySection(r)...)
+
 	d = append(d, heading{2, "Exclusions"})
 	ex := r.Exclusions
 	d = append(d, para(fmt.Sprintf("%s excluded; %d of them had passed (WS = 1) before exclusion. Excluded sessions are left out of every number above.", plural(ex.Total, "session", "sessions"), ex.Passed)))

@@ -135,6 +135,8 @@ type Measures struct {
 	// Condition is the listening condition session.start records ("" for a call without one,
 	// which the report counts as quiet).
 	Condition string
+	// Delivery is the call's turn-taking (talk times, overlaps, barge-ins).
+	Delivery SessionDelivery
 }
 
 // CueCounts are a call's cues: issued, followed by caller speech, spoken with the cued content,
@@ -164,13 +166,13 @@ func (u *Usage) Reported() bool {
 }
 
 // MeasuredTypes are the event types Measure reads; a loader may fetch only these.
-var MeasuredTypes = []trace.Type{trace.SessionStart, trace.CallerSpeechStart, trace.CallerSpeechEnd, trace.AgentSpeechStart, trace.AgentUsage,
+var MeasuredTypes = []trace.Type{trace.SessionStart, trace.CallerSpeechStart, trace.CallerSpeechEnd, trace.AgentSpeechStart, trace.AgentSpeechEnd, trace.MediaBargeIn, trace.AgentUsage,
 	trace.CueIssued, trace.CueSpoken, trace.CueApplied, trace.CueActed}
 
 // Measure reads the response latencies and the usage from a trace (all of it, or only its events
 // of MeasuredTypes).
 func Measure(events []trace.Event) Measures {
-	var m Measures
+	m := Measures{Delivery: MeasureDelivery(events)}
 	type mark struct {
 		t    int64
 		kind trace.Type

@@ -22,6 +22,8 @@ type Report struct {
 	Slices        []SliceRow       `json:"slices"`
 	FieldMiss     []FieldMiss      `json:"field_misses"`
 	Exclusions    ExclusionResult  `json:"exclusions"`
+	// Delivery is each system's turn-taking per mode (overlaps, barge-ins, talk times, latency).
+	Delivery []DeliveryRow `json:"delivery"`
 	// Participants is the share of variance due to participants and the delta's sensitivity to
 	// resampling them; nil without human sessions.
 	Participants *ParticipantResult `json:"participants,omitempty"`

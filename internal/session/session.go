@@ -211,15 +211,16 @@ type Session struct {
 	lastAgentSignal time.Duration
 	// Human callers' words (listen.go): the caller audio kept for the recognizer, the onset of
 	// the utterance in progress, and the approval requests awaiting the caller's answer.
-	heard         callerAudio
-	speechOnset   time.Duration
-	turnGen       int           // counts caller speech onsets: a turn handed over late checks it
-	asked         []string      // actions whose approval was requested and not yet answered
-	answerFrom    time.Duration // onset of the first caller speech answering them; -1 none
-	listenq       chan func()
-	listening     sync.WaitGroup
-	cond          *conditionTap // nil without a listening condition
-	transferredAt time.Duration // media time of the agent's transfer to a human; -1 none
+	heard          callerAudio
+	speechOnset    time.Duration
+	turnGen        int           // counts caller speech onsets: a turn handed over late checks it
+	asked          []string      // actions whose approval was requested and not yet answered
+	answerFrom     time.Duration // onset of the first caller speech answering them; -1 none
+	listenq        chan func()
+	listening      sync.WaitGroup
+	cond           *conditionTap // nil without a listening condition
+	transferredAt  time.Duration // media time of the agent's transfer to a human; -1 none
+	agentStoppedAt time.Duration // media time agent audio last stopped
 }
 
 // cueState follows one cue from issue to what the caller said and what the agent did with it.
@@ -579,7 +580,7 @@ func (s *Session) record(firings []flow.Firing) {
 		s.cues = append(s.cues, &cueState{firing: f, issued: time.Duration(f.T) * time.Millisecond, onset: -1})
 		ids = append(ids, f.CueID)
 		if s.cfg.Mode == Synthetic && f.Event.Kind == task.BargeIn && s.agentAudible() {
-			s.synth.nextTurn = s.now() // interrupt now
+			s.synth.nextTurn, s.synth.bargeDue = s.now(), true // interrupt now
 		}
 	}
 	s.setCard(ids)
@@ -667,10 +668,15 @@ func (s *Session) onMedia(ev media.Event) {
 	case media.AgentSpeechStart:
 		s.agentSpeaking = true
 		s.lastAgentSignal = s.now()
+		s.synth.agentAudioStarted()
+		if s.synth.closing && s.call.CallerQueued() == 0 {
+			s.synth.agentAfterBye = true
+		}
 		s.emit(trace.Event{Type: trace.AgentSpeechStart, Actor: trace.ActorAgent, T: at})
 	case media.AgentSpeechEnd:
 		s.agentSpeaking = false
 		s.lastAgentSignal = s.now()
+		s.agentStoppedAt = s.now()
 		s.emit(trace.Event{Type: trace.AgentSpeechEnd, Actor: trace.ActorAgent, T: at})
 	case media.LateTick:
 		s.log.Warn("late media tick", slog.Duration("late", ev.Duration))
@@ -715,6 +721,7 @@ func (s *Session) bargeIn(at time.Duration, source string) {
 		s.interrupted[s.audioResponse] = true
 	}
 	rep := s.call.FlushAgent()
+	s.synth.interruptedItem = s.itemID
 	played := int(s.itemReceivedMS - float64(rep.Dropped.Milliseconds()))
 	if played < 0 {
 		played = 0
@@ -753,6 +760,7 @@ func (s *Session) onAgent(ev agent.Event) {
 		}
 		s.lastAgentSignal = s.now()
 		s.synth.sawAgentOutput()
+		s.synth.agentAudioStarted()
 		s.audioResponse = responseKey(ev)
 		if ev.ItemID != s.itemID {
 			s.itemID, s.itemReceivedMS = ev.ItemID, 0
@@ -766,7 +774,9 @@ func (s *Session) onAgent(ev agent.Event) {
 			s.log.Warn("push agent audio", slog.Any("err", err))
 		}
 	case agent.EventTranscriptDone:
-		s.synth.sawAgentOutput()
+		if !s.synth.interrupted(ev.ItemID) {
+			s.synth.sawAgentOutput()
+		}
 		if ev.Text == "" {
 			return
 		}

@@ -14,32 +14,59 @@ import (
 const (
 	synthTurnGap       = 700 * time.Millisecond // silence after the agent's audio before the caller answers
 	synthContinuation  = 500 * time.Millisecond // pause inside one turn ("Yes, go ahead. … Actually, no.")
-	synthHangUpTail    = 1500 * time.Millisecond
-	synthAgentPatience = 12 * time.Second // silence from the agent before the caller speaks again
+	synthHangUpAfter   = 3 * time.Second        // after its goodbye, the caller waits this long for the agent to stop
+	synthHangUpTail    = 300 * time.Millisecond // after the agent's closing speech ends, before the hang-up
+	synthAgentPatience = 12 * time.Second       // silence from the agent before the caller speaks again
 	synthMaxNudges     = 3
 )
 
-// synthState is the synthetic caller's turn-taking: it answers once the adapter says the agent's
+// synthState is the synthetic caller's turn-taking. It answers once the adapter says the agent's
 // turn is over (agent.EventTurnEnd, whatever the provider's shape of tool turns) and the agent's
-// audio has played out. A turn that ended because the caller took the floor (cancelled) does not
-// hand it back.
+// audio has played out. Three rules keep it from looping against a fast agent:
+//   - a turn end counts only when the agent produced output after the caller's last turn, so the
+//     end of a response the caller interrupted (completed or cancelled) never hands the floor back;
+//   - a scheduled answer is dropped the moment agent audio starts: the caller does not talk over it;
+//   - the caller speaks over agent audio only for a barge-in the task authors.
 type synthState struct {
 	nextTurn      time.Duration // media time of the caller's next turn; -1 none scheduled
+	bargeDue      bool          // nextTurn is an authored barge-in: it may cut the agent off
 	agentTurnOver bool          // the agent ended its turn; the caller speaks once its audio has played
+	repliedSince  bool          // agent output since the caller's last turn began
 	callerDone    time.Duration // when the caller's last utterance ends
 	closing       bool
-	nudges        int
+	agentAfterBye bool // agent audio started after the caller's goodbye ended
+	nudges        int  // nudges since the agent last produced output
+	// interruptedItem is the agent item the caller last cut off: what still arrives of it is no
+	// reply to the caller's turn.
+	interruptedItem string
 	// said is what the caller's current turn says (its bank text and what its plan means), for
 	// cue.spoken: a synthetic caller's words are known, not recognized.
 	said Heard
 }
 
-// sawAgentOutput notes agent output (audio, transcript, a tool call): the agent's turn goes on.
-func (st *synthState) sawAgentOutput() { st.agentTurnOver = false }
+// interrupted reports whether an agent item is the one the caller last cut off.
+func (st *synthState) interrupted(item string) bool {
+	return item != "" && item == st.interruptedItem
+}
 
-// turnEnded notes the adapter's end of the agent's turn.
+// sawAgentOutput notes agent output (audio, transcript, a tool call): the agent's turn goes on.
+func (st *synthState) sawAgentOutput() {
+	st.agentTurnOver = false
+	st.repliedSince = true
+	st.nudges = 0 // the agent answered: only nudges in a row count towards giving up
+}
+
+// agentAudioStarted drops a scheduled answer when the agent starts (or goes on) speaking.
+func (st *synthState) agentAudioStarted() {
+	if st.nextTurn >= 0 && !st.bargeDue {
+		st.nextTurn = -1
+	}
+}
+
+// turnEnded notes the adapter's end of the agent's turn: the floor passes to the caller only when
+// the turn answered the caller's last turn and was not cut short by it.
 func (st *synthState) turnEnded(status string) {
-	st.agentTurnOver = status != agent.StatusCancelled
+	st.agentTurnOver = status != agent.StatusCancelled && st.repliedSince
 }
 
 // synthTick decides, every tick, whether the synthetic caller speaks now.
@@ -50,13 +77,21 @@ func (s *Session) synthTick() {
 		return // still speaking
 	}
 	if st.closing {
-		if now >= st.callerDone+synthHangUpTail {
+		// A polite ending: the agent's answer to the goodbye is heard out (hang up once it ends),
+		// and an agent that stays quiet gets synthHangUpAfter from when it last stopped.
+		quietSince := max(st.callerDone, s.lastAgentSignal)
+		switch {
+		case s.agentAudible():
+		case st.agentAfterBye && now >= s.agentStoppedAt+synthHangUpTail:
+			s.finish(EndCallerHungUp, "")
+		case now >= quietSince+synthHangUpAfter:
 			s.finish(EndCallerHungUp, "")
 		}
 		return
 	}
 	if st.nextTurn < 0 && st.agentTurnOver && !s.agentAudible() {
 		st.nextTurn = now + synthTurnGap
+		st.bargeDue = false
 		st.agentTurnOver = false
 	}
 	// An agent that says nothing for a long time (its turn over or stalled) gets a nudge, and in
@@ -71,7 +106,13 @@ func (s *Session) synthTick() {
 		st.nextTurn = now
 	}
 	if st.nextTurn >= 0 && now >= st.nextTurn {
+		if s.agentAudible() && !st.bargeDue {
+			// The agent took the floor again: wait for the end of its turn.
+			st.nextTurn = -1
+			return
+		}
 		st.nextTurn = -1
+		st.bargeDue = false
 		s.speakTurn()
 	}
 }
@@ -97,6 +138,8 @@ func (st *synthState) hear(plan trace.Plan, text string) {
 func (s *Session) speakTurn() {
 	plan := s.eng.NextPlan()
 	s.synth.said = Heard{}
+	// The caller has the floor: only output the agent produces from now on answers this turn.
+	s.synth.agentTurnOver, s.synth.repliedSince = false, false
 	if !s.speak(plan) {
 		return
 	}

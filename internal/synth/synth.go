@@ -7,8 +7,10 @@
 package synth
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -137,6 +139,10 @@ type Summary struct {
 func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if cfg.Parallel < 1 {
 		cfg.Parallel = 1
+	}
+	if c := cfg.System.MaxConcurrent; c > 0 && cfg.Parallel > c {
+		// The provider's cap on concurrent sessions wins over the run's wish.
+		cfg.Parallel = c
 	}
 	if cfg.MaxConnectFailures < 1 {
 		cfg.MaxConnectFailures = 3
@@ -321,7 +327,10 @@ func sessionID(label string, p Pair, attempt int, cond string) string {
 	return fmt.Sprintf("syn-%s-%s-%s-s%d-%d", label, p.Task.ID, slug, p.Seed, attempt)
 }
 
-var attemptsMu sync.Mutex
+var (
+	attemptsMu sync.Mutex
+	connectMu  sync.Mutex
+)
 
 func runOne(ctx context.Context, cfg Config, p Pair, attempts map[pairKey]int) Outcome {
 	start := cfg.Now()
@@ -358,6 +367,9 @@ func runOne(ctx context.Context, cfg Config, p Pair, attempts map[pairKey]int) O
 		}
 	}
 	sys := cfg.System
+	// Calls are connected one at a time: parallel handshakes against a busy agent (the reference
+	// agent loads a recognizer per connection) time out where staggered ones do not.
+	connectMu.Lock()
 	adapter, err := systems.New(sys, systems.DialOptions{Keys: cfg.Keys, Endpoint: cfg.Endpoint, Task: p.Task.ID})
 	var s *session.Session
 	if err == nil {
@@ -369,6 +381,7 @@ func runOne(ctx context.Context, cfg Config, p Pair, attempts map[pairKey]int) O
 			Logger: cfg.Logger, Meta: map[string]string{"runner": "audit synth"},
 			Condition: proc, ConditionSeed: condSeed, CleanRecordingPath: console.CleanRecordingPath(filepath.Join(cfg.DataDir, "recordings", out.Session+".wav"))})
 	}
+	connectMu.Unlock()
 	if err != nil {
 		// As for a human call: an unreachable agent is recorded as a platform_lost exclusion.
 		st.EndSession(sctx, out.Session, session.EndPlatformLost)
@@ -427,11 +440,26 @@ func export(ctx context.Context, cfg Config, plan []Pair) error {
 		if s.Exclusion != nil {
 			row[6] = string(s.Exclusion.Reason)
 		}
-		if sc := s.Score; sc != nil {
-			gradePath := filepath.Join("grades", s.ID+".json")
-			if err := os.WriteFile(filepath.Join(cfg.Out, gradePath), sc.Grade, 0o644); err != nil {
+		gradePath := filepath.Join("grades", s.ID+".json")
+		var gradeJSON []byte
+		if s.Score != nil {
+			gradeJSON = s.Score.Grade
+		}
+		if s.Exclusion != nil || gradeJSON != nil {
+			// An excluded run's grade says so itself: averaging grades/*.json must not count a lost
+			// platform as an agent failure.
+			if s.Exclusion != nil {
+				gradeJSON, err = markExcluded(gradeJSON, s.ID, s.Exclusion)
+				if err != nil {
+					return fmt.Errorf("synth: export %s: %w", s.ID, err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(cfg.Out, gradePath), gradeJSON, 0o644); err != nil {
 				return fmt.Errorf("synth: export %s: %w", s.ID, err)
 			}
+			row[15] = gradePath
+		}
+		if sc := s.Score; sc != nil {
 			row[7], row[8], row[9], row[10], row[11] = b01(sc.WS), b01(sc.TS), b01(sc.PV), b01(sc.AC), b01(sc.AV)
 			if sc.AFA != nil {
 				row[12] = strconv.FormatFloat(*sc.AFA, 'g', -1, 64)
@@ -439,11 +467,37 @@ func export(ctx context.Context, cfg Config, plan []Pair) error {
 			if sc.TTRMS != nil {
 				row[13] = strconv.FormatInt(*sc.TTRMS, 10)
 			}
-			row[15] = gradePath
 		}
 		rows = append(rows, row)
 	}
 	return writeCSV(filepath.Join(cfg.Out, "runs.csv"), rows)
+}
+
+// Excluded is the "excluded" member of an excluded run's exported grade file.
+type Excluded struct {
+	Reason string `json:"reason"`
+	Note   string `json:"note,omitempty"`
+	By     string `json:"by,omitempty"`
+}
+
+// markExcluded puts "excluded" first in a grade object (keeping the grade's own bytes after it),
+// or, for a run that has no grade, makes a grade file of the session and its exclusion alone.
+func markExcluded(grade []byte, sessionID string, x *audit.Exclusion) ([]byte, error) {
+	ex, err := json.Marshal(Excluded{Reason: string(x.Reason), Note: x.Note, By: x.By})
+	if err != nil {
+		return nil, err
+	}
+	body := bytes.TrimSpace(grade)
+	if len(body) < 2 || body[0] != '{' {
+		sid, _ := json.Marshal(sessionID)
+		return []byte(fmt.Sprintf(`{"excluded":%s,"session":%s}`+"\n", ex, sid)), nil
+	}
+	rest := bytes.TrimSpace(body[1:])
+	out := append([]byte(`{"excluded":`), ex...)
+	if len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...), nil
 }
 
 func b01(b bool) string {

@@ -3,6 +3,8 @@ package synth
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -20,6 +22,7 @@ import (
 	"github.com/voicebench/humanaudit/internal/agent/systems"
 	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/grade"
+	"github.com/voicebench/humanaudit/internal/report"
 	"github.com/voicebench/humanaudit/internal/session"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/task"
@@ -280,6 +283,94 @@ func TestRunInterrupted(t *testing.T) {
 	}
 	ss, _ := db.ListSessions(context.Background(), audit.SessionFilter{System: "fake-int"})
 	if len(ss) != 1 || ss[0].Exclusion == nil || ss[0].Exclusion.Reason != audit.ReasonOther {
-		t.Errorf("stored %+v, want one session excluded as other", ss)
+		t.Fatalf("stored %+v, want one session excluded as other", ss)
+	}
+	checkExclusionAgrees(t, cfg.Out, ss[0].ID, string(audit.ReasonOther), cfg.Tasks)
+}
+
+// checkExclusionAgrees: an excluded run is marked as such in every output: its grade file carries
+// "excluded": {"reason": …}, runs.csv's excluded column names the same reason, import-traces of
+// the exported trace stores it excluded for that reason, and a report built from the imported
+// sessions counts it as excluded, not as a failure.
+func checkExclusionAgrees(t *testing.T, out, id, reason string, tasks []*task.Task) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, "grades", id+".json"))
+	if err != nil {
+		t.Fatalf("grade file of the excluded run: %v", err)
+	}
+	var g struct {
+		Excluded *Excluded `json:"excluded"`
+	}
+	if err := json.Unmarshal(b, &g); err != nil || g.Excluded == nil || g.Excluded.Reason != reason {
+		t.Errorf("grades/%s.json excluded = %+v (%v), want reason %s: %.200s", id, g.Excluded, err, reason, b)
+	}
+	f, err := os.Open(filepath.Join(out, "runs.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range rows[1:] {
+		if r[0] == id {
+			found = true
+			if r[6] != reason || r[15] != filepath.Join("grades", id+".json") {
+				t.Errorf("runs.csv row %v: excluded %q grade %q, want %q and the grade file", r, r[6], r[15], reason)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("runs.csv has no row for %s", id)
+	}
+	db := storetest.New(t)
+	ctx := context.Background()
+	res, err := Import(ctx, ImportConfig{Store: db, Tasks: tasks}, filepath.Join(out, "traces"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Status != "imported" || res[0].Reason != "excluded: "+reason {
+		t.Errorf("import-traces: %+v, want imported, excluded: %s", res, reason)
+	}
+	ss, err := db.ListSessions(ctx, audit.SessionFilter{Mode: audit.ModeSynthetic})
+	if err != nil || len(ss) != 1 || ss[0].Exclusion == nil || string(ss[0].Exclusion.Reason) != reason {
+		t.Fatalf("imported sessions %+v (%v), want one excluded as %s", ss, err, reason)
+	}
+	if _, err := db.CreateStudy(ctx, audit.Study{ID: "excl", Name: "excl", Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	in, err := report.Load(ctx, db, "excl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := report.Build(in, report.Options{Seed: 1, Resamples: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Exclusions.Total != 1 {
+		t.Errorf("report counts %d exclusions, want 1", r.Exclusions.Total)
+	}
+	for _, sys := range r.Systems {
+		if sys.Synthetic.Sessions != 0 {
+			t.Errorf("report counts the excluded run among %s's %d synthetic sessions", sys.System.Label, sys.Synthetic.Sessions)
+		}
+	}
+}
+
+// A system's max_concurrent caps a run's --parallel: the provider's limit on concurrent sessions
+// wins.
+func TestRunParallelCappedBySystem(t *testing.T) {
+	db := storetest.New(t)
+	sys := systems.System{Label: "capped", Family: systems.FamilyOpenAI, Endpoint: "ws://127.0.0.1:9/v1/realtime", Model: "gpt-realtime", MaxConcurrent: 2}
+	var progress syncBuffer
+	_, err := Run(context.Background(), Config{Store: db, System: sys, Tasks: loadTasks(t, "it-vpn-incident", "fnol-auto-glass"), Seeds: 3,
+		Out: t.TempDir(), DataDir: t.TempDir(), Parallel: 6, MaxConnectFailures: 1, Progress: &progress})
+	if !errors.Is(err, ErrAgentDown) {
+		t.Fatalf("err %v", err)
+	}
+	if !strings.Contains(progress.String(), "6 to run, 2 at a time") {
+		t.Errorf("progress %q, want the run capped to 2 at a time", progress.String())
 	}
 }

@@ -221,6 +221,15 @@ func play(r *realtimeserver.Response, reply Reply) (status, reason string) {
 	if reply.Fail != nil {
 		return agent.StatusFailed, ""
 	}
+	if reply.Latency > 0 {
+		timer := time.NewTimer(reply.Latency)
+		select {
+		case <-r.Cancelled():
+			timer.Stop()
+			return agent.StatusCancelled, r.Reason()
+		case <-timer.C:
+		}
+	}
 	if reply.Drop && reply.DropAfter == 0 {
 		r.Drop()
 		return "", ""

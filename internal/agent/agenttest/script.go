@@ -25,6 +25,8 @@ type Reply struct {
 	AudioMS int
 	// ChunkMS is the audio length per delta; 0 means 100 ms.
 	ChunkMS int
+	// Latency is the wait before the reply's first event (a fast agent: 0 to 500 ms).
+	Latency time.Duration
 	// Pace is the wait before each audio delta, to keep a response active while a test barges in.
 	Pace time.Duration
 	// Calls are function calls made in this response; several form a parallel batch. A reply with

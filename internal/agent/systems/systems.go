@@ -83,6 +83,9 @@ type System struct {
 	// APIURL is the ElevenLabs REST base (signed URLs, agent checks); derived from the endpoint
 	// when empty.
 	APIURL string `json:"api_url,omitempty"`
+	// MaxConcurrent caps the calls to this system at once (providers rate-limit concurrent
+	// sessions); a synthetic run's --parallel is lowered to it. 0: no cap.
+	MaxConcurrent int `json:"max_concurrent,omitempty"`
 
 	source string // the file it came from, for messages
 }
@@ -221,6 +224,9 @@ func (s *System) validate() []error {
 		if s.KeyLabel == "" {
 			errs = append(errs, s.problem(ErrMalformed, "missing key_label (the label of its API key in secrets.txt or the environment)"))
 		}
+	}
+	if s.MaxConcurrent < 0 {
+		errs = append(errs, s.problem(ErrMalformed, "max_concurrent %d must be 0 (no cap) or a positive number of calls", s.MaxConcurrent))
 	}
 	if s.KeyLabel != "" && !keyLabelRE.MatchString(s.KeyLabel) {
 		errs = append(errs, s.problem(ErrMalformed, "key_label %q must be letters, digits and '_' (like OPENAI_API_KEY)", s.KeyLabel))

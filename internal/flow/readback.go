@@ -1,0 +1,206 @@
+package flow
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/voicebench/humanaudit/internal/canon"
+	"github.com/voicebench/humanaudit/internal/task"
+	"github.com/voicebench/humanaudit/internal/trace"
+)
+
+// ReadValue is one value the agent read back: the fact it named, what it said, and whether that
+// matches the caller's current version of the fact under the grader's canonicalisation.
+type ReadValue struct {
+	Fact    string
+	Version int // the caller's current version
+	Said    string
+	// Judged says the value could be read the fact's way and compared; Match is then whether it
+	// matches. An unjudged value (a paraphrase, a code) is neither corrected nor asked about.
+	Judged bool
+	Match  bool
+	pos    int
+}
+
+// readBackEnd ends the value read after a fact's name: a sentence end, a semicolon, ", and", or a
+// question.
+var readBackEnd = regexp.MustCompile(`(?i)([.?!;](\s|$)|,\s+and\s|\s+and\s+(your|the|my)\s|\s+is\s+that\s)`)
+
+// readBackLead is what agents put between a fact's name and its value.
+var readBackLead = regexp.MustCompile(`(?i)^\s*(:|as|is|was|of|at|to be|=|-)?\s*(as|is)?\s*`)
+
+// ReadBack finds the values of facts the caller knows (known: fact → current version) that an
+// agent's read-back states, in the order spoken. A value is found after a phrase that names the
+// fact (its asked_as phrases, its label, its field name, the synonyms of its field type) and
+// compared with the fact's current version through the grader's canonicalisers. Only values that
+// can be read the fact's way count: an identifier, date, number, phone or e-mail must parse as one;
+// free text counts when it is no longer than the value plus two words.
+func ReadBack(t *task.Task, known map[string]int, text string) []ReadValue {
+	lower := strings.ToLower(strings.ReplaceAll(text, "’", "'"))
+	var out []ReadValue
+	for i := range t.User.Facts {
+		f := &t.User.Facts[i]
+		v := known[f.ID]
+		if v == 0 || f.Field == "" || v > len(f.Versions) {
+			continue
+		}
+		at, end := -1, 0
+		for _, p := range mentionPhrases(t, f) {
+			if i := wordIndex(lower, p); i >= 0 && (at < 0 || i < at) {
+				at, end = i, i+len(p)
+			}
+		}
+		if at < 0 {
+			continue
+		}
+		rest := text[end:]
+		if m := readBackEnd.FindStringIndex(rest); m != nil {
+			rest = rest[:m[0]]
+		}
+		said := strings.TrimSpace(strings.TrimRight(readBackLead.ReplaceAllString(rest, ""), " ,"))
+		if said == "" {
+			continue
+		}
+		match, readable := sameValue(t, f, f.Versions[v-1].Value, said)
+		out = append(out, ReadValue{Fact: f.ID, Version: v, Said: said, Judged: readable, Match: match || !readable, pos: at})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].pos < out[j].pos })
+	return out
+}
+
+// mentionPhrases are the phrases that name a fact in agent speech, longest first.
+func mentionPhrases(t *task.Task, f *task.Fact) []string {
+	ps := askPhrases(t, f)
+	if l := normalise(f.Label); l != "" {
+		for _, pre := range []string{"your ", "the ", "my "} {
+			l = strings.TrimPrefix(l, pre)
+		}
+		if len(l) >= 4 {
+			ps = append(ps, l)
+		}
+	}
+	sort.SliceStable(ps, func(i, j int) bool { return len(ps[i]) > len(ps[j]) })
+	return ps
+}
+
+// wordIndex is the index of phrase p in s on word boundaries, or -1.
+func wordIndex(s, p string) int {
+	if p == "" {
+		return -1
+	}
+	for from := 0; from < len(s); {
+		i := strings.Index(s[from:], p)
+		if i < 0 {
+			return -1
+		}
+		i += from
+		before := i == 0 || !isWordByte(s[i-1])
+		after := i+len(p) >= len(s) || !isWordByte(s[i+len(p)])
+		if before && after {
+			return i
+		}
+		from = i + 1
+	}
+	return -1
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c >= 0x80
+}
+
+// fieldType is the artifact type of the field a fact answers ("" when not an artifact field).
+func fieldType(t *task.Task, f *task.Fact) string {
+	if fs, ok := t.Field(f.Field); ok {
+		return fs.Type
+	}
+	return ""
+}
+
+// sameValue compares a read value with the fact's value the grader's way; readable is false when
+// what was said cannot be this kind of value (then it is no read-back of it).
+func sameValue(t *task.Task, f *task.Fact, value, said string) (match, readable bool) {
+	switch fieldType(t, f) {
+	case "identifier":
+		if canon.Identifier(said) == "" || !hasDigitOrUpper(said) {
+			return false, false
+		}
+		return canon.Same("identifier", said, value), true
+	case "date":
+		d, ok := canon.ParseDate(said)
+		if !ok {
+			ds := canon.FindDates(said)
+			if len(ds) == 0 {
+				return false, false
+			}
+			d = ds[0]
+		}
+		w, ok := canon.ParseDate(value)
+		if !ok {
+			return false, false
+		}
+		return d.Month == w.Month && d.Day == w.Day && (d.Year == 0 || w.Year == 0 || d.Year == w.Year), true
+	case "number":
+		n, ok := canon.FindNumber(said)
+		w, ok2 := canon.Number(value)
+		if !ok || !ok2 {
+			return false, false
+		}
+		return n == w, true
+	case "phone":
+		p := canon.Phone(said)
+		if len(p) < 7 {
+			return false, false
+		}
+		return p == canon.Phone(value), true
+	}
+	if strings.Contains(value, "@") || strings.Contains(said, "@") {
+		es := canon.FindEmails(said)
+		if len(es) == 0 {
+			return false, false
+		}
+		return canon.Email(es[0]) == canon.Email(value), true
+	}
+	fs, fv := canon.Fold(said), canon.Fold(value)
+	switch fieldType(t, f) {
+	case "enum", "text", "set", "list", "interval", "ordered_list":
+		// A code or a paraphrase is no evidence of a wrong value; only a replaced version is.
+		if fs == "" || strings.Contains(fs, fv) {
+			return false, false
+		}
+		for _, old := range f.Versions {
+			if o := canon.Fold(old.Value); o != fv && o != "" && strings.Contains(fs, o) {
+				return false, true
+			}
+		}
+		return false, false
+	}
+	if fs == "" || len(strings.Fields(fs)) > len(strings.Fields(fv))+2 {
+		return false, false
+	}
+	if fieldType(t, f) == "address" {
+		return strings.Contains(canon.Address(said), canon.Address(value)) || strings.Contains(canon.Address(value), canon.Address(said)), true
+	}
+	return strings.Contains(fs, fv) || strings.Contains(fv, fs) && len(fs) >= len(fv)*2/3, true
+}
+
+func hasDigitOrUpper(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' || s[i] >= 'A' && s[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+// readBackFix is the correction of the first value the agent read back wrong in its last turn,
+// when it read any back (a confirm or summarise act, or an approval request).
+func (e *Engine) readBackFix() (trace.Plan, bool) {
+	for _, rv := range e.turnRead {
+		if rv.Judged && !rv.Match {
+			return trace.Plan{ID: planID("fix_readback", rv.Fact, rv.Version), Kind: trace.PlanCorrect,
+				Facts: []trace.FactRef{{Fact: rv.Fact, Version: rv.Version}}}, true
+		}
+	}
+	return trace.Plan{}, false
+}

@@ -1,0 +1,69 @@
+package flow
+
+import (
+	"testing"
+
+	"github.com/voicebench/humanaudit/internal/trace"
+)
+
+func TestReadBackComparesEachValueTheGradersWay(t *testing.T) {
+	tk := loadTask(t, "it-vpn-incident")
+	known := map[string]int{"caller_name": 1, "employee_id": 1, "email": 1, "error_code": 1}
+	cases := []struct {
+		name, text string
+		want       map[string]bool // fact → matches
+	}{
+		{"all right, spoken forms", "To confirm, I have your employee ID as E M P zero zero four one seven, and your email as priya dot v at northwind dot example. Is that correct?",
+			map[string]bool{"employee_id": true, "email": true}},
+		{"one digit wrong", "Let me confirm: employee ID EMP-00471; name Priya Venkataraman. Is that right?",
+			map[string]bool{"employee_id": false, "caller_name": true}},
+		{"a wrong name", "So I have your name as Priya Smithson. Is that correct?", map[string]bool{"caller_name": false}},
+		{"no value after the name", "Is your employee ID on file? Is that correct?", map[string]bool{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := map[string]bool{}
+			for _, rv := range ReadBack(tk, known, c.text) {
+				if rv.Judged {
+					got[rv.Fact] = rv.Match
+				}
+			}
+			for f, m := range c.want {
+				if g, ok := got[f]; !ok || g != m {
+					t.Errorf("%s: read %v (found %v), want match %v; all %+v", f, g, ok, m, ReadBack(tk, known, c.text))
+				}
+			}
+			for f := range got {
+				if _, ok := c.want[f]; !ok {
+					t.Errorf("read a value for %s that the text does not state: %+v", f, ReadBack(tk, known, c.text))
+				}
+			}
+		})
+	}
+}
+
+// The caller corrects a value read back wrong before it affirms or approves, and affirms once the
+// agent reads everything back right.
+func TestWrongReadBackIsCorrectedBeforeAffirming(t *testing.T) {
+	tk := loadTask(t, "it-vpn-incident")
+	e := New(tk)
+	e.Observe(trace.Event{T: 0, Type: trace.CallerAudioStart})
+	if p := e.NextPlan(); p.ID != "open" {
+		t.Fatalf("first plan %s", p.ID)
+	}
+	agentSays := func(text string) {
+		e.Observe(trace.Event{T: 1000, Type: trace.AgentTranscript, Text: text})
+		for _, a := range Classify(tk, text) {
+			e.Observe(trace.Event{T: 1000, Type: trace.AgentAct, Act: a.String()})
+		}
+	}
+	agentSays("To confirm, I have your employee ID as EMP-00471. Is that correct?")
+	p := e.NextPlan()
+	if p.ID != "fix_readback:employee_id" || p.Kind != trace.PlanCorrect || len(p.Facts) != 1 || p.Facts[0] != (trace.FactRef{Fact: "employee_id", Version: 1}) {
+		t.Fatalf("plan after a wrong read-back: %+v, want fix_readback:employee_id", p)
+	}
+	agentSays("Sorry. To confirm, I have your employee ID as EMP-00417. Is that correct?")
+	if p := e.NextPlan(); p.ID != "affirm" {
+		t.Fatalf("plan after the right read-back: %+v, want affirm", p)
+	}
+}
