@@ -75,14 +75,12 @@ func (s *Server) join(c *fiber.Ctx) error {
 		return err
 	}
 	if ext.ProlificPID == "" {
-		return s.page(c, fiber.StatusBadRequest, "This link is missing your participant id",
-			"<p>Open the study from your recruiting platform: the link must carry your PROLIFIC_PID.</p>")
+		return s.page(c, fiber.StatusBadRequest, pageData{Title: "This link is missing your participant id", Text: "Open the study from your recruiting platform: the link must carry your PROLIFIC_PID."})
 	}
 	if _, ok, retry := s.joins.reserve(s.cfg.Now(), "join:"+s.clientIP(c)); !ok {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(max(int(retry/time.Second), 1)))
 		s.log.Warn("enrollment refused: too many from one address", slog.String("study", st.ID), slog.String("client", s.clientIP(c)))
-		return s.page(c, fiber.StatusTooManyRequests, "Too many sign-ups from this network",
-			"<p>Too many people joined this study from your network in the last minutes. Please try again later.</p>")
+		return s.page(c, fiber.StatusTooManyRequests, pageData{Title: "Too many sign-ups from this network", Text: "Too many people joined this study from your network in the last minutes. Please try again later."})
 	}
 	lim := s.cfg.Security.Enrollment.withDefaults()
 	en, err := s.cfg.Store.Enroll(ctx, st.ID, ext, audit.EnrollLimits{ConsentTimeout: lim.ConsentTimeout, MaxPending: lim.MaxPending})
@@ -90,11 +88,9 @@ func (s *Server) join(c *fiber.Ctx) error {
 	case errors.Is(err, audit.ErrEnrollmentFull):
 		s.log.Warn("enrollment refused: too many waiting for consent", slog.String("study", st.ID), slog.Int("max_pending", lim.MaxPending))
 		c.Set(fiber.HeaderRetryAfter, "300")
-		return s.page(c, fiber.StatusServiceUnavailable, "Please try again in a few minutes",
-			"<p>Many people are joining this study right now. Please try again in a few minutes.</p>")
+		return s.page(c, fiber.StatusServiceUnavailable, pageData{Title: "Please try again in a few minutes", Text: "Many people are joining this study right now. Please try again in a few minutes."})
 	case errors.Is(err, audit.ErrNoAssignment):
-		return s.page(c, fiber.StatusConflict, "This study is full",
-			"<p>Every place in this study is taken. Please return the study on your recruiting platform.</p>")
+		return s.page(c, fiber.StatusConflict, pageData{Title: "This study is full", Text: "Every place in this study is taken. Please return the study on your recruiting platform."})
 	case err != nil:
 		return err
 	}

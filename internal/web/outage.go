@@ -2,7 +2,6 @@ package web
 
 import (
 	"errors"
-	"html"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -30,16 +29,12 @@ func (s *Server) outageError(c *fiber.Ctx, err error) (bool, error) {
 		if strings.HasPrefix(c.Path(), "/api/") {
 			return true, c.Status(http.StatusServiceUnavailable).JSON(fiber.Map{"error": MsgUnavailable, "unavailable": true})
 		}
-		c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
-		return true, c.Status(http.StatusServiceUnavailable).SendString(`<!doctype html><html lang="en"><head><meta charset="utf-8">` +
-			`<meta name="viewport" content="width=device-width,initial-scale=1"><meta http-equiv="refresh" content="10">` +
-			`<title>Temporarily unavailable</title><link rel="stylesheet" href="/ui/common.css"></head><body><main><div class="card">` +
-			`<h1>Temporarily unavailable</h1><p id="unavailable">` + html.EscapeString(MsgUnavailable) + `</p></div></main></body></html>`)
+		return true, s.page(c, http.StatusServiceUnavailable, pageData{Title: "Temporarily unavailable", Text: MsgUnavailable, Refresh: 10})
 	case errors.Is(err, console.ErrLiveElsewhere):
 		if strings.HasPrefix(c.Path(), "/api/") {
 			return true, c.Status(http.StatusConflict).JSON(fiber.Map{"error": msgLiveElsewhere})
 		}
-		return true, s.page(c, http.StatusConflict, "Your call is running elsewhere", "<p>"+html.EscapeString(msgLiveElsewhere)+"</p>")
+		return true, s.page(c, http.StatusConflict, pageData{Title: "Your call is running elsewhere", Text: msgLiveElsewhere})
 	}
 	return false, nil
 }

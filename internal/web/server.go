@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html"
 	"io/fs"
 	"log/slog"
 	"mime"
@@ -156,7 +155,7 @@ func (s *Server) securityHeaders(c *fiber.Ctx) error {
 
 // home is a landing page that says where to go; it lists nothing.
 func (s *Server) home(c *fiber.Ctx) error {
-	return s.page(c, http.StatusOK, "Human-audit console", "<p>Open the link you were given: participants <code>/p/…</code>, annotators <code>/a/…</code>, experimenters <a href=\"/x/\">/x/</a>.</p>")
+	return s.page(c, http.StatusOK, pageData{Title: "Human-audit console", Form: "home"})
 }
 
 // static serves the embedded browser app's scripts and stylesheets.
@@ -180,14 +179,6 @@ func (s *Server) sendPage(c *fiber.Ctx, name string) error {
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
 	c.Set("Cache-Control", "no-store")
 	return c.Send(b)
-}
-
-// page renders a small self-contained HTML page (errors, notices).
-func (s *Server) page(c *fiber.Ctx, status int, title, body string) error {
-	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
-	return c.Status(status).SendString(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
-		`<title>` + html.EscapeString(title) + `</title><link rel="stylesheet" href="/ui/common.css"></head><body><main><div class="card"><h1>` +
-		html.EscapeString(title) + `</h1>` + body + `</div></main></body></html>`)
 }
 
 // apiError is a client-facing error: a status and a message that is safe to show.
@@ -267,5 +258,5 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		title = "Not allowed"
 	}
-	return s.page(c, status, title, "<p>"+html.EscapeString(msg)+"</p>")
+	return s.page(c, status, pageData{Title: title, Text: msg})
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
-	"html"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -118,18 +117,13 @@ func (s *Server) unauthenticated(c *fiber.Ctx) error {
 	return c.Redirect("/x/login", fiber.StatusSeeOther)
 }
 
-const loginForm = `<form method="post" action="/x/login"><p><label>Name<br><input name="name" autocomplete="username" required maxlength="200"></label></p>` +
-	`<p><label>Password<br><input name="password" type="password" autocomplete="current-password" required maxlength="1000"></label></p><button>Sign in</button></form>`
-
 // loginPage shows the sign-in form; with ?token= (a sign-in link) it shows a button that spends the
 // link by POST, pressed by a small script: link previews that fetch the URL do not use it up.
 func (s *Server) loginPage(c *fiber.Ctx) error {
 	if tok := c.Query("token"); tok != "" {
-		return s.page(c, fiber.StatusOK, "Experimenter sign-in",
-			`<form method="post" action="/x/login/link" id="link-sign-in"><input type="hidden" name="token" value="`+html.EscapeString(tok)+`">`+
-				`<p>This sign-in link works once.</p><button>Continue to the dashboard</button></form><script src="/ui/signin.js"></script>`)
+		return s.page(c, fiber.StatusOK, pageData{Title: "Experimenter sign-in", Form: "link", Token: tok})
 	}
-	return s.page(c, fiber.StatusOK, "Experimenter sign-in", loginForm)
+	return s.page(c, fiber.StatusOK, pageData{Title: "Experimenter sign-in", Form: "login"})
 }
 
 // linkSignIn spends a one-time sign-in link and starts a session.
@@ -138,9 +132,9 @@ func (s *Server) linkSignIn(c *fiber.Ctx) error {
 	if err != nil {
 		if errors.Is(err, audit.ErrExpired) || errors.Is(err, audit.ErrUnauthorized) {
 			s.log.Info("sign-in link refused", slog.String("client", s.clientIP(c)), slog.Any("err", err))
-			return s.page(c, fiber.StatusUnauthorized, "Sign-in link not valid",
-				"<p>This sign-in link was used before, has expired or is not valid: a link works once, for a short time. "+
-					"Ask for a new one (<code>audit experimenter link NAME</code>) or sign in with your name and password.</p>"+loginForm)
+			return s.page(c, fiber.StatusUnauthorized, pageData{Title: "Sign-in link not valid", Form: "login",
+				Text: "This sign-in link was used before, has expired or is not valid: a link works once, for a short time. " +
+					"Ask for a new one (audit experimenter link NAME) or sign in with your name and password."})
 		}
 		return err
 	}
@@ -159,7 +153,7 @@ const (
 func (s *Server) login(c *fiber.Ctx) error {
 	name, password := c.FormValue("name"), c.FormValue("password")
 	if len(name) > maxNameBytes || len(password) > maxPasswordBytes {
-		return s.page(c, fiber.StatusBadRequest, "Experimenter sign-in", `<p class="error">Name or password is too long.</p>`+loginForm)
+		return s.page(c, fiber.StatusBadRequest, pageData{Title: "Experimenter sign-in", Error: "Name or password is too long.", Form: "login"})
 	}
 	si := s.signIn
 	res, ok, retry := si.attempts.reserve(s.cfg.Now(), "name:"+strings.ToLower(name), "ip:"+s.clientIP(c))
@@ -180,7 +174,7 @@ func (s *Server) login(c *fiber.Ctx) error {
 			return err
 		}
 		s.log.Info("sign-in refused", slog.String("client", s.clientIP(c)))
-		return s.page(c, fiber.StatusUnauthorized, "Experimenter sign-in", `<p class="error">Name or password is wrong.</p>`+loginForm)
+		return s.page(c, fiber.StatusUnauthorized, pageData{Title: "Experimenter sign-in", Error: "Name or password is wrong.", Form: "login"})
 	}
 	res.cancel() // a right password does not count against the account
 	return s.startSession(c, x, "password")
@@ -193,7 +187,7 @@ func (s *Server) tooManySignIns(c *fiber.Ctx, retry time.Duration) error {
 	if secs >= 60 {
 		wait = strconv.Itoa((secs+59)/60) + " minutes"
 	}
-	return s.page(c, fiber.StatusTooManyRequests, "Too many attempts", "<p>Too many sign-in attempts. Try again in "+wait+".</p>")
+	return s.page(c, fiber.StatusTooManyRequests, pageData{Title: "Too many attempts", Text: "Too many sign-in attempts. Try again in " + wait + "."})
 }
 
 // startSession issues a session cookie and sends the experimenter to the dashboard.
@@ -209,7 +203,7 @@ func (s *Server) startSession(c *fiber.Ctx, x audit.Experimenter, via string) er
 }
 
 func (s *Server) logoutPage(c *fiber.Ctx) error {
-	return s.page(c, fiber.StatusOK, "Sign out", `<form method="post" action="/x/logout"><button>Sign out</button></form>`)
+	return s.page(c, fiber.StatusOK, pageData{Title: "Sign out", Form: "logout"})
 }
 
 // logout revokes the session on the server and clears the cookie.
