@@ -30,7 +30,7 @@ fuzz:
 # every test with the race detector except those that hold real-time speech to a wall clock
 # (under the detector's 5-10x slowdown they measure the detector, not the code), then the whole
 # of `make test` without it, so every test runs at least once at full speed.
-REALTIME_TESTS = ^(TestDemoEndToEnd|TestConsoleKilledMidCall|TestDatabaseKilledMidCall|TestSIGTERMEndsLiveCalls|TestSyntheticCall.*|TestRunAgainstReferenceAgent|TestOpenVocabularyWER|TestChromiumCallsThroughTheEngine|TestClickLandsAtTheSampleItWasSent|TestResponseLatencies|TestParticipantCallInBrowser|TestParticipantCallOverHTTPS)$$
+REALTIME_TESTS = ^(TestDemoEndToEnd|TestConsoleKilledMidCall|TestDatabaseKilledMidCall|TestSIGTERMEndsLiveCalls|TestSyntheticCall.*|TestRunAgainstReferenceAgent|TestOpenVocabularyWER|TestChromiumCallsThroughTheEngine|TestClickLandsAtTheSampleItWasSent|TestResponseLatencies|TestParticipantCallInBrowser|TestParticipantCallOverHTTPS|TestApprovalsFollowTheCallersWords|TestCueClockAndShownWhenInView|TestTooShortHangUpIsOfferedAgain|TestParticipantPagesAndPracticeCall|TestExperimenterListensInAndReviews|TestAuthorizationClassifierOnBank|TestFastAgentNeverLoopsOnBargeInTasks|TestWrongReadBackIsCorrected|TestPoliteEndings|TestGeminiGoAwayAt60sResumes|Test.*OnRecordedAudio|TestSlotAccuracy|TestCallUnderLossAndJitter)$$
 check: deps fmt vet staticcheck tidy-check rolecards-check
 	$(GO) test -race -count=1 -timeout 45m -skip '$(REALTIME_TESTS)' $(PKGS)
 	$(MAKE) --no-print-directory test
