@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/voicebench/humanaudit/internal/asr"
@@ -11,17 +12,23 @@ import (
 // Recognizer transcribes recorded channels after a call with the offline recognizer
 // (PocketSphinx), loading its model on first use and sharing it between sessions.
 type Recognizer struct {
-	once sync.Once
-	r    *asr.Recognizer
-	err  error
+	// mu is held while the model loads, so a Close during a background Warm waits for the load
+	// instead of racing it.
+	mu     sync.Mutex
+	loaded bool
+	closed bool
+	r      *asr.Recognizer
+	err    error
 }
+
+// errRecognizerClosed is what a Recognizer used after Close says.
+var errRecognizerClosed = errors.New("console: the offline recognizer is closed")
 
 var _ session.Transcriber = (*Recognizer)(nil)
 
 // TranscribeChannel implements session.Transcriber.
 func (t *Recognizer) TranscribeChannel(ctx context.Context, wavPath string, channel int, spans []session.Span) ([]session.Transcript, error) {
-	t.once.Do(func() { t.r, t.err = asr.New(asr.Config{}) })
-	if t.err != nil {
+	if t.load(); t.err != nil {
 		return nil, t.err
 	}
 	segs := make([]asr.Segment, len(spans))
@@ -40,13 +47,34 @@ func (t *Recognizer) TranscribeChannel(ctx context.Context, wavPath string, chan
 }
 
 // load loads the model once; Warm runs it ahead of a call so its first turn is not kept waiting.
-func (t *Recognizer) load() { t.once.Do(func() { t.r, t.err = asr.New(asr.Config{}) }) }
+func (t *Recognizer) load() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.loaded {
+		return
+	}
+	t.loaded = true
+	if t.closed {
+		t.err = errRecognizerClosed
+		return
+	}
+	t.r, t.err = asr.New(asr.Config{})
+}
 
 // Warm loads the model in the background.
 func (t *Recognizer) Warm() { go t.load() }
 
 // Close frees the recognizer's model.
 func (t *Recognizer) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil
+	}
+	t.closed = true
+	if !t.loaded {
+		t.loaded, t.err = true, errRecognizerClosed
+	}
 	if t.r != nil {
 		return t.r.Close()
 	}

@@ -51,14 +51,24 @@ func Classify(t *task.Task, text string) []Act {
 	}
 	question := strings.Contains(text, "?") || firstIndex(norm, requestCues) >= 0
 	if question {
-		// Facts named by the most specific tier of phrases that matches anything.
-		for tier := 0; tier < 3; tier++ {
+		// Facts named by their own words (asked_as phrases, the field's name and schema
+		// descriptions) and, only when none is, by synonyms. The first two tiers are read
+		// together so that the longer naming wins: "was the merchant contacted" names
+		// merchant_contacted by its field name, though "merchant" is an asked_as phrase of merchant.
+		for _, tiers := range [][]int{{0, 1}, {2}} {
 			found := false
 			var asks []Act
 			for i := range t.User.Facts {
 				f := &t.User.Facts[i]
-				if p, end := firstMatch(norm, askTiers(t, f)[tier]); p >= 0 {
-					asks = append(asks, Act{Kind: "ask", Fact: f.ID, pos: p, end: end})
+				at := askTiers(t, f)
+				best := Act{pos: -1}
+				for _, tier := range tiers {
+					if p, end := firstMatch(norm, at[tier]); p >= 0 && (best.pos < 0 || end-p > best.end-best.pos) {
+						best = Act{Kind: "ask", Fact: f.ID, pos: p, end: end}
+					}
+				}
+				if best.pos >= 0 {
+					asks = append(asks, best)
 					found = true
 				}
 			}
