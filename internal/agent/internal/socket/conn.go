@@ -275,8 +275,13 @@ func (c *Conn) read() {
 	defer close(c.readerDone)
 	var err error
 	for {
-		if err = c.ws.SetReadDeadline(time.Now().Add(c.o.IdleTimeout)); err != nil {
-			break
+		c.mu.Lock()
+		writeFailed := c.writeErr != nil
+		c.mu.Unlock()
+		if !writeFailed { // after a failed write the writer's short drain deadline stands
+			if err = c.ws.SetReadDeadline(time.Now().Add(c.o.IdleTimeout)); err != nil {
+				break
+			}
 		}
 		var data []byte
 		_, data, err = c.ws.ReadMessage()
@@ -321,6 +326,9 @@ func (c *Conn) lost(err, werr error) *agent.Error {
 	return e
 }
 
+// writeFailureDrain is how long the reader may still read after a write failed.
+const writeFailureDrain = 500 * time.Millisecond
+
 func (c *Conn) write() {
 	defer close(c.writerDone)
 	ping := time.NewTicker(c.o.PingInterval)
@@ -331,7 +339,12 @@ func (c *Conn) write() {
 			c.writeErr = err
 		}
 		c.mu.Unlock()
-		c.ws.Close() // unblocks the reader, which reports the loss
+		// A provider that refuses something sends its close frame and hangs up; our next write
+		// then fails (broken pipe) with the close frame still unread. The reader gets a moment to
+		// read it, so the loss is classified by the provider's reason, not as a write failure;
+		// then the socket is closed whatever arrives.
+		_ = c.ws.SetReadDeadline(time.Now().Add(writeFailureDrain))
+		time.AfterFunc(writeFailureDrain, func() { c.ws.Close() })
 	}
 	for {
 		select {
