@@ -27,10 +27,11 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzReadJSONLTolerant$$' -fuzztime 10s ./internal/trace
 
 # What CI runs (.ci/run): formatting, vet, staticcheck, a tidy go.mod, up-to-date role cards,
-# every test with the race detector except those that hold real-time speech to a wall clock
-# (under the detector's 5-10x slowdown they measure the detector, not the code), then the whole
+# every test with the race detector except those that hold real-time speech to a wall clock or
+# bound the console's memory (under the detector's 5-10x slowdown and memory they measure the
+# detector, not the code), then the whole
 # of `make test` without it, so every test runs at least once at full speed.
-REALTIME_TESTS = ^(TestDemoEndToEnd|TestConsoleKilledMidCall|TestDatabaseKilledMidCall|TestSIGTERMEndsLiveCalls|TestSyntheticCall.*|TestRunAgainstReferenceAgent|TestOpenVocabularyWER|TestChromiumCallsThroughTheEngine|TestClickLandsAtTheSampleItWasSent|TestResponseLatencies|TestParticipantCallInBrowser|TestParticipantCallOverHTTPS|TestApprovalsFollowTheCallersWords|TestCueClockAndShownWhenInView|TestTooShortHangUpIsOfferedAgain|TestParticipantPagesAndPracticeCall|TestExperimenterListensInAndReviews|TestAuthorizationClassifierOnBank|TestFastAgentNeverLoopsOnBargeInTasks|TestWrongReadBackIsCorrected|TestPoliteEndings|TestGeminiGoAwayAt60sResumes|Test.*OnRecordedAudio|TestSlotAccuracy|TestCallUnderLossAndJitter)$$
+REALTIME_TESTS = ^(TestDemoEndToEnd|TestConsoleKilledMidCall|TestDatabaseKilledMidCall|TestSIGTERMEndsLiveCalls|TestSyntheticCall.*|TestRunAgainstReferenceAgent|TestOpenVocabularyWER|TestChromiumCallsThroughTheEngine|TestClickLandsAtTheSampleItWasSent|TestResponseLatencies|TestParticipantCallInBrowser|TestParticipantCallOverHTTPS|TestApprovalsFollowTheCallersWords|TestCueClockAndShownWhenInView|TestTooShortHangUpIsOfferedAgain|TestParticipantPagesAndPracticeCall|TestExperimenterListensInAndReviews|TestAuthorizationClassifierOnBank|TestFastAgentNeverLoopsOnBargeInTasks|TestWrongReadBackIsCorrected|TestPoliteEndings|TestGeminiGoAwayAt60sResumes|Test.*OnRecordedAudio|TestSlotAccuracy|TestCallUnderLossAndJitter|TestSignInFlood)$$
 check: deps fmt vet staticcheck tidy-check rolecards-check
 	$(GO) test -race -count=1 -timeout 45m -skip '$(REALTIME_TESTS)' $(PKGS)
 	$(MAKE) --no-print-directory test
