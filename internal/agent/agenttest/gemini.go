@@ -18,7 +18,6 @@ import (
 	"github.com/voicebench/humanaudit/internal/agent"
 	"github.com/voicebench/humanaudit/internal/agent/gemini"
 	"github.com/voicebench/humanaudit/internal/agent/internal/params"
-	"github.com/voicebench/humanaudit/internal/agent/internal/wsserver"
 )
 
 // GeminiPath is the Live API's WebSocket path (v1beta).
@@ -38,14 +37,12 @@ type GeminiFake struct {
 	key       string
 	split     bool
 	setups    []map[string]any
-	closes    []string
 	handles   map[string]bool
 	handleSeq int
 	resumed   []string
 	conns     map[int]*geminiConn
 	bg        sync.WaitGroup // goAway timers
-	reg       wsserver.Registry
-	srv       *httptest.Server
+	server
 }
 
 // NewGeminiFake starts a fake on loopback; it is closed when tb ends.
@@ -59,17 +56,13 @@ func NewGeminiFake(tb testing.TB, s Script) *GeminiFake {
 }
 
 // URL is the ws:// endpoint.
-func (f *GeminiFake) URL() string { return "ws" + strings.TrimPrefix(f.srv.URL, "http") + GeminiPath }
+func (f *GeminiFake) URL() string { return f.wsURL(GeminiPath) }
 
-// Close drops every connection and stops the server.
+// Close drops every connection, stops the server and waits for the goAway timers.
 func (f *GeminiFake) Close() {
-	f.reg.Close()
-	f.srv.Close()
+	f.server.Close()
 	f.bg.Wait()
 }
-
-// DropAll closes every connection's TCP socket without a close frame.
-func (f *GeminiFake) DropAll() { f.reg.DropAll() }
 
 // Setups returns the setup objects received (keys in camelCase).
 func (f *GeminiFake) Setups() []map[string]any {
@@ -116,11 +109,7 @@ func (f *GeminiFake) GoAway(timeLeft time.Duration) {
 }
 
 // Closes returns the close frames the fake sent ("1007 reason").
-func (f *GeminiFake) Closes() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.closes...)
-}
+func (f *GeminiFake) Closes() []string { return f.closeFrames() }
 
 func (f *GeminiFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	key := r.Header.Get("x-goog-api-key")
@@ -148,7 +137,7 @@ func (f *GeminiFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.reg.Release(ws)
-	c := &geminiConn{f: f, id: id, ws: ws, calls: map[string]bool{}, gone: make(chan struct{})}
+	c := &geminiConn{wsConn: wsConn{t: &f.traffic, id: id, ws: ws}, f: f, calls: map[string]bool{}, gone: make(chan struct{})}
 	f.mu.Lock()
 	f.conns[id] = c
 	f.mu.Unlock()
@@ -161,10 +150,8 @@ func (f *GeminiFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 type geminiConn struct {
-	f   *GeminiFake
-	id  int
-	ws  *websocket.Conn
-	wmu sync.Mutex
+	wsConn
+	f *GeminiFake
 
 	mu            sync.Mutex
 	setupDone     bool
@@ -175,77 +162,32 @@ type geminiConn struct {
 	activity      bool
 	activityAudio int
 	vad           vad
-	turn          *geminiTurn
+	turns         turnQueue
 	calls         map[string]bool // pending function call ids
 	callSeq       int
 	toolDone      chan struct{} // closed when every pending call has a response
-	closing       bool
 	resumption    bool          // the setup asked for resumption handles
 	gone          chan struct{} // closed when the connection has ended
-	wg            sync.WaitGroup
 }
-
-type geminiTurn struct {
-	cancel chan struct{}
-	once   sync.Once
-	done   chan struct{}
-}
-
-func (t *geminiTurn) stop() { t.once.Do(func() { close(t.cancel) }) }
 
 func (c *geminiConn) send(kind string, msg any) error {
-	b, err := json.Marshal(msg)
-	if err != nil {
-		return err
-	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.f.mu.Lock()
-	c.f.sent = append(c.f.sent, kind)
-	c.f.mu.Unlock()
-	c.ws.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	return c.ws.WriteMessage(websocket.BinaryMessage, b) // the Live API's JSON comes in binary frames
+	return c.sendJSON(websocket.BinaryMessage, kind, msg) // the Live API's JSON comes in binary frames
 }
 
 func (c *geminiConn) closeWith(code int, reason string) {
 	if len(reason) > 123 { // a close frame's payload is at most 125 bytes, the code included
 		reason = strings.ToValidUTF8(reason[:123], "")
 	}
-	c.mu.Lock()
-	c.closing = true
-	c.mu.Unlock()
-	c.f.mu.Lock()
-	c.f.closes = append(c.f.closes, fmt.Sprintf("%d %s", code, reason))
-	c.f.mu.Unlock()
-	c.wmu.Lock()
-	c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
-	c.wmu.Unlock()
-	c.ws.Close()
-}
-
-func (c *geminiConn) finish() {
-	c.ws.Close()
-	close(c.gone)
-	c.mu.Lock()
-	if c.turn != nil {
-		c.turn.stop()
-	}
-	c.mu.Unlock()
-	c.wg.Wait()
+	c.wsConn.closeWith(code, reason)
 }
 
 func (c *geminiConn) serve() {
-	defer c.finish()
-	for {
-		c.ws.SetReadDeadline(time.Now().Add(2 * time.Minute))
-		_, data, err := c.ws.ReadMessage()
-		if err != nil {
-			return
-		}
-		if !c.handle(data) {
-			return
-		}
-	}
+	defer func() {
+		c.ws.Close()
+		close(c.gone)
+		c.turns.end()
+	}()
+	c.readLoop(c.handle)
 }
 
 var geminiClientFields = []string{"setup", "clientContent", "realtimeInput", "toolResponse"}
@@ -456,7 +398,7 @@ func (c *geminiConn) realtimeInput(v any) bool {
 		}
 		c.mu.Lock()
 		start, open := ri["activityStart"] != nil, c.activity
-		turn := c.turn
+		turn := c.turns.current()
 		if start {
 			c.activity, c.activityAudio = true, 0
 		} else {
@@ -491,8 +433,8 @@ func (c *geminiConn) audio(pcm []int16, manual bool) {
 		return
 	}
 	started, stopped := c.vad.feed(pcm, ms, c.silenceMS)
-	turn := c.turn
 	c.mu.Unlock()
+	turn := c.turns.current()
 	if started && turn != nil {
 		turn.stop()
 	}
@@ -503,29 +445,11 @@ func (c *geminiConn) audio(pcm []int16, manual bool) {
 
 // startTurn runs the next reply as a model turn, after any turn still finishing.
 func (c *geminiConn) startTurn() {
-	c.mu.Lock()
-	prev := c.turn
-	t := &geminiTurn{cancel: make(chan struct{}), done: make(chan struct{})}
-	c.turn = t
-	c.mu.Unlock()
 	reply := c.f.script.reply()
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer close(t.done)
-		if prev != nil {
-			<-prev.done
-		}
-		c.runTurn(t, reply)
-		c.mu.Lock()
-		if c.turn == t {
-			c.turn = nil
-		}
-		c.mu.Unlock()
-	}()
+	c.turns.start(func(t *turn) { c.runTurn(t, reply) })
 }
 
-func (c *geminiConn) runTurn(t *geminiTurn, reply Reply) {
+func (c *geminiConn) runTurn(t *turn, reply Reply) {
 	switch {
 	case reply.CloseCode != 0:
 		c.closeWith(reply.CloseCode, reply.CloseReason)
@@ -583,7 +507,7 @@ func (c *geminiConn) turnComplete(audioMS int) {
 }
 
 // interrupted ends the turn as interrupted if it was cancelled.
-func (c *geminiConn) interrupted(t *geminiTurn) bool {
+func (c *geminiConn) interrupted(t *turn) bool {
 	select {
 	case <-t.cancel:
 	default:
@@ -606,7 +530,7 @@ func (c *geminiConn) interrupted(t *geminiTurn) bool {
 }
 
 // speak streams the reply's audio (and output transcription); false when the connection dropped.
-func (c *geminiConn) speak(t *geminiTurn, reply Reply, transcribe bool) (int, bool) {
+func (c *geminiConn) speak(t *turn, reply Reply, transcribe bool) (int, bool) {
 	chunkMS := reply.chunkMS()
 	n := (reply.audioMS() + chunkMS - 1) / chunkMS
 	pieces := reply.pieces(n)
@@ -637,7 +561,7 @@ func (c *geminiConn) speak(t *geminiTurn, reply Reply, transcribe bool) (int, bo
 
 // callTools sends one toolCall with every call and waits for their responses; false when the turn
 // was interrupted (then already reported) or the connection ended.
-func (c *geminiConn) callTools(t *geminiTurn, calls []Call) bool {
+func (c *geminiConn) callTools(t *turn, calls []Call) bool {
 	c.mu.Lock()
 	done := make(chan struct{})
 	c.toolDone = done

@@ -15,7 +15,8 @@ type traffic struct {
 	handshakes []Handshake
 	sent       []string
 	violations []string
-	audioType  string // the received type whose runs Types collapses
+	closes     []string // close frames sent, "1008 reason"
+	audioType  string   // the received type whose runs Types collapses
 }
 
 // Received returns the client messages received so far.
@@ -82,6 +83,13 @@ func (t *traffic) Violations() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return append([]string(nil), t.violations...)
+}
+
+// closeFrames returns the close frames sent so far ("1007 reason").
+func (t *traffic) closeFrames() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]string(nil), t.closes...)
 }
 
 func (t *traffic) violation(format string, args ...any) {

@@ -1,6 +1,7 @@
 // Package wsserver keeps the connections of the WebSocket servers that stand in for realtime
-// agent APIs (the OpenAI-family server, the Gemini fake): it upgrades only while open, numbers the
-// connections, and on Close refuses new ones, closes the open ones and waits for their handlers.
+// agent APIs (the OpenAI-family server; the Gemini, GPT-Live and ElevenLabs fakes): it upgrades
+// only while open, numbers the connections, and on Close refuses new ones, closes the open ones
+// and waits for their handlers.
 package wsserver
 
 import (

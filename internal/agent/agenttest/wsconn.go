@@ -1,0 +1,149 @@
+package agenttest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/voicebench/humanaudit/internal/agent/internal/wsserver"
+)
+
+// server is the loopback HTTP server of a fake with a server of its own, and its WebSocket
+// connections.
+type server struct {
+	reg wsserver.Registry
+	srv *httptest.Server
+}
+
+// wsURL is the ws:// address of path on the server.
+func (s *server) wsURL(path string) string {
+	return "ws" + strings.TrimPrefix(s.srv.URL, "http") + path
+}
+
+// Close drops every connection and stops the server.
+func (s *server) Close() {
+	s.reg.Close()
+	s.srv.Close()
+}
+
+// DropAll closes every connection's TCP socket without a close frame, as a network failure would.
+func (s *server) DropAll() { s.reg.DropAll() }
+
+// wsConn is what the connections of the fakes with servers of their own (Gemini Live, GPT-Live,
+// ElevenLabs) share: serialized writes recorded in the fake's traffic, recorded close frames and
+// the read loop. The protocol — frame type, event ids, what a close means — stays with each fake.
+type wsConn struct {
+	t   *traffic
+	id  int // the connection's number in its fake, from 1
+	ws  *websocket.Conn
+	wmu sync.Mutex // serializes writes
+}
+
+// sendJSON writes msg as one frame of type frame (websocket.TextMessage or BinaryMessage) and
+// records kind as sent.
+func (c *wsConn) sendJSON(frame int, kind string, msg any) error {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.writeLocked(frame, kind, b)
+}
+
+// writeLocked is sendJSON's write with c.wmu held, for a fake that stamps event ids in write
+// order.
+func (c *wsConn) writeLocked(frame int, kind string, b []byte) error {
+	c.t.mu.Lock()
+	c.t.sent = append(c.t.sent, kind)
+	c.t.mu.Unlock()
+	c.ws.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	return c.ws.WriteMessage(frame, b)
+}
+
+// closeWith records and sends a close frame, then closes the connection.
+func (c *wsConn) closeWith(code int, reason string) {
+	c.t.mu.Lock()
+	c.t.closes = append(c.t.closes, fmt.Sprintf("%d %s", code, reason))
+	c.t.mu.Unlock()
+	c.wmu.Lock()
+	c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+	c.wmu.Unlock()
+	c.ws.Close()
+}
+
+// readLoop hands each client message to handle until the connection fails, stays silent for two
+// minutes, or handle returns false (it has closed the connection).
+func (c *wsConn) readLoop(handle func([]byte) bool) {
+	for {
+		c.ws.SetReadDeadline(time.Now().Add(2 * time.Minute))
+		_, data, err := c.ws.ReadMessage()
+		if err != nil {
+			return
+		}
+		if !handle(data) {
+			return
+		}
+	}
+}
+
+// turn is one agent turn a fake plays: stop cancels it (the caller spoke over it), done is closed
+// when it has ended.
+type turn struct {
+	cancel chan struct{}
+	once   sync.Once
+	done   chan struct{}
+}
+
+func (t *turn) stop() { t.once.Do(func() { close(t.cancel) }) }
+
+// turnQueue plays a connection's agent turns one after another, as a provider's agent speaks one
+// response at a time: a turn starts when the one before it has ended.
+type turnQueue struct {
+	mu  sync.Mutex
+	cur *turn // the turn started last, until it ends
+	wg  sync.WaitGroup
+}
+
+// start queues run as the next turn.
+func (q *turnQueue) start(run func(*turn)) {
+	q.mu.Lock()
+	prev := q.cur
+	t := &turn{cancel: make(chan struct{}), done: make(chan struct{})}
+	q.cur = t
+	q.mu.Unlock()
+	q.wg.Add(1)
+	go func() {
+		defer q.wg.Done()
+		defer close(t.done)
+		if prev != nil {
+			<-prev.done
+		}
+		run(t)
+		q.mu.Lock()
+		if q.cur == t {
+			q.cur = nil
+		}
+		q.mu.Unlock()
+	}()
+}
+
+// current returns the turn started last if it has not ended, else nil.
+func (q *turnQueue) current() *turn {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.cur
+}
+
+// end cancels the current turn and waits until every turn has ended.
+func (q *turnQueue) end() {
+	if t := q.current(); t != nil {
+		t.stop()
+	}
+	q.wg.Wait()
+}
