@@ -169,11 +169,7 @@ func (a *Adapter) sessionStart(cfg agent.Config) *ClientEvent {
 		parallel := true
 		r := &Responses{Model: backend, Instructions: cfg.Instructions, ToolChoice: "auto", ParallelToolCalls: &parallel}
 		for _, t := range cfg.Tools {
-			params := t.Parameters
-			if len(params) == 0 {
-				params = json.RawMessage(`{"type":"object","properties":{}}`)
-			}
-			r.Tools = append(r.Tools, Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params})
+			r.Tools = append(r.Tools, Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: t.Schema()})
 			a.tools = append(a.tools, t.Name)
 		}
 		s.Delegation = &Delegation{Type: "responses", Responses: r}
@@ -190,10 +186,7 @@ func (a *Adapter) sessionStart(cfg agent.Config) *ClientEvent {
 func (a *Adapter) Applied() agent.Applied {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := a.applied
-	out.Tools = append([]string(nil), out.Tools...)
-	out.Notes = append([]string(nil), out.Notes...)
-	return out
+	return a.applied.Clone()
 }
 
 // sendLocked encodes ev with a fresh event id and queues it as an outbound raw event.
@@ -260,11 +253,7 @@ func (a *Adapter) SendToolResult(callID, name string, output json.RawMessage) er
 	if !ok {
 		return fmt.Errorf("tool result %s (%s): %w", callID, name, agent.ErrUnknownCall)
 	}
-	text := string(output)
-	var s string
-	if json.Unmarshal(output, &s) == nil {
-		text = s
-	}
+	text := link.OutputText(output)
 	if err := a.sendLocked(&ClientEvent{Type: ResponseItemCreate, Item: &Item{Type: "function_call_output", CallID: callID, Output: &text}}); err != nil {
 		return err
 	}

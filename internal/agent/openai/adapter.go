@@ -139,10 +139,7 @@ func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
 func (a *Adapter) Applied() agent.Applied {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := a.applied
-	out.Tools = append([]string(nil), out.Tools...)
-	out.Notes = append([]string(nil), out.Notes...)
-	return out
+	return a.applied.Clone()
 }
 
 func (a *Adapter) dialTarget() (string, http.Header, error) {
@@ -176,11 +173,7 @@ func (a *Adapter) sessionFrame(cfg agent.Config) (*wire.ClientEvent, error) {
 	tools := make([]wire.Tool, len(cfg.Tools))
 	a.sentTools = make([]string, len(cfg.Tools))
 	for i, t := range cfg.Tools {
-		params := t.Parameters
-		if len(params) == 0 {
-			params = json.RawMessage(`{"type":"object","properties":{}}`)
-		}
-		tools[i] = wire.Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params}
+		tools[i] = wire.Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: t.Schema()}
 		a.sentTools[i] = t.Name
 	}
 	a.applied = agent.Applied{Voice: voice, InputRate: wire.SampleRate, OutputRate: wire.SampleRate, TurnDetection: "manual"}
@@ -349,11 +342,7 @@ func (a *Adapter) SendToolResult(callID, name string, output json.RawMessage) er
 	if !ok {
 		return fmt.Errorf("tool result %s (%s): %w", callID, name, agent.ErrUnknownCall)
 	}
-	text := string(output)
-	var s string
-	if json.Unmarshal(output, &s) == nil {
-		text = s
-	}
+	text := link.OutputText(output)
 	if err := a.sendLocked(&wire.ClientEvent{Type: wire.ItemCreate,
 		Item: &wire.Item{Type: "function_call_output", CallID: callID, Output: &text}}); err != nil {
 		return err

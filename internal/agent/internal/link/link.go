@@ -160,6 +160,16 @@ func CheckTools(tools []agent.Tool) error {
 	return nil
 }
 
+// OutputText is a tool output as the OpenAI family's function_call_output string: the contents of
+// a JSON string, else the JSON text itself.
+func OutputText(output json.RawMessage) string {
+	var s string
+	if json.Unmarshal(output, &s) == nil {
+		return s
+	}
+	return string(output)
+}
+
 // Voice returns the allowed voice for requested (agent.ClampVoice), logging a substitution:
 // providers reject a whole session for an unknown voice, tools included.
 func (l *Link) Voice(requested string, allowed []string, fallback string) string {
@@ -558,15 +568,7 @@ func (l *Link) readerClosed(gen int, err *agent.Error) {
 	if l.redialing && l.awaiting {
 		// The new connection of a Redial ended before the provider confirmed it: Redial reports
 		// the failure (and ends the link).
-		l.awaiting = false
-		var hsErr error = agent.ErrClosed
-		if err != nil {
-			hsErr = err
-		}
-		select {
-		case l.hs <- hsErr:
-		default:
-		}
+		l.HandshakeDoneLocked(closedDuringHandshake(err))
 		l.mu.Unlock()
 		return
 	}
@@ -580,21 +582,20 @@ func (l *Link) readerClosed(gen int, err *agent.Error) {
 	}
 	wasLost := l.lost
 	l.lost = true
-	if l.awaiting {
-		l.awaiting = false
-		var hsErr error = agent.ErrClosed
-		if err != nil {
-			hsErr = err
-		}
-		select {
-		case l.hs <- hsErr:
-		default:
-		}
-	}
+	l.HandshakeDoneLocked(closedDuringHandshake(err))
 	l.mu.Unlock()
 	if err != nil && !wasLost {
 		l.stream.Finish(agent.Event{Type: agent.EventError, Err: err})
 		return
 	}
 	l.stream.Finish()
+}
+
+// closedDuringHandshake is the handshake's failure when its connection ended with err (nil: a
+// close without a reason).
+func closedDuringHandshake(err *agent.Error) error {
+	if err != nil {
+		return err
+	}
+	return agent.ErrClosed
 }
