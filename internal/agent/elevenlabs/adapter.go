@@ -277,18 +277,7 @@ func (a *Adapter) getJSON(ctx context.Context, path string, query url.Values, in
 	if resp.StatusCode != http.StatusOK {
 		n, _ := resp.Body.Read(body[:])
 		msg := a.sockOpt.Scrub(fmt.Sprintf("GET %s: HTTP %d: %s", path, resp.StatusCode, strings.Join(strings.Fields(string(body[:n])), " ")))
-		e := &agent.Error{Code: "http_" + strconv.Itoa(resp.StatusCode), Message: msg, Fatal: true}
-		switch {
-		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-			e.Class = agent.ClassAuth
-		case resp.StatusCode == http.StatusTooManyRequests:
-			e.Class = agent.ClassRateLimit
-		case resp.StatusCode >= 500:
-			e.Class = agent.ClassProvider
-		default:
-			e.Class = agent.ClassProtocol
-		}
-		return e
+		return &agent.Error{Class: socket.StatusClass(resp.StatusCode, false), Code: "http_" + strconv.Itoa(resp.StatusCode), Message: msg, Fatal: true}
 	}
 	if err := json.NewDecoder(resp.Body).Decode(into); err != nil {
 		return protocolErr("bad_json", "GET %s: %v", path, err)

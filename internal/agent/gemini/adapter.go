@@ -229,13 +229,7 @@ func (a *Adapter) setup(cfg agent.Config) (*Setup, error) {
 
 // sendLocked encodes and queues one client message; control messages are also kept as outbound
 // raw events (audio chunks are not, to keep traces small).
-func (a *Adapter) sendLocked(kind string, msg any) error {
-	b, err := json.Marshal(msg)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", kind, err)
-	}
-	return a.link.SendLocked(kind, b)
-}
+func (a *Adapter) sendLocked(kind string, msg any) error { return a.link.SendJSONLocked(kind, msg) }
 
 // SendAudio sends one 16 kHz caller frame as realtimeInput audio. In matched turn-taking, audio
 // outside an activity is held back and its last PreRollMS sent right after the next activityStart:

@@ -58,7 +58,6 @@ type Adapter struct {
 
 	mu      sync.Mutex // guards link and everything below
 	link    *link.Link
-	seq     int
 	voice   string
 	tools   []string // names of the tools sent
 	applied agent.Applied
@@ -191,13 +190,8 @@ func (a *Adapter) Applied() agent.Applied {
 
 // sendLocked encodes ev with a fresh event id and queues it as an outbound raw event.
 func (a *Adapter) sendLocked(ev *ClientEvent) error {
-	a.seq++
-	ev.EventID = fmt.Sprintf("evt_%d", a.seq)
-	b, err := json.Marshal(ev)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", ev.Type, err)
-	}
-	return a.link.SendLocked(ev.Type, b)
+	ev.EventID = a.link.NextEventIDLocked()
+	return a.link.SendJSONLocked(ev.Type, ev)
 }
 
 // SendAudio streams one caller frame (GPT-Live listens continuously).

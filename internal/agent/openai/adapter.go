@@ -33,7 +33,6 @@ type Adapter struct {
 	mu    sync.Mutex // guards link and everything below
 	link  *link.Link
 	phase phase
-	seq   int
 
 	sentTools     []string          // names of the tools sent in the session
 	pendingUpdate *wire.ClientEvent // session.update, sent once the provider's first event arrives
@@ -193,13 +192,8 @@ func (a *Adapter) sessionFrame(cfg agent.Config) (*wire.ClientEvent, error) {
 // sendLocked encodes ev with a fresh event id, queues it and records it as an outbound raw
 // event. Failures are logged: the connection's loss is reported through the event stream.
 func (a *Adapter) sendLocked(ev *wire.ClientEvent) error {
-	a.seq++
-	ev.EventID = fmt.Sprintf("evt_%d", a.seq)
-	b, err := json.Marshal(ev)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", ev.Type, err)
-	}
-	return a.link.SendLocked(ev.Type, b)
+	ev.EventID = a.link.NextEventIDLocked()
+	return a.link.SendJSONLocked(ev.Type, ev)
 }
 
 // SendAudio appends one caller frame to the provider's input buffer; in matched turn-taking,

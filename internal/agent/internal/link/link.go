@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -85,6 +86,7 @@ type Link struct {
 	inTurn    bool // between StartTurn and EndTurn
 	preroll   preroll.Buffer
 	inSamples int // caller samples sent since TakeInputSamples
+	eventIDs  int // client event ids handed out
 }
 
 // New returns an unconnected link guarded by mu.
@@ -431,6 +433,37 @@ func (l *Link) ReceiveLocked(f Frame, what string, err error, rawType string, ra
 	for _, e := range out {
 		l.EmitLocked(e)
 	}
+}
+
+// NextEventIDLocked returns a fresh client event id: "evt_1", "evt_2", … over the link's life.
+func (l *Link) NextEventIDLocked() string {
+	l.eventIDs++
+	return fmt.Sprintf("evt_%d", l.eventIDs)
+}
+
+// SendJSONLocked encodes msg and queues it as SendLocked does.
+func (l *Link) SendJSONLocked(kind string, msg any) error {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", kind, err)
+	}
+	return l.SendLocked(kind, b)
+}
+
+// CheckAppliedTools refuses a session whose provider dropped tools: every name in sent must be
+// in applied. what says who applied them ("provider applied").
+func CheckAppliedTools(sent, applied []string, what string) error {
+	var missing []string
+	for _, name := range sent {
+		if !slices.Contains(applied, name) {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return &agent.Error{Class: agent.ClassProtocol, Code: "tools_dropped", Fatal: true,
+			Message: fmt.Sprintf("%s %d of %d tools; refused: %s", what, len(sent)-len(missing), len(sent), strings.Join(missing, ", "))}
+	}
+	return nil
 }
 
 // SendLocked queues one control frame and records it as an outbound raw event of type kind.

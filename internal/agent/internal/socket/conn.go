@@ -112,20 +112,10 @@ func classifyDial(err error, resp *http.Response, o Options) *agent.Error {
 			}
 			msg += ": " + shown
 		}
-		e := &agent.Error{Code: fmt.Sprintf("http_%d", resp.StatusCode), Message: o.Scrub(msg), Fatal: true}
-		switch {
-		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden || authRefusal(body):
-			// Google refuses a bad key with HTTP 400 and API_KEY_INVALID; OpenAI-compatible
-			// servers sometimes answer invalid_api_key with 400 or 404.
-			e.Class = agent.ClassAuth
-		case resp.StatusCode == http.StatusTooManyRequests:
-			e.Class = agent.ClassRateLimit
-		case resp.StatusCode >= 500:
-			e.Class = agent.ClassProvider
-		default:
-			e.Class = agent.ClassProtocol
-		}
-		return e
+		// Google refuses a bad key with HTTP 400 and API_KEY_INVALID; OpenAI-compatible servers
+		// sometimes answer invalid_api_key with 400 or 404.
+		return &agent.Error{Class: StatusClass(resp.StatusCode, authRefusal(body)), Code: fmt.Sprintf("http_%d", resp.StatusCode),
+			Message: o.Scrub(msg), Fatal: true}
 	}
 	e := &agent.Error{Class: agent.ClassUnreachable, Code: "connect", Fatal: true}
 	var dnsErr *net.DNSError
@@ -160,6 +150,21 @@ func authRefusal(body string) bool {
 		}
 	}
 	return false
+}
+
+// StatusClass classifies a provider's HTTP refusal: 401 and 403 (or authRefused, a body that
+// names a bad key) as auth, 429 as a rate limit, 5xx as the provider's failure, any other status
+// as a protocol error.
+func StatusClass(status int, authRefused bool) agent.ErrorClass {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden || authRefused:
+		return agent.ClassAuth
+	case status == http.StatusTooManyRequests:
+		return agent.ClassRateLimit
+	case status >= 500:
+		return agent.ClassProvider
+	}
+	return agent.ClassProtocol
 }
 
 func isTimeout(err error) bool {
