@@ -527,33 +527,16 @@ func (c *elConn) speak(t *elTurn, reply Reply) bool {
 	c.mu.Lock()
 	rate := c.outRate
 	c.mu.Unlock()
-	chunkMS := reply.chunkMS()
-	total := reply.audioMS()
-	n := (total + chunkMS - 1) / chunkMS
-	sent := 0
-	for i := 0; i < n; i++ {
-		timer := time.NewTimer(reply.Pace)
-		select {
-		case <-t.cancel:
-			timer.Stop()
-			return true
-		case <-timer.C:
-		}
-		ms := min(chunkMS, total-i*chunkMS)
-		pcm := Tone(ms*rate/1000, rate, sent)
-		sent += len(pcm)
+	_, end := reply.play(t.cancel, func() int { return rate }, func(ch chunk) bool {
 		c.send(elevenlabs.TypeAudio, map[string]any{"type": elevenlabs.TypeAudio, "audio_event": map[string]any{
-			"audio_base_64": agent.EncodePCM(pcm), "event_id": t.event}})
-		if i == 0 && reply.Text != "" {
+			"audio_base_64": agent.EncodePCM(ch.pcm), "event_id": t.event}})
+		if ch.i == 0 && reply.Text != "" {
 			c.send(elevenlabs.TypeAgentResponse, map[string]any{"type": elevenlabs.TypeAgentResponse,
 				"agent_response_event": map[string]any{"agent_response": reply.Text, "event_id": t.event}})
 		}
-		if reply.Drop && i+1 == reply.DropAfter {
-			c.ws.UnderlyingConn().Close()
-			return false
-		}
-	}
-	return true
+		return !c.dropAt(reply, ch.i)
+	})
+	return end != playStopped
 }
 
 // callTools sends one client_tool_call per call and waits for every result (or the tool

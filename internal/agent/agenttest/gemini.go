@@ -531,30 +531,16 @@ func (c *geminiConn) interrupted(t *turn) bool {
 
 // speak streams the reply's audio (and output transcription); false when the connection dropped.
 func (c *geminiConn) speak(t *turn, reply Reply, transcribe bool) (int, bool) {
-	chunkMS := reply.chunkMS()
-	n := (reply.audioMS() + chunkMS - 1) / chunkMS
-	pieces := reply.pieces(n)
-	sent := 0
-	for i := 0; i < n; i++ {
-		timer := time.NewTimer(reply.Pace)
-		select {
-		case <-t.cancel:
-			timer.Stop()
-			return sent * 1000 / gemini.OutputRate, true
-		case <-timer.C:
-		}
-		ms := min(chunkMS, reply.audioMS()-i*chunkMS)
-		pcm := Tone(ms*gemini.OutputRate/1000, gemini.OutputRate, sent)
-		sent += len(pcm)
+	sent, end := reply.play(t.cancel, func() int { return gemini.OutputRate }, func(ch chunk) bool {
 		c.send("serverContent.modelTurn", map[string]any{"serverContent": map[string]any{"modelTurn": map[string]any{"parts": []any{
-			map[string]any{"inlineData": map[string]any{"mimeType": "audio/pcm;rate=24000", "data": agent.EncodePCM(pcm)}}}}}})
-		if transcribe && pieces[i] != "" {
-			c.send("serverContent.outputTranscription", map[string]any{"serverContent": map[string]any{"outputTranscription": map[string]any{"text": pieces[i]}}})
+			map[string]any{"inlineData": map[string]any{"mimeType": "audio/pcm;rate=24000", "data": agent.EncodePCM(ch.pcm)}}}}}})
+		if transcribe && ch.text != "" {
+			c.send("serverContent.outputTranscription", map[string]any{"serverContent": map[string]any{"outputTranscription": map[string]any{"text": ch.text}}})
 		}
-		if reply.Drop && i+1 == reply.DropAfter {
-			c.ws.UnderlyingConn().Close()
-			return 0, false
-		}
+		return !c.dropAt(reply, ch.i)
+	})
+	if end == playStopped {
+		return 0, false
 	}
 	return sent * 1000 / gemini.OutputRate, true
 }

@@ -346,30 +346,19 @@ func (c *liveConn) answer() {
 
 // speak streams a reply's audio and transcript; false when it was cut off.
 func (c *liveConn) speak(r *turn, reply Reply) bool {
-	chunkMS := reply.chunkMS()
-	n := (reply.audioMS() + chunkMS - 1) / chunkMS
-	pieces := reply.pieces(n)
-	sent := 0
-	for i := 0; i < n; i++ {
-		timer := time.NewTimer(reply.Pace)
-		select {
-		case <-r.cancel:
-			timer.Stop()
-			return false
-		case <-timer.C:
-		}
-		ms := min(chunkMS, reply.audioMS()-i*chunkMS)
+	rate := func() int {
 		c.mu.Lock()
-		rate := c.rate
-		c.mu.Unlock()
-		pcm := Tone(ms*rate/1000, rate, sent)
-		sent += len(pcm)
-		c.send(map[string]any{"type": gptlive.OutputAudioDelta, "delta": agent.EncodePCM(pcm)})
-		if pieces[i] != "" {
-			c.send(map[string]any{"type": gptlive.OutputTranscriptDelta, "delta": pieces[i], "start_ms": i * chunkMS, "end_ms": i*chunkMS + ms})
-		}
+		defer c.mu.Unlock()
+		return c.rate
 	}
-	return true
+	_, end := reply.play(r.cancel, rate, func(ch chunk) bool {
+		c.send(map[string]any{"type": gptlive.OutputAudioDelta, "delta": agent.EncodePCM(ch.pcm)})
+		if ch.text != "" {
+			c.send(map[string]any{"type": gptlive.OutputTranscriptDelta, "delta": ch.text, "start_ms": ch.startMS, "end_ms": ch.startMS + ch.ms})
+		}
+		return true
+	})
+	return end == playedAll
 }
 
 // delegate hands calls to the backend Responses model: session.delegation.created, the calls

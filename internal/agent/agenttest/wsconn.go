@@ -77,6 +77,16 @@ func (c *wsConn) closeWith(code int, reason string) {
 	c.ws.Close()
 }
 
+// dropAt closes the TCP connection without a close frame, and reports true, if reply drops after
+// its audio chunk i.
+func (c *wsConn) dropAt(reply Reply, i int) bool {
+	if reply.Drop && i+1 == reply.DropAfter {
+		c.ws.UnderlyingConn().Close()
+		return true
+	}
+	return false
+}
+
 // readLoop hands each client message to handle until the connection fails, stays silent for two
 // minutes, or handle returns false (it has closed the connection).
 func (c *wsConn) readLoop(handle func([]byte) bool) {
