@@ -238,7 +238,7 @@ func (f *ElevenLabsFake) serveConversation(w http.ResponseWriter, r *http.Reques
 	signed := f.signatures[sig] == id
 	delete(f.signatures, sig)
 	f.mu.Unlock()
-	c := &elConn{wsConn: wsConn{t: &f.traffic, id: n, ws: ws}, f: f, a: a, pendingPings: map[int64]time.Time{}, calls: map[string]bool{}, stop: make(chan struct{})}
+	c := &elConn{wsConn: wsConn{t: &f.traffic, id: n, ws: ws}, f: f, a: a, pendingPings: map[int64]time.Time{}, stop: make(chan struct{})}
 	if a.Private && !signed {
 		c.closeWith(websocket.ClosePolicyViolation, "Authentication failed: conversation signature missing or invalid")
 		c.finish()
@@ -261,9 +261,7 @@ type elConn struct {
 	pendingPings map[int64]time.Time
 	vad          vad
 	turns        turnQueue
-	calls        map[string]bool
-	callSeq      int
-	toolDone     chan struct{}
+	calls        pendingCalls
 	stop         chan struct{}
 	stopOnce     sync.Once
 	wg           sync.WaitGroup // the pinger
@@ -512,7 +510,7 @@ func (c *elConn) interrupted(t *elTurn) bool {
 		return false
 	}
 	c.mu.Lock()
-	c.calls = map[string]bool{}
+	c.calls.drop()
 	rate := c.outRate
 	c.mu.Unlock()
 	c.send(elevenlabs.TypeInterruption, map[string]any{"type": elevenlabs.TypeInterruption, "interruption_event": map[string]any{"event_id": t.event}})
@@ -543,16 +541,13 @@ func (c *elConn) speak(t *elTurn, reply Reply) bool {
 // timeout); false when the turn was interrupted or the connection ended.
 func (c *elConn) callTools(t *elTurn, calls []Call) bool {
 	c.mu.Lock()
-	done := make(chan struct{})
-	c.toolDone = done
+	done := c.calls.batch()
 	var msgs []map[string]any
 	for _, call := range calls {
 		if len(c.a.Tools) > 0 && !slices.ContainsFunc(c.a.Tools, func(x elevenlabs.ToolConfig) bool { return x.Name == call.Name }) {
 			c.f.violation("script calls %s, which agent %s does not declare", call.Name, c.a.ID)
 		}
-		c.callSeq++
-		id := fmt.Sprintf("toolu_%02d_%03d", c.id, c.callSeq)
-		c.calls[id] = true
+		id := c.calls.add("toolu_%02d_%03d", c.id)
 		var params any
 		json.Unmarshal([]byte(call.Arguments), &params)
 		msgs = append(msgs, map[string]any{"type": elevenlabs.TypeClientToolCall, "client_tool_call": map[string]any{
@@ -572,13 +567,8 @@ func (c *elConn) callTools(t *elTurn, calls []Call) bool {
 		return false
 	case <-timeout.C:
 		c.mu.Lock()
-		var missing []string
-		for id := range c.calls {
-			missing = append(missing, id)
-		}
-		c.calls = map[string]bool{}
+		missing := c.calls.drop()
 		c.mu.Unlock()
-		slices.Sort(missing)
 		c.f.violation("no client_tool_result for %s within %s", strings.Join(missing, ", "), c.f.opts.ToolTimeout)
 		return true // the agent goes on without the result
 	case <-c.stop:
@@ -593,13 +583,9 @@ func (c *elConn) toolResult(msg map[string]any) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.calls[id] {
+	if !c.calls.answer(id) {
 		c.f.violation("client_tool_result for unknown tool_call_id %q: ignored", id)
 		return
 	}
-	delete(c.calls, id)
-	if len(c.calls) == 0 && c.toolDone != nil {
-		close(c.toolDone)
-		c.toolDone = nil
-	}
+	c.calls.settle()
 }

@@ -137,7 +137,7 @@ func (f *GeminiFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.reg.Release(ws)
-	c := &geminiConn{wsConn: wsConn{t: &f.traffic, id: id, ws: ws}, f: f, calls: map[string]bool{}, gone: make(chan struct{})}
+	c := &geminiConn{wsConn: wsConn{t: &f.traffic, id: id, ws: ws}, f: f, gone: make(chan struct{})}
 	f.mu.Lock()
 	f.conns[id] = c
 	f.mu.Unlock()
@@ -163,9 +163,7 @@ type geminiConn struct {
 	activityAudio int
 	vad           vad
 	turns         turnQueue
-	calls         map[string]bool // pending function call ids
-	callSeq       int
-	toolDone      chan struct{} // closed when every pending call has a response
+	calls         pendingCalls  // function calls waiting for their responses
 	resumption    bool          // the setup asked for resumption handles
 	gone          chan struct{} // closed when the connection has ended
 }
@@ -514,15 +512,10 @@ func (c *geminiConn) interrupted(t *turn) bool {
 		return false
 	}
 	c.mu.Lock()
-	var ids []string
-	for id := range c.calls {
-		ids = append(ids, id)
-	}
-	c.calls = map[string]bool{}
+	ids := c.calls.drop()
 	c.mu.Unlock()
 	c.send("serverContent.interrupted", map[string]any{"serverContent": map[string]any{"interrupted": true}})
 	if len(ids) > 0 {
-		sort.Strings(ids)
 		c.send("toolCallCancellation", map[string]any{"toolCallCancellation": map[string]any{"ids": ids}})
 	}
 	c.send("serverContent.turnComplete", map[string]any{"serverContent": map[string]any{"turnComplete": true}})
@@ -549,13 +542,10 @@ func (c *geminiConn) speak(t *turn, reply Reply, transcribe bool) (int, bool) {
 // was interrupted (then already reported) or the connection ended.
 func (c *geminiConn) callTools(t *turn, calls []Call) bool {
 	c.mu.Lock()
-	done := make(chan struct{})
-	c.toolDone = done
+	done := c.calls.batch()
 	var fcs []any
 	for _, call := range calls {
-		c.callSeq++
-		id := fmt.Sprintf("function-call-%d-%d", c.id, c.callSeq)
-		c.calls[id] = true
+		id := c.calls.add("function-call-%d-%d", c.id)
 		var args any
 		json.Unmarshal([]byte(call.Arguments), &args)
 		fcs = append(fcs, map[string]any{"id": id, "name": call.Name, "args": args})
@@ -592,15 +582,10 @@ func (c *geminiConn) toolResponse(v any) bool {
 			c.mu.Lock()
 			return ok
 		}
-		if !c.calls[id] {
+		if !c.calls.answer(id) {
 			c.f.violation("functionResponse for unknown or answered call %q", id)
-			continue
 		}
-		delete(c.calls, id)
 	}
-	if len(c.calls) == 0 && c.toolDone != nil {
-		close(c.toolDone)
-		c.toolDone = nil
-	}
+	c.calls.settle()
 	return true
 }

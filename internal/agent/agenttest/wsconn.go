@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -156,4 +157,56 @@ func (q *turnQueue) end() {
 		t.stop()
 	}
 	q.wg.Wait()
+}
+
+// pendingCalls are the tool calls an agent turn waits on, guarded by the connection's mutex.
+type pendingCalls struct {
+	ids  map[string]bool
+	seq  int           // calls made on the connection
+	done chan struct{} // closed once every call of the batch has its result
+}
+
+// batch starts a batch of calls: the channel returned is closed once none waits (see settle).
+func (p *pendingCalls) batch() <-chan struct{} {
+	p.done = make(chan struct{})
+	return p.done
+}
+
+// add makes a call wait and returns its id, format filled with conn and the call's number.
+func (p *pendingCalls) add(format string, conn int) string {
+	if p.ids == nil {
+		p.ids = map[string]bool{}
+	}
+	p.seq++
+	id := fmt.Sprintf(format, conn, p.seq)
+	p.ids[id] = true
+	return id
+}
+
+// answer takes the result of call id; false when no call with that id waits.
+func (p *pendingCalls) answer(id string) bool {
+	if !p.ids[id] {
+		return false
+	}
+	delete(p.ids, id)
+	return true
+}
+
+// settle closes the batch's channel if no call waits any more.
+func (p *pendingCalls) settle() {
+	if len(p.ids) == 0 && p.done != nil {
+		close(p.done)
+		p.done = nil
+	}
+}
+
+// drop forgets every waiting call and returns their ids, sorted.
+func (p *pendingCalls) drop() []string {
+	var ids []string
+	for id := range p.ids {
+		ids = append(ids, id)
+	}
+	p.ids = nil
+	slices.Sort(ids)
+	return ids
 }
