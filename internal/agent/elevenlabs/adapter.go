@@ -41,13 +41,9 @@ type Options struct {
 	HTTPClient   *http.Client
 }
 
-// Timeouts bound every wait. Zero fields take the defaults.
-type Timeouts struct {
-	Handshake time.Duration // agent check, signed URL, dial and metadata (default 15 s)
-	Write     time.Duration // one frame (default 5 s)
-	Idle      time.Duration // nothing from the server, pongs included (default 60 s)
-	Ping      time.Duration // WebSocket keep-alive (default 15 s)
-}
+// Timeouts bound every wait (zero fields take the defaults); the handshake is the agent check,
+// the signed URL, the dial and the metadata.
+type Timeouts = socket.Timeouts
 
 // Adapter is an agent.Adapter for one ElevenLabs Agents Platform conversation.
 //
@@ -98,10 +94,7 @@ var _ agent.Adapter = (*Adapter)(nil)
 
 // New returns an unconnected adapter.
 func New(opts Options) *Adapter {
-	to := opts.Timeouts
-	if to.Handshake <= 0 {
-		to.Handshake = 15 * time.Second
-	}
+	to := opts.Timeouts.WithDefaults()
 	limit := opts.EventLimit
 	if limit <= 0 {
 		limit = 8192
@@ -115,14 +108,13 @@ func New(opts Options) *Adapter {
 	}
 	return &Adapter{
 		opts: opts, to: to, idle: idle,
-		sockOpt: socket.Options{HandshakeTimeout: to.Handshake, WriteTimeout: to.Write, IdleTimeout: to.Idle,
-			PingInterval: to.Ping, Redact: []string{opts.Key}}.WithDefaults(),
-		stream: socket.NewEventStream(limit, 256),
-		log:    slog.New(slog.DiscardHandler),
-		hs:     make(chan error, 1),
-		format: agent.Format{InputRate: 16000, OutputRate: 16000},
-		calls:  map[string]string{},
-		seen:   map[string]bool{},
+		sockOpt: to.Options(opts.Key).WithDefaults(),
+		stream:  socket.NewEventStream(limit, 256),
+		log:     slog.New(slog.DiscardHandler),
+		hs:      make(chan error, 1),
+		format:  agent.Format{InputRate: 16000, OutputRate: 16000},
+		calls:   map[string]string{},
+		seen:    map[string]bool{},
 	}
 }
 

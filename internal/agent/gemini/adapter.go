@@ -39,13 +39,9 @@ type Options struct {
 	EventLimit   int // undelivered events before an overflow failure (default 8192)
 }
 
-// Timeouts bound every wait. Zero fields take the defaults.
-type Timeouts struct {
-	Handshake time.Duration // dial plus setupComplete (default 15 s)
-	Write     time.Duration // one frame (default 5 s)
-	Idle      time.Duration // nothing from the server, pongs included (default 60 s)
-	Ping      time.Duration // keep-alive interval (default 15 s)
-}
+// Timeouts bound every wait (zero fields take the defaults); the handshake is the dial plus
+// setupComplete.
+type Timeouts = socket.Timeouts
 
 // Adapter is an agent.Adapter for one Gemini Live call, which may span several connections.
 //
@@ -103,14 +99,9 @@ type Adapter struct {
 
 // New returns an unconnected adapter.
 func New(opts Options) *Adapter {
-	to := opts.Timeouts
-	if to.Handshake <= 0 {
-		to.Handshake = 15 * time.Second
-	}
+	to := opts.Timeouts.WithDefaults()
 	a := &Adapter{opts: opts, to: to, calls: map[string]string{}, seen: map[string]bool{}}
-	a.link = link.New(&a.mu, link.Options{Family: "gemini",
-		Socket: socket.Options{HandshakeTimeout: to.Handshake, WriteTimeout: to.Write, IdleTimeout: to.Idle,
-			PingInterval: to.Ping, Redact: []string{opts.Key}},
+	a.link = link.New(&a.mu, link.Options{Family: "gemini", Socket: to.Options(opts.Key),
 		EventLimit: opts.EventLimit, PreRollMS: opts.PreRollMS, InputRate: InputRate,
 		Classify: classifyClose, Message: a.handle, Stop: a.stopTimersLocked, Resume: a.resumeOnLossLocked})
 	return a

@@ -31,13 +31,9 @@ type Options struct {
 	EventLimit int // undelivered events before an overflow failure (default 8192)
 }
 
-// Timeouts bound every wait. Zero fields take the defaults.
-type Timeouts struct {
-	Handshake time.Duration // dial plus session.started (default 15 s)
-	Write     time.Duration // one frame (default 5 s)
-	Idle      time.Duration // nothing from the server, pongs included (default 60 s)
-	Ping      time.Duration // keep-alive interval (default 15 s)
-}
+// Timeouts bound every wait (zero fields take the defaults); the handshake is the dial plus
+// session.started.
+type Timeouts = socket.Timeouts
 
 // Adapter is an agent.Adapter for one GPT-Live session over its primary WebSocket.
 //
@@ -98,19 +94,14 @@ var (
 
 // New returns an unconnected adapter.
 func New(opts Options) *Adapter {
-	to := opts.Timeouts
-	if to.Handshake <= 0 {
-		to.Handshake = 15 * time.Second
-	}
+	to := opts.Timeouts.WithDefaults()
 	if opts.QuietMS <= 0 {
 		opts.QuietMS = 700
 	}
 	a := &Adapter{opts: opts, to: to, closing: make(chan struct{}),
 		open: map[string]bool{}, backend: map[string]*backendResp{}, calls: map[string]string{}, seen: map[string]bool{},
 		respOfDl: map[string]map[string]bool{}}
-	a.link = link.New(&a.mu, link.Options{Family: "live",
-		Socket: socket.Options{HandshakeTimeout: to.Handshake, WriteTimeout: to.Write, IdleTimeout: to.Idle,
-			PingInterval: to.Ping, Redact: []string{opts.Key}},
+	a.link = link.New(&a.mu, link.Options{Family: "live", Socket: to.Options(opts.Key),
 		EventLimit: opts.EventLimit, InputRate: SampleRate, Message: a.handle, Stop: a.stopTimerLocked})
 	return a
 }

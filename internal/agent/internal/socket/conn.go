@@ -30,6 +30,29 @@ type Options struct {
 	Redact []string
 }
 
+// Timeouts bound every wait of an adapter's connection. Zero fields take the defaults.
+type Timeouts struct {
+	Handshake time.Duration // dial plus the family's handshake (default 15 s)
+	Write     time.Duration // one frame (default 5 s)
+	Idle      time.Duration // nothing from the server, pongs included (default 60 s)
+	Ping      time.Duration // keep-alive interval (default 15 s)
+}
+
+// WithDefaults fills a zero Handshake (the socket fills the others).
+func (t Timeouts) WithDefaults() Timeouts {
+	if t.Handshake <= 0 {
+		t.Handshake = 15 * time.Second
+	}
+	return t
+}
+
+// Options are the socket options of a connection bounded by t, with key scrubbed from what is
+// logged and reported.
+func (t Timeouts) Options(key string) Options {
+	return Options{HandshakeTimeout: t.Handshake, WriteTimeout: t.Write, IdleTimeout: t.Idle, PingInterval: t.Ping,
+		Redact: []string{key}}
+}
+
 // WithDefaults fills zero fields.
 func (o Options) WithDefaults() Options {
 	if o.HandshakeTimeout <= 0 {
