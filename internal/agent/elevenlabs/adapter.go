@@ -166,8 +166,8 @@ func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
 	if base == "" {
 		base = DefaultURL
 	}
-	if u, err := url.Parse(base); err != nil || (u.Scheme != "ws" && u.Scheme != "wss") {
-		return protocolErr("bad_url", "endpoint %q is not a ws:// or wss:// URL", socket.Endpoint(base))
+	if _, err := socket.ParseURL(base); err != nil {
+		return err
 	}
 	target := base + "?agent_id=" + url.QueryEscape(a.opts.AgentID)
 	sockOpt := a.sockOpt
@@ -439,8 +439,7 @@ func (a *Adapter) emitLocked(ev agent.Event) {
 	if err := a.stream.Emit(ev); errors.Is(err, socket.ErrOverflow) && !a.lost {
 		a.lost = true
 		a.stopTimerLocked()
-		a.stream.Finish(agent.Event{Type: agent.EventError, Err: &agent.Error{Class: agent.ClassOverflow, Code: "overflow", Fatal: true,
-			Message: fmt.Sprintf("event consumer fell behind by %d events; connection dropped", a.stream.Pending())}})
+		a.stream.FinishOverflow()
 		if a.conn != nil {
 			a.conn.Kill()
 		}

@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -130,11 +131,8 @@ func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
 		a.link.Finish()
 		return err
 	}
-	target := a.opts.URL
-	if target == "" {
-		target = DefaultURL
-	}
-	if _, err := link.ParseURL(target); err != nil {
+	target := cmp.Or(a.opts.URL, DefaultURL)
+	if _, err := socket.ParseURL(target); err != nil {
 		a.link.Finish()
 		return err
 	}

@@ -1,6 +1,7 @@
 package gptlive
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -122,11 +123,8 @@ func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
 	if err := a.link.Begin(cfg); err != nil {
 		return err
 	}
-	target := a.opts.URL
-	if target == "" {
-		target = DefaultURL
-	}
-	if _, err := link.ParseURL(target); err != nil {
+	target := cmp.Or(a.opts.URL, DefaultURL)
+	if _, err := socket.ParseURL(target); err != nil {
 		a.link.Finish()
 		return err
 	}

@@ -142,7 +142,7 @@ func (a *Adapter) Applied() agent.Applied {
 }
 
 func (a *Adapter) dialTarget() (string, http.Header, error) {
-	u, err := link.ParseURL(a.opts.URL)
+	u, err := socket.ParseURL(a.opts.URL)
 	if err != nil {
 		return "", nil, err
 	}

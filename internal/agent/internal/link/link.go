@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -139,16 +138,6 @@ type Target struct {
 	// Model and Tools describe the session in the log.
 	Model string
 	Tools int
-}
-
-// ParseURL checks that an endpoint is a ws:// or wss:// URL.
-func ParseURL(raw string) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") {
-		return nil, &agent.Error{Class: agent.ClassProtocol, Code: "bad_url", Fatal: true,
-			Message: fmt.Sprintf("endpoint %q is not a ws:// or wss:// URL", socket.Endpoint(raw))}
-	}
-	return u, nil
 }
 
 // CheckTools refuses tools whose parameters are not JSON, before anything is sent.
@@ -401,8 +390,7 @@ func (l *Link) EmitLocked(ev agent.Event) {
 		if l.o.Stop != nil {
 			l.o.Stop()
 		}
-		l.stream.Finish(agent.Event{Type: agent.EventError, Err: &agent.Error{Class: agent.ClassOverflow, Code: "overflow", Fatal: true,
-			Message: fmt.Sprintf("event consumer fell behind by %d events; connection dropped", l.stream.Pending())}})
+		l.stream.FinishOverflow()
 		if l.conn != nil {
 			l.conn.Kill()
 		}

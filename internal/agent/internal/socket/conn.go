@@ -175,6 +175,16 @@ func authRefusal(body string) bool {
 	return false
 }
 
+// ParseURL checks that an endpoint is a ws:// or wss:// URL.
+func ParseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") {
+		return nil, &agent.Error{Class: agent.ClassProtocol, Code: "bad_url", Fatal: true,
+			Message: fmt.Sprintf("endpoint %q is not a ws:// or wss:// URL", Endpoint(raw))}
+	}
+	return u, nil
+}
+
 // StatusClass classifies a provider's HTTP refusal: 401 and 403 (or authRefused, a body that
 // names a bad key) as auth, 429 as a rate limit, 5xx as the provider's failure, any other status
 // as a protocol error.
