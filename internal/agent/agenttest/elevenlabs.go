@@ -228,23 +228,20 @@ func (f *ElevenLabsFake) serveConversation(w http.ResponseWriter, r *http.Reques
 		writeDetail(w, http.StatusNotFound, "agent_not_found", "Agent not found")
 		return
 	}
-	ws, n, ok := f.reg.Accept(w, r)
-	if !ok {
-		return
-	}
-	defer f.reg.Release(ws)
-	f.mu.Lock()
-	sig := r.URL.Query().Get("conversation_signature")
-	signed := f.signatures[sig] == id
-	delete(f.signatures, sig)
-	f.mu.Unlock()
-	c := &elConn{wsConn: wsConn{t: &f.traffic, id: n, ws: ws}, f: f, a: a, pendingPings: map[int64]time.Time{}, stop: make(chan struct{})}
-	if a.Private && !signed {
-		c.closeWith(websocket.ClosePolicyViolation, "Authentication failed: conversation signature missing or invalid")
-		c.finish()
-		return
-	}
-	c.serve()
+	f.reg.Serve(w, r, func(ws *websocket.Conn, n int) {
+		f.mu.Lock()
+		sig := r.URL.Query().Get("conversation_signature")
+		signed := f.signatures[sig] == id
+		delete(f.signatures, sig)
+		f.mu.Unlock()
+		c := &elConn{wsConn: wsConn{t: &f.traffic, id: n, ws: ws}, f: f, a: a, pendingPings: map[int64]time.Time{}, stop: make(chan struct{})}
+		if a.Private && !signed {
+			c.closeWith(websocket.ClosePolicyViolation, "Authentication failed: conversation signature missing or invalid")
+			c.finish()
+			return
+		}
+		c.serve()
+	})
 }
 
 type elConn struct {
@@ -504,9 +501,7 @@ func (c *elConn) runReply(t *elTurn, reply Reply) {
 // interrupted reports the interruption if the caller spoke over the response: an interruption
 // event, then one more chunk of the interrupted audio already in flight, then the correction.
 func (c *elConn) interrupted(t *elTurn) bool {
-	select {
-	case <-t.cancel:
-	default:
+	if !t.cancelled() {
 		return false
 	}
 	c.mu.Lock()

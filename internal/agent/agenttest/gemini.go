@@ -132,11 +132,10 @@ func (f *GeminiFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			`"metadata":{"service":"generativelanguage.googleapis.com"}}]}}`)
 		return
 	}
-	ws, id, ok := f.reg.Accept(w, r)
-	if !ok {
-		return
-	}
-	defer f.reg.Release(ws)
+	f.reg.Serve(w, r, f.serveConn)
+}
+
+func (f *GeminiFake) serveConn(ws *websocket.Conn, id int) {
 	c := &geminiConn{wsConn: wsConn{t: &f.traffic, id: id, ws: ws}, f: f, gone: make(chan struct{})}
 	f.mu.Lock()
 	f.conns[id] = c
@@ -506,9 +505,7 @@ func (c *geminiConn) turnComplete(audioMS int) {
 
 // interrupted ends the turn as interrupted if it was cancelled.
 func (c *geminiConn) interrupted(t *turn) bool {
-	select {
-	case <-t.cancel:
-	default:
+	if !t.cancelled() {
 		return false
 	}
 	c.mu.Lock()

@@ -86,13 +86,10 @@ func (f *GPTLiveFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "unknown_parameter", "GPT-Live takes no query parameters; name the model in session.start.")
 		return
 	}
-	ws, id, ok := f.reg.Accept(w, r)
-	if !ok {
-		return
-	}
-	defer f.reg.Release(ws)
-	c := &liveConn{wsConn: wsConn{t: &f.traffic, id: id, ws: ws}, f: f, calls: map[string]bool{}, rate: gptlive.SampleRate}
-	c.serve()
+	f.reg.Serve(w, r, func(ws *websocket.Conn, id int) {
+		c := &liveConn{wsConn: wsConn{t: &f.traffic, id: id, ws: ws}, f: f, calls: map[string]bool{}, rate: gptlive.SampleRate}
+		c.serve()
+	})
 }
 
 func httpError(w http.ResponseWriter, status int, code, msg string) {

@@ -113,6 +113,16 @@ type turn struct {
 
 func (t *turn) stop() { t.once.Do(func() { close(t.cancel) }) }
 
+// cancelled reports whether the turn has been stopped.
+func (t *turn) cancelled() bool {
+	select {
+	case <-t.cancel:
+		return true
+	default:
+		return false
+	}
+}
+
 // turnQueue plays a connection's agent turns one after another, as a provider's agent speaks one
 // response at a time: a turn starts when the one before it has ended.
 type turnQueue struct {

@@ -63,7 +63,6 @@ type Timeouts = socket.Timeouts
 // the call goes on (the caller's audio meanwhile is held and sent on the new connection).
 type Adapter struct {
 	opts Options
-	to   Timeouts
 
 	mu     sync.Mutex // guards link and everything below
 	link   *link.Link
@@ -101,7 +100,7 @@ type Adapter struct {
 // New returns an unconnected adapter.
 func New(opts Options) *Adapter {
 	to := opts.Timeouts.WithDefaults()
-	a := &Adapter{opts: opts, to: to, calls: map[string]string{}, seen: map[string]bool{}}
+	a := &Adapter{opts: opts, calls: map[string]string{}, seen: map[string]bool{}}
 	a.link = link.New(&a.mu, link.Options{Family: "gemini", Socket: to.Options(opts.Key),
 		EventLimit: opts.EventLimit, PreRollMS: opts.PreRollMS, InputRate: InputRate,
 		Classify: classifyClose, Message: a.handle, Stop: a.stopTimersLocked, Resume: a.resumeOnLossLocked})

@@ -51,7 +51,6 @@ type Timeouts = socket.Timeouts
 // protocol has no end-of-turn event.
 type Adapter struct {
 	opts Options
-	to   Timeouts
 
 	mu      sync.Mutex // guards link and everything below
 	link    *link.Link
@@ -99,7 +98,7 @@ func New(opts Options) *Adapter {
 	if opts.QuietMS <= 0 {
 		opts.QuietMS = 700
 	}
-	a := &Adapter{opts: opts, to: to, closing: make(chan struct{}),
+	a := &Adapter{opts: opts, closing: make(chan struct{}),
 		open: map[string]bool{}, backend: map[string]*backendResp{}, calls: map[string]string{}, seen: map[string]bool{},
 		respOfDl: map[string]map[string]bool{}}
 	a.link = link.New(&a.mu, link.Options{Family: "live", Socket: to.Options(opts.Key),

@@ -70,6 +70,17 @@ func (r *Registry) Release(ws *websocket.Conn) {
 	r.wg.Done()
 }
 
+// Serve accepts req (see Accept) and runs handle on the connection, then releases it; when the
+// upgrade is refused it returns at once.
+func (r *Registry) Serve(w http.ResponseWriter, req *http.Request, handle func(ws *websocket.Conn, id int)) {
+	ws, id, ok := r.Accept(w, req)
+	if !ok {
+		return
+	}
+	defer r.Release(ws)
+	handle(ws, id)
+}
+
 // Len reports the connections accepted and not yet released.
 func (r *Registry) Len() int {
 	r.mu.Lock()
