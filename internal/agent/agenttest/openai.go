@@ -239,29 +239,24 @@ func play(r *realtimeserver.Response, reply Reply) (status, reason string) {
 		if _, err := r.BeginAudio(); err != nil {
 			return "", ""
 		}
-		pieces := reply.pieces(n)
-		sent := 0
-		for i := 0; i < n; i++ {
-			timer := time.NewTimer(reply.Pace)
-			select {
-			case <-r.Cancelled():
-				timer.Stop()
-				return agent.StatusCancelled, r.Reason()
-			case <-timer.C:
+		_, end := reply.play(r.Cancelled(), func() int { return wire.SampleRate }, func(ch chunk) bool {
+			if r.Audio(ch.pcm) != nil {
+				return false
 			}
-			ms := min(chunkMS, reply.audioMS()-i*chunkMS)
-			pcm := Tone(ms*wire.SampleRate/1000, wire.SampleRate, sent)
-			if r.Audio(pcm) != nil {
-				return "", ""
+			if ch.text != "" {
+				r.Transcript(ch.text)
 			}
-			sent += len(pcm)
-			if pieces[i] != "" {
-				r.Transcript(pieces[i])
-			}
-			if reply.Drop && i+1 == reply.DropAfter {
+			if reply.Drop && ch.i+1 == reply.DropAfter {
 				r.Drop()
-				return "", ""
+				return false
 			}
+			return true
+		})
+		switch end {
+		case playCancelled:
+			return agent.StatusCancelled, r.Reason()
+		case playStopped:
+			return "", ""
 		}
 	}
 	select {
