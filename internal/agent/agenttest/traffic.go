@@ -39,24 +39,25 @@ func (t *traffic) Types() []string {
 }
 
 // Count returns how many client messages of type typ were received.
-func (t *traffic) Count(typ string) int {
-	n := 0
-	for _, r := range t.Received() {
-		if r.Type == typ {
-			n++
-		}
-	}
-	return n
-}
+func (t *traffic) Count(typ string) int { return len(t.of(typ)) }
 
 // Find returns the received messages of type typ, decoded into maps.
 func (t *traffic) Find(typ string) []map[string]any {
 	var out []map[string]any
+	for _, r := range t.of(typ) {
+		var m map[string]any
+		json.Unmarshal(r.Raw, &m)
+		out = append(out, m)
+	}
+	return out
+}
+
+// of returns the client messages of type typ received so far.
+func (t *traffic) of(typ string) []Received {
+	var out []Received
 	for _, r := range t.Received() {
 		if r.Type == typ {
-			var m map[string]any
-			json.Unmarshal(r.Raw, &m)
-			out = append(out, m)
+			out = append(out, r)
 		}
 	}
 	return out
