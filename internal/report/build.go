@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -256,7 +257,10 @@ func (b *builder) counts() {
 			graders[s.Grade.Grader] = true
 		}
 	}
-	b.rep.Graders = sortedKeys(graders)
+	b.rep.Graders = slices.Sorted(maps.Keys(graders))
+	if b.rep.Graders == nil {
+		b.rep.Graders = []string{} // report.json says [] for a report without graded sessions, not null
+	}
 }
 
 // value is a session's measure: 0/1 for gates, AFA in [0,1], TTR in seconds; NaN when undefined
@@ -610,7 +614,7 @@ func (b *builder) pooledPairs(m Metric, only map[string]bool) (h, s []float64) {
 			a.n++
 		}
 	}
-	for _, t := range sortedKeys(per) {
+	for _, t := range slices.Sorted(maps.Keys(per)) {
 		a := per[t]
 		h = append(h, a.h/float64(a.n))
 		s = append(s, a.s/float64(a.n))
@@ -782,7 +786,7 @@ func (b *builder) annotators() {
 	ar.PerItem = items
 	ar.Items, ar.Annotators, ar.Tasks = len(items), len(annot), len(perTask)
 	var fid, nat, leak, den []float64
-	for _, t := range sortedKeys(perTask) {
+	for _, t := range slices.Sorted(maps.Keys(perTask)) {
 		ts := perTask[t]
 		fid = append(fid, ts.fid)
 		nat = append(nat, ts.nat)
@@ -906,7 +910,7 @@ func (b *builder) slices() {
 			}
 			strata[v][id] = true
 		}
-		for _, v := range sortedKeys(strata) {
+		for _, v := range slices.Sorted(maps.Keys(strata)) {
 			only := strata[v]
 			for _, sys := range b.in.Systems {
 				hs, ss := b.inTasks(b.group(sys.Label, Human).all, only), b.inTasks(b.group(sys.Label, Synthetic).all, only)
