@@ -99,13 +99,23 @@ func (f dbFlags) open(ctx context.Context, log *slog.Logger) (*store.DB, error) 
 	return store.Open(ctx, store.Config{URL: databaseURL(), DataDir: *f.data, Database: name, Logger: log})
 }
 
-// openStudy opens the database and reads a study, which must exist; the caller closes db.
-func (f dbFlags) openStudy(ctx context.Context, id string) (*store.DB, audit.Study, error) {
+// studyFlags are the database flags and --study of the commands that work on one stored study.
+type studyFlags struct {
+	dbFlags
+	id *string
+}
+
+func addStudyFlags(fs *flag.FlagSet) studyFlags {
+	return studyFlags{dbFlags: addDBFlags(fs), id: fs.String("study", "", "study id")}
+}
+
+// openStudy opens the database and reads the --study, which must exist; the caller closes db.
+func (f studyFlags) openStudy(ctx context.Context) (*store.DB, audit.Study, error) {
 	db, err := f.open(ctx, nil)
 	if err != nil {
 		return nil, audit.Study{}, err
 	}
-	st, err := db.Study(ctx, id)
+	st, err := db.Study(ctx, *f.id)
 	if err != nil {
 		db.Close()
 		return nil, audit.Study{}, err
