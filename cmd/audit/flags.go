@@ -9,9 +9,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/task"
 )
 
 // newFlags returns a flag set that reports errors to stderr and whose usage names the command.
@@ -136,4 +139,53 @@ func addTasksFlag(fs *flag.FlagSet) *string { return fs.String("tasks", "tasks",
 // with it.
 func addBankDirFlag(fs *flag.FlagSet, usage string) *string {
 	return fs.String("dir", filepath.Join("audit_data", "bank"), usage)
+}
+
+// taskSelection is --tasks, which of the suite's tasks a command runs, and --tasks-dir, the suite.
+type taskSelection struct {
+	which, dir *string
+}
+
+func addTaskSelectionFlags(fs *flag.FlagSet) taskSelection {
+	return taskSelection{
+		which: fs.String("tasks", task.SubsetAudit24, "tasks: a subset (audit24, anchor), all, or comma-separated task ids"),
+		dir:   fs.String("tasks-dir", "tasks", "task directory"),
+	}
+}
+
+// load loads the suite (any problem stops it) and picks the selected tasks.
+func (s taskSelection) load() ([]*task.Task, error) {
+	all, err := loadTaskDir(*s.dir)
+	if err != nil {
+		return nil, err
+	}
+	return selectTasks(all, *s.which)
+}
+
+// selectTasks picks tasks by a subset flag ("audit24", "anchor"), "all", or a comma-separated
+// list of task ids.
+func selectTasks(all []*task.Task, which string) ([]*task.Task, error) {
+	if which == "all" {
+		return all, nil
+	}
+	var out []*task.Task
+	if which == task.SubsetAudit24 || which == task.SubsetAnchor || which == task.SubsetTransfer {
+		for _, t := range all {
+			if t.InSubset(which) {
+				out = append(out, t)
+			}
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("no task is flagged %s", which)
+		}
+		return out, nil
+	}
+	for _, id := range strings.Split(which, ",") {
+		i := slices.IndexFunc(all, func(t *task.Task) bool { return t.ID == strings.TrimSpace(id) })
+		if i < 0 {
+			return nil, fmt.Errorf("--tasks: no task %q (want audit24, anchor, transfer, all or task ids)", id)
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
 }

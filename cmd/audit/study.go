@@ -127,11 +127,7 @@ func systemLabels(spec string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		var out []string
-		for _, s := range f.Systems {
-			out = append(out, s.Label)
-		}
-		return out, nil
+		return systemLabelsOf(f), nil
 	}
 	var out []string
 	for _, l := range strings.Split(spec, ",") {

@@ -3,14 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
@@ -20,55 +17,6 @@ import (
 	"github.com/voicebench/humanaudit/internal/synth"
 	"github.com/voicebench/humanaudit/internal/task"
 )
-
-// selectTasks picks tasks by a subset flag ("audit24", "anchor"), "all", or a comma-separated
-// list of task ids.
-func selectTasks(all []*task.Task, which string) ([]*task.Task, error) {
-	if which == "all" {
-		return all, nil
-	}
-	var out []*task.Task
-	if which == task.SubsetAudit24 || which == task.SubsetAnchor || which == task.SubsetTransfer {
-		for _, t := range all {
-			if t.InSubset(which) {
-				out = append(out, t)
-			}
-		}
-		if len(out) == 0 {
-			return nil, fmt.Errorf("no task is flagged %s", which)
-		}
-		return out, nil
-	}
-	for _, id := range strings.Split(which, ",") {
-		i := slices.IndexFunc(all, func(t *task.Task) bool { return t.ID == strings.TrimSpace(id) })
-		if i < 0 {
-			return nil, fmt.Errorf("--tasks: no task %q (want audit24, anchor, transfer, all or task ids)", id)
-		}
-		out = append(out, all[i])
-	}
-	return out, nil
-}
-
-// taskSelection is --tasks, which of the suite's tasks a command runs, and --tasks-dir, the suite.
-type taskSelection struct {
-	which, dir *string
-}
-
-func addTaskSelectionFlags(fs *flag.FlagSet) taskSelection {
-	return taskSelection{
-		which: fs.String("tasks", task.SubsetAudit24, "tasks: a subset (audit24, anchor), all, or comma-separated task ids"),
-		dir:   fs.String("tasks-dir", "tasks", "task directory"),
-	}
-}
-
-// load loads the suite (any problem stops it) and picks the selected tasks.
-func (s taskSelection) load() ([]*task.Task, error) {
-	all, err := loadTaskDir(*s.dir)
-	if err != nil {
-		return nil, err
-	}
-	return selectTasks(all, *s.which)
-}
 
 func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("synth", stderr)
