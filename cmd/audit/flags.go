@@ -9,8 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/store"
@@ -160,32 +158,4 @@ func (s taskSelection) load() ([]*task.Task, error) {
 		return nil, err
 	}
 	return selectTasks(all, *s.which)
-}
-
-// selectTasks picks tasks by a subset flag ("audit24", "anchor"), "all", or a comma-separated
-// list of task ids.
-func selectTasks(all []*task.Task, which string) ([]*task.Task, error) {
-	if which == "all" {
-		return all, nil
-	}
-	var out []*task.Task
-	if which == task.SubsetAudit24 || which == task.SubsetAnchor || which == task.SubsetTransfer {
-		for _, t := range all {
-			if t.InSubset(which) {
-				out = append(out, t)
-			}
-		}
-		if len(out) == 0 {
-			return nil, fmt.Errorf("no task is flagged %s", which)
-		}
-		return out, nil
-	}
-	for _, id := range strings.Split(which, ",") {
-		i := slices.IndexFunc(all, func(t *task.Task) bool { return t.ID == strings.TrimSpace(id) })
-		if i < 0 {
-			return nil, fmt.Errorf("--tasks: no task %q (want audit24, anchor, transfer, all or task ids)", id)
-		}
-		out = append(out, all[i])
-	}
-	return out, nil
 }

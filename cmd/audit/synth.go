@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/systems"
@@ -17,6 +19,34 @@ import (
 	"github.com/voicebench/humanaudit/internal/synth"
 	"github.com/voicebench/humanaudit/internal/task"
 )
+
+// selectTasks picks tasks by a subset flag ("audit24", "anchor"), "all", or a comma-separated
+// list of task ids.
+func selectTasks(all []*task.Task, which string) ([]*task.Task, error) {
+	if which == "all" {
+		return all, nil
+	}
+	var out []*task.Task
+	if which == task.SubsetAudit24 || which == task.SubsetAnchor || which == task.SubsetTransfer {
+		for _, t := range all {
+			if t.InSubset(which) {
+				out = append(out, t)
+			}
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("no task is flagged %s", which)
+		}
+		return out, nil
+	}
+	for _, id := range strings.Split(which, ",") {
+		i := slices.IndexFunc(all, func(t *task.Task) bool { return t.ID == strings.TrimSpace(id) })
+		if i < 0 {
+			return nil, fmt.Errorf("--tasks: no task %q (want audit24, anchor, transfer, all or task ids)", id)
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
+}
 
 func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("synth", stderr)
