@@ -21,21 +21,15 @@ func runAnnotateCreate(ctx context.Context, args []string, stdout, stderr io.Wri
 	bankDir := fs.String("bank-dir", "", "bank directory with manifest.json and the WAVs (default DATA/bank)")
 	baseURL := fs.String("base-url", defaultBaseURL, "console base URL for the printed links")
 	title := fs.String("title", "", "the annotation task's title on the annotators' page (default: keep the stored one, or \""+annotate.DefaultTitle+"\")")
-	if err := noPositional(fs, args); err != nil {
-		return err
-	}
-	if *sf.id == "" || (*n <= 0 && *itemsFile == "" && *title == "") {
-		fmt.Fprintln(stderr, "audit annotate create: --study and --annotators N (and --items for a new rating set) are required")
-		return errUsage
-	}
-	if *bankDir == "" {
-		*bankDir = filepath.Join(*sf.data, "bank")
-	}
-	db, st, err := sf.openStudy(ctx)
+	db, st, err := sf.parseOpen(ctx, fs, args, func() bool { return *n > 0 || *itemsFile != "" || *title != "" },
+		"--annotators N (and --items for a new rating set)")
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	if *bankDir == "" {
+		*bankDir = filepath.Join(*sf.data, "bank")
+	}
 	set := annotate.StudySet(st.Config)
 	stored := false // whether set changed and must be stored
 	if *itemsFile != "" {
@@ -107,14 +101,7 @@ func runAnnotateExport(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs := newFlags("annotate export", stderr)
 	sf := addStudyFlags(fs)
 	out := fs.String("out", "", "ratings.csv to write (- for standard output)")
-	if err := noPositional(fs, args); err != nil {
-		return err
-	}
-	if *sf.id == "" || *out == "" {
-		fmt.Fprintln(stderr, "audit annotate export: --study and --out are required")
-		return errUsage
-	}
-	db, _, err := sf.openStudy(ctx)
+	db, _, err := sf.parseOpen(ctx, fs, args, func() bool { return *out != "" }, "--out")
 	if err != nil {
 		return err
 	}

@@ -124,6 +124,21 @@ func (f studyFlags) openStudy(ctx context.Context) (*store.DB, audit.Study, erro
 	return db, st, nil
 }
 
+// parseOpen parses a study command's flags, which take no positional argument, and opens the
+// study. Without --study, or when ready says the command's other required flags (named by others)
+// are missing, it prints "COMMAND: --study and OTHERS are required" and returns errUsage. The
+// caller closes db.
+func (f studyFlags) parseOpen(ctx context.Context, fs *flag.FlagSet, args []string, ready func() bool, others string) (*store.DB, audit.Study, error) {
+	if err := noPositional(fs, args); err != nil {
+		return nil, audit.Study{}, err
+	}
+	if *f.id == "" || !ready() {
+		fmt.Fprintf(fs.Output(), "%s: --study and %s are required\n", fs.Name(), others)
+		return nil, audit.Study{}, errUsage
+	}
+	return f.openStudy(ctx)
+}
+
 // warnLogger logs warnings and errors as text to w: for batch commands, whose progress goes to
 // their own output.
 func warnLogger(w io.Writer) *slog.Logger {

@@ -462,14 +462,7 @@ func runStudyExport(ctx context.Context, args []string, stdout, stderr io.Writer
 	sf := addStudyFlags(fs)
 	planOut := fs.String("plan", "", "write the stored plan as plan.csv here")
 	statusOut := fs.String("status", "", "write status.csv here")
-	if err := noPositional(fs, args); err != nil {
-		return err
-	}
-	if *sf.id == "" || (*planOut == "" && *statusOut == "") {
-		fmt.Fprintln(stderr, "audit study export: --study and at least one of --plan and --status are required")
-		return errUsage
-	}
-	db, _, err := sf.openStudy(ctx)
+	db, _, err := sf.parseOpen(ctx, fs, args, func() bool { return *planOut != "" || *statusOut != "" }, "at least one of --plan and --status")
 	if err != nil {
 		return err
 	}
@@ -502,14 +495,7 @@ func runStudyExtend(ctx context.Context, args []string, stdout, stderr io.Writer
 	systemsFile := fs.String("systems", "", "systems file giving new plan systems their family and settings")
 	tasksDir := fs.String("tasks-dir", "tasks", "task directory")
 	baseURL := fs.String("base-url", defaultBaseURL, "console base URL for the printed links")
-	if err := noPositional(fs, args); err != nil {
-		return err
-	}
-	if *sf.id == "" || (*planFile == "" && *participants == 0) {
-		fmt.Fprintln(stderr, "audit study extend: --study and --plan and/or --participants are required")
-		return errUsage
-	}
-	db, _, err := sf.openStudy(ctx)
+	db, _, err := sf.parseOpen(ctx, fs, args, func() bool { return *planFile != "" || *participants != 0 }, "--plan and/or --participants")
 	if err != nil {
 		return err
 	}
