@@ -9,8 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"sync"
 
+	"github.com/voicebench/humanaudit/internal/parallel"
 	"github.com/voicebench/humanaudit/internal/stats"
 )
 
@@ -384,39 +384,29 @@ func (b *builder) ratio(num, den []float64, dst *Interval) {
 // runJobs computes the scheduled intervals, spread over workers. Every interval restarts its
 // generator from the seed, so the split does not change any number.
 func (b *builder) runJobs() error {
-	w := min(b.opts.Workers, len(b.jobs))
-	errs := make([]error, w)
-	var wg sync.WaitGroup
-	for k := range w {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			bs, err := stats.NewClusterBootstrap(b.opts.Resamples, b.opts.Level, b.opts.Seed)
-			if err != nil {
-				errs[k] = err
-				return
-			}
-			bs.Expand()
-			if b.opts.SkipBCa {
-				bs.SkipBCa()
-			}
-			for i := k; i < len(b.jobs); i += w {
-				j := b.jobs[i]
-				iv, err := j.run(bs)
-				if err != nil {
-					errs[k] = err
-					return
-				}
-				*j.dst() = Interval{Estimate: Num(iv.Estimate), Low: Num(iv.Low), High: Num(iv.High), BCaLow: Num(iv.BCaLow), BCaHigh: Num(iv.BCaHigh),
-					Clusters: iv.Clusters, Undefined: iv.Undefined}
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
+	newBootstrap := func() (*stats.ClusterBootstrap, error) {
+		bs, err := stats.NewClusterBootstrap(b.opts.Resamples, b.opts.Level, b.opts.Seed)
 		if err != nil {
-			return fmt.Errorf("bootstrap: %w", err)
+			return nil, err
 		}
+		bs.Expand()
+		if b.opts.SkipBCa {
+			bs.SkipBCa()
+		}
+		return bs, nil
+	}
+	err := parallel.Run(b.opts.Workers, len(b.jobs), newBootstrap, nil, func(bs *stats.ClusterBootstrap, i int) error {
+		j := b.jobs[i]
+		iv, err := j.run(bs)
+		if err != nil {
+			return err
+		}
+		*j.dst() = Interval{Estimate: Num(iv.Estimate), Low: Num(iv.Low), High: Num(iv.High), BCaLow: Num(iv.BCaLow), BCaHigh: Num(iv.BCaHigh),
+			Clusters: iv.Clusters, Undefined: iv.Undefined}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
 	}
 	return nil
 }
