@@ -38,11 +38,12 @@ import (
 const BlockSamples = pcm.RecordRate / 50
 
 // Complexity is the encoder's complexity (libopus 0-10, default 10). The agent's audio is mono
-// speech at 24 kHz and 32 kb/s; WebRTC sends the same at 9 on desktops and 5 on phones. At 5 an
-// encode costs about half as much as at 10 (BenchmarkEncodeByComplexity), the largest single cost
-// of a session, and what the participant hears stays speech quality; the recording is unaffected
-// (it keeps the PCM, not the packets).
-const Complexity = 5
+// speech at 24 kHz and 32 kb/s; WebRTC sends the same at 9 on desktops and 5 on phones. At 7 an
+// encode costs about three quarters of one at 10 (BenchmarkEncodeByComplexity), the largest single
+// cost of a session, and the voice is as clean (TestComplexityKeepsTheVoice); below 7 the packets
+// after a barge-in's cut ring at up to -31 dBFS (at 5), which TestBargeInStopsAgentAudioAtTheBrowser
+// refuses. The recording is unaffected: it keeps the PCM, not the packets.
+const Complexity = 7
 
 // maxPacket bounds one 20 ms packet: at 32 kb/s a packet is about 80 bytes; libopus never writes
 // more than it is given room for.
