@@ -196,7 +196,7 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 	// A correction or unsolicited news about another field than the one asked, read after its
 	// preamble.
 	if correction || volunteer {
-		targets := l.targets(m, m.mentioned(words, m.allFields()), exp.last, correction, lm)
+		targets := l.targets(m, m.mentioned(words, m.allFields()), exp.last, exp.filled, correction, lm)
 		for _, target := range targets {
 			if exp.kind == expectField && target == exp.field && !correction {
 				continue
@@ -628,6 +628,26 @@ func (l *listener) openingValues(m *model, exp expectation, ws []asr.Word, text 
 	return out
 }
 
+// kinWords are what callers say for the relationships forms enumerate.
+var kinWords = map[string]string{
+	"son": "child", "daughter": "child", "kid": "child", "baby": "child", "stepson": "child", "stepdaughter": "child",
+	"newborn": "child", "wife": "spouse", "husband": "spouse",
+}
+
+// withKinWords appends, for each kinship word of text, the word a form uses for it.
+func withKinWords(text string) string {
+	var add []string
+	for _, w := range strings.Fields(text) {
+		if k, ok := kinWords[strings.Trim(w, ",.?!")]; ok {
+			add = append(add, k)
+		}
+	}
+	if len(add) == 0 {
+		return text
+	}
+	return text + " " + strings.Join(add, " ")
+}
+
 // choiceMention finds the one enumeration value of f whose words the caller said (stems compared,
 // at least half of a value's words).
 func (l *listener) choiceMention(f *field, text string) (fieldValue, bool) {
@@ -666,7 +686,7 @@ func (l *listener) choiceMention(f *field, text string) (fieldValue, bool) {
 // most likely about the last answer); then the only field whose type fits the value said (a date
 // when a month is named, an amount when dollars are said, a phone number for a long run of
 // digits). The caller's value must then read as that field's type.
-func (l *listener) targets(m *model, mentions []*field, last *field, correction bool, lm asr.Result) []*field {
+func (l *listener) targets(m *model, mentions []*field, last *field, filled []*field, correction bool, lm asr.Result) []*field {
 	text := " " + strings.ToLower(lm.Text) + " "
 	var want valueKind = -1
 	switch {
@@ -688,9 +708,11 @@ func (l *listener) targets(m *model, mentions []*field, last *field, correction 
 	if want >= 0 {
 		// A value of a type was said: the fields of that type come first, the ones named before
 		// the others, in form order.
-		// A correction is about something recorded: a named field of the record, then the last
-		// answer, before a named field that only identified the caller ("his date of birth is
-		// October thirty-first" corrects the newborn's, not the employee's the lookup used).
+		// A correction is about something recorded: a named field of the record, the last
+		// answer, then the record's filled fields of that type (later in the form first, as the
+		// form is asked in order), before a named
+		// field that only identified the caller ("his date of birth is October thirty-first"
+		// corrects the newborn's, not the employee's date the lookup used).
 		for _, f := range mentions {
 			if f.Kind == want && (!correction || m.fieldByName[f.Name] != nil) {
 				add(f)
@@ -698,6 +720,13 @@ func (l *listener) targets(m *model, mentions []*field, last *field, correction 
 		}
 		if correction && last != nil && last.Kind == want {
 			add(last)
+		}
+		if correction {
+			for i := len(filled) - 1; i >= 0; i-- {
+				if f := filled[i]; f.Kind == want && m.fieldByName[f.Name] != nil {
+					add(f)
+				}
+			}
 		}
 		for _, f := range mentions {
 			if f.Kind == want {
@@ -900,7 +929,8 @@ func (l *listener) freeValue(f *field, ws []asr.Word, text string, u Utterance) 
 		}
 		v, ok := s.Parse(text)
 		if !ok {
-			return fieldValue{}, false
+			// The caller named the value in their own words ("he's my son" for child).
+			return l.choiceMention(f, withKinWords(text))
 		}
 		return l.fieldValue(f, v)
 	case kindList:
