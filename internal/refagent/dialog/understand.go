@@ -710,9 +710,9 @@ func (l *listener) targets(m *model, mentions []*field, last *field, filled []*f
 		// the others, in form order.
 		// A correction is about something recorded: a named field of the record, the last
 		// answer, then the record's filled fields of that type (later in the form first, as the
-		// form is asked in order), before a named
-		// field that only identified the caller ("his date of birth is October thirty-first"
-		// corrects the newborn's, not the employee's date the lookup used).
+		// form is asked in order), before a named field that only identified the caller ("his
+		// date of birth is October thirty-first" corrects the newborn's, not the employee's date
+		// the lookup used).
 		for _, f := range mentions {
 			if f.Kind == want && (!correction || m.fieldByName[f.Name] != nil) {
 				add(f)
