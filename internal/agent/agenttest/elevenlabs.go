@@ -126,9 +126,7 @@ func writeDetail(w http.ResponseWriter, code int, status, msg string) {
 }
 
 func (f *ElevenLabsFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	f.handshakes = append(f.handshakes, Handshake{Path: r.URL.Path, Auth: r.Header.Get(elevenlabs.KeyHeader) != ""})
-	f.mu.Unlock()
+	f.upgrade(Handshake{Path: r.URL.Path, Auth: r.Header.Get(elevenlabs.KeyHeader) != ""})
 	if f.reg.Closed() {
 		http.NotFound(w, r)
 		return
@@ -287,13 +285,11 @@ func (c *elConn) serve() {
 }
 
 func (c *elConn) record(typ string, data []byte) {
-	raw := data
+	audio := ""
 	if typ == elevenlabs.AudioKey {
-		raw = agent.ElideAudio(data, elevenlabs.AudioKey)
+		audio = elevenlabs.AudioKey
 	}
-	c.f.mu.Lock()
-	c.f.received = append(c.f.received, Received{Conn: c.id, Type: typ, Raw: raw})
-	c.f.mu.Unlock()
+	c.f.receive(c.id, typ, data, audio)
 }
 
 // handle processes one client message; false means the connection was closed.

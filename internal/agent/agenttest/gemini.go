@@ -116,9 +116,7 @@ func (f *GeminiFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if key == "" {
 		key = r.URL.Query().Get("key")
 	}
-	f.mu.Lock()
-	f.handshakes = append(f.handshakes, Handshake{Path: r.URL.Path, Auth: key != "", Model: r.URL.Query().Get("model")})
-	f.mu.Unlock()
+	f.upgrade(Handshake{Path: r.URL.Path, Auth: key != "", Model: r.URL.Query().Get("model")})
 	if f.reg.Closed() || r.URL.Path != GeminiPath {
 		http.NotFound(w, r)
 		return
@@ -256,13 +254,11 @@ func (c *geminiConn) handle(data []byte) bool {
 }
 
 func (c *geminiConn) record(typ string, data []byte) {
-	raw := data
+	audio := ""
 	if strings.HasPrefix(typ, "realtimeInput") {
-		raw = agent.ElideAudio(data, "data")
+		audio = "data"
 	}
-	c.f.mu.Lock()
-	c.f.received = append(c.f.received, Received{Conn: c.id, Type: typ, Raw: raw})
-	c.f.mu.Unlock()
+	c.f.receive(c.id, typ, data, audio)
 }
 
 var (

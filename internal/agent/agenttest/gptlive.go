@@ -68,9 +68,7 @@ func (f *GPTLiveFake) Starts() []map[string]any {
 }
 
 func (f *GPTLiveFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	f.handshakes = append(f.handshakes, Handshake{Path: r.URL.Path, Auth: r.Header.Get("Authorization") != "", Model: r.URL.Query().Get("model")})
-	f.mu.Unlock()
+	f.upgrade(Handshake{Path: r.URL.Path, Auth: r.Header.Get("Authorization") != "", Model: r.URL.Query().Get("model")})
 	switch {
 	case f.reg.Closed():
 		httpError(w, http.StatusServiceUnavailable, "server_error", "shutting down")
@@ -209,13 +207,11 @@ func (c *liveConn) handle(data []byte) bool {
 }
 
 func (f *GPTLiveFake) record(conn int, typ string, data []byte) {
-	raw := data
+	audio := ""
 	if typ == gptlive.InputAudioAppend {
-		raw = agent.ElideAudio(data, "audio")
+		audio = "audio"
 	}
-	f.mu.Lock()
-	f.received = append(f.received, Received{Conn: conn, Type: typ, Raw: raw})
-	f.mu.Unlock()
+	f.receive(conn, typ, data, audio)
 }
 
 // start validates session.start as the published API does and answers session.started; a

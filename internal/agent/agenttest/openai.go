@@ -103,19 +103,15 @@ type openaiObserver struct{ f *OpenAIFake }
 func (o openaiObserver) Upgrade(r *http.Request) {
 	hs := Handshake{Path: r.URL.Path, Model: r.URL.Query().Get("model"), BetaHeader: r.Header.Get("OpenAI-Beta"),
 		Auth: r.Header.Get("Authorization") != ""}
-	o.f.mu.Lock()
-	o.f.handshakes = append(o.f.handshakes, hs)
-	o.f.mu.Unlock()
+	o.f.upgrade(hs)
 }
 
 func (o openaiObserver) Received(conn int, typ string, data []byte) {
-	raw := data
+	audio := ""
 	if typ == wire.InputAudioAppend || typ == wire.ItemCreate {
-		raw = agent.ElideAudio(data, "audio")
+		audio = "audio"
 	}
-	o.f.mu.Lock()
-	o.f.received = append(o.f.received, Received{Conn: conn, Type: typ, Raw: raw})
-	o.f.mu.Unlock()
+	o.f.receive(conn, typ, data, audio)
 }
 
 func (o openaiObserver) Sent(_ int, ev *wire.ServerEvent) {

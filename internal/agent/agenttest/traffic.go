@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+
+	"github.com/voicebench/humanaudit/internal/agent"
 )
 
 // traffic is what a fake server saw and did, shared by the fakes of every family: the client
@@ -91,6 +93,24 @@ func (t *traffic) closeFrames() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return append([]string(nil), t.closes...)
+}
+
+// upgrade records an upgrade request.
+func (t *traffic) upgrade(h Handshake) {
+	t.mu.Lock()
+	t.handshakes = append(t.handshakes, h)
+	t.mu.Unlock()
+}
+
+// receive records a client message of type typ on connection conn; audioKey, if not empty, is the
+// field of caller audio whose base64 is elided from the record.
+func (t *traffic) receive(conn int, typ string, data []byte, audioKey string) {
+	if audioKey != "" {
+		data = agent.ElideAudio(data, audioKey)
+	}
+	t.mu.Lock()
+	t.received = append(t.received, Received{Conn: conn, Type: typ, Raw: data})
+	t.mu.Unlock()
 }
 
 func (t *traffic) violation(format string, args ...any) {
