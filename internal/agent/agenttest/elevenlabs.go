@@ -94,11 +94,7 @@ func NewElevenLabsFake(tb testing.TB, opts ElevenLabsOptions, s Script) *ElevenL
 func (f *ElevenLabsFake) URL() string { return f.wsURL("/v1/convai/conversation") }
 
 // Initiations returns the conversation_initiation_client_data events received.
-func (f *ElevenLabsFake) Initiations() []map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.initiations)
-}
+func (f *ElevenLabsFake) Initiations() []map[string]any { return snapshot(&f.mu, &f.initiations) }
 
 // Closes returns the close frames the fake sent ("1008 reason").
 func (f *ElevenLabsFake) Closes() []string { return f.closeFrames() }

@@ -65,18 +65,10 @@ func (f *GeminiFake) Close() {
 }
 
 // Setups returns the setup objects received (keys in camelCase).
-func (f *GeminiFake) Setups() []map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]map[string]any(nil), f.setups...)
-}
+func (f *GeminiFake) Setups() []map[string]any { return snapshot(&f.mu, &f.setups) }
 
 // Resumed returns the handles that setups resumed from, in order.
-func (f *GeminiFake) Resumed() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.resumed...)
-}
+func (f *GeminiFake) Resumed() []string { return snapshot(&f.mu, &f.resumed) }
 
 // ForgetHandles makes every resumption handle issued so far invalid, as when they expire.
 func (f *GeminiFake) ForgetHandles() {

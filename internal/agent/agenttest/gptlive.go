@@ -61,11 +61,7 @@ func NewGPTLiveFake(tb testing.TB, s Script, o GPTLiveOptions) *GPTLiveFake {
 func (f *GPTLiveFake) URL() string { return f.wsURL(GPTLivePath) }
 
 // Starts returns the session objects of the session.start events received.
-func (f *GPTLiveFake) Starts() []map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]map[string]any(nil), f.starts...)
-}
+func (f *GPTLiveFake) Starts() []map[string]any { return snapshot(&f.mu, &f.starts) }
 
 func (f *GPTLiveFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	f.upgrade(Handshake{Path: r.URL.Path, Auth: r.Header.Get("Authorization") != "", Model: r.URL.Query().Get("model")})

@@ -82,11 +82,7 @@ func (f *OpenAIFake) Close() {
 func (f *OpenAIFake) DropAll() { f.rt.DropAll() }
 
 // ErrorsSent returns the error events the fake sent, in order.
-func (f *OpenAIFake) ErrorsSent() []wire.ErrorDetail {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]wire.ErrorDetail(nil), f.errorsSent...)
-}
+func (f *OpenAIFake) ErrorsSent() []wire.ErrorDetail { return snapshot(&f.mu, &f.errorsSent) }
 
 // ErrorCodes returns the codes of ErrorsSent.
 func (f *OpenAIFake) ErrorCodes() []string {

@@ -22,11 +22,7 @@ type traffic struct {
 }
 
 // Received returns the client messages received so far.
-func (t *traffic) Received() []Received {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]Received(nil), t.received...)
-}
+func (t *traffic) Received() []Received { return snapshot(&t.mu, &t.received) }
 
 // Types returns the types of the client messages received, with runs of audio collapsed.
 func (t *traffic) Types() []string {
@@ -66,33 +62,24 @@ func (t *traffic) of(typ string) []Received {
 }
 
 // Handshakes returns the upgrade requests seen.
-func (t *traffic) Handshakes() []Handshake {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]Handshake(nil), t.handshakes...)
-}
+func (t *traffic) Handshakes() []Handshake { return snapshot(&t.mu, &t.handshakes) }
 
 // Sent returns the types of the server messages written (or being written) so far, in order.
-func (t *traffic) Sent() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]string(nil), t.sent...)
-}
+func (t *traffic) Sent() []string { return snapshot(&t.mu, &t.sent) }
 
 // Violations lists misuse the real provider answers by stalling rather than with an error (an
 // OpenAI response.create before every output of a tool batch, a Gemini activityEnd without
 // activityStart).
-func (t *traffic) Violations() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]string(nil), t.violations...)
-}
+func (t *traffic) Violations() []string { return snapshot(&t.mu, &t.violations) }
 
 // closeFrames returns the close frames sent so far ("1007 reason").
-func (t *traffic) closeFrames() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]string(nil), t.closes...)
+func (t *traffic) closeFrames() []string { return snapshot(&t.mu, &t.closes) }
+
+// snapshot returns a copy of *s taken under mu: what a fake saw so far, safe from its appends.
+func snapshot[T any](mu *sync.Mutex, s *[]T) []T {
+	mu.Lock()
+	defer mu.Unlock()
+	return append([]T(nil), *s...)
 }
 
 // upgrade records an upgrade request.
