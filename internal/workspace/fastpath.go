@@ -62,9 +62,7 @@ func (p *plainParser) value(depth int) (any, bool) {
 		if m == nil {
 			m = make(map[string]any, 4)
 		}
-		p.space()
-		if p.i < len(p.b) && p.b[p.i] == '}' {
-			p.i++
+		if p.closes('}') {
 			return m, true
 		}
 		for {
@@ -87,25 +85,17 @@ func (p *plainParser) value(depth int) (any, bool) {
 				return nil, false
 			}
 			m[k] = v
-			p.space()
-			if p.i >= len(p.b) {
+			switch done, ok := p.afterItem('}'); {
+			case !ok:
 				return nil, false
-			}
-			if p.b[p.i] == '}' {
-				p.i++
+			case done:
 				return m, true
 			}
-			if p.b[p.i] != ',' {
-				return nil, false
-			}
-			p.i++
 		}
 	case c == '[':
 		p.i++
 		a := []any{}
-		p.space()
-		if p.i < len(p.b) && p.b[p.i] == ']' {
-			p.i++
+		if p.closes(']') {
 			return a, true
 		}
 		for {
@@ -115,18 +105,12 @@ func (p *plainParser) value(depth int) (any, bool) {
 				return nil, false
 			}
 			a = append(a, v)
-			p.space()
-			if p.i >= len(p.b) {
+			switch done, ok := p.afterItem(']'); {
+			case !ok:
 				return nil, false
-			}
-			if p.b[p.i] == ']' {
-				p.i++
+			case done:
 				return a, true
 			}
-			if p.b[p.i] != ',' {
-				return nil, false
-			}
-			p.i++
 		}
 	case c == '"':
 		return p.str()
@@ -153,6 +137,35 @@ func (p *plainParser) value(depth int) (any, bool) {
 		return json.Number(n), true
 	}
 	return nil, false
+}
+
+// closes skips whitespace and then end, the closing bracket of an empty object or array, if it
+// comes next.
+func (p *plainParser) closes(end byte) bool {
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == end {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// afterItem reads what follows a member or element: end (done) or a comma (not done); anything
+// else is not ok.
+func (p *plainParser) afterItem(end byte) (done, ok bool) {
+	p.space()
+	if p.i >= len(p.b) {
+		return false, false
+	}
+	switch p.b[p.i] {
+	case end:
+		p.i++
+		return true, true
+	case ',':
+		p.i++
+		return false, true
+	}
+	return false, false
 }
 
 func (p *plainParser) word(w string) bool {
