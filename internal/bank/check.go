@@ -92,23 +92,11 @@ type checker struct {
 
 func newChecker(t *task.Task) *checker {
 	c := &checker{t: t, kinds: map[string]valueKind{}}
-	var factValues []string
 	for i := range t.User.Facts {
 		f := &t.User.Facts[i]
 		c.kinds[f.ID] = factKind(t, f)
-		for _, v := range f.Versions {
-			factValues = append(factValues, canon.Fold(v.Value))
-		}
 	}
-	callerKnows := func(g string) bool {
-		fg := canon.Fold(g)
-		for _, fv := range factValues {
-			if strings.Contains(fv, fg) {
-				return true
-			}
-		}
-		return false
-	}
+	callerKnows := t.KnownToCaller()
 	for _, gf := range t.Grader.Fields {
 		kind := goldKind(t, gf)
 		switch gf.Params.Item {
