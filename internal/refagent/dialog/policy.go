@@ -751,14 +751,9 @@ func (p *policy) next() action {
 			return p.calls(ack, cs...)
 		}
 	}
-	if p.kbDone && !p.derived {
-		p.derived = true
-		if rec := p.deriveFromKnowledge(); len(rec) > 0 {
-			p.queueRecord(rec)
-			q := p.queue
-			p.queue = nil
-			p.ack = ack
-			return action{calls: q}
+	if p.kbDone {
+		if a, ok := p.recordDerived(ack); ok {
+			return a
 		}
 	}
 	// One question per turn for each field not yet filled.
@@ -778,14 +773,9 @@ func (p *policy) next() action {
 			return p.calls(ack, call{name: t.Name, args: b})
 		}
 	}
-	if p.kbContext && !p.derived {
-		p.derived = true
-		if rec := p.deriveFromKnowledge(); len(rec) > 0 {
-			p.queueRecord(rec)
-			q := p.queue
-			p.queue = nil
-			p.ack = ack
-			return action{calls: q}
+	if p.kbContext {
+		if a, ok := p.recordDerived(ack); ok {
+			return a
 		}
 	}
 	// Mark the artifact ready.
@@ -1143,6 +1133,24 @@ func (p *policy) knowledgeValue(f *field, s, low string, named bool) (fieldValue
 		}
 	}
 	return fieldValue{}, false
+}
+
+// recordDerived, once per knowledge-base answer, records what the knowledge base says of the fields
+// (deriveFromKnowledge); ok is false when it already ran or derived nothing.
+func (p *policy) recordDerived(ack string) (a action, ok bool) {
+	if p.derived {
+		return action{}, false
+	}
+	p.derived = true
+	rec := p.deriveFromKnowledge()
+	if len(rec) == 0 {
+		return action{}, false
+	}
+	p.queueRecord(rec)
+	q := p.queue
+	p.queue = nil
+	p.ack = ack
+	return action{calls: q}, true
 }
 
 func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
