@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -23,6 +24,27 @@ func CheckStudyID(id string) error {
 		return Errorf(ErrInvalid, "study id %q: want 1–64 lowercase letters, digits, - or _", id)
 	}
 	return nil
+}
+
+// Checked checks a new study (its id, a JSON object config) and returns it with its config tidied.
+func (s Study) Checked() (Study, error) {
+	if err := CheckStudyID(s.ID); err != nil {
+		return s, err
+	}
+	cfg, err := ConfigObject(s.Config, "study config")
+	s.Config = cfg
+	return s, err
+}
+
+// Checked checks a system to store (a label, a JSON object config) and returns it with its config
+// tidied.
+func (s System) Checked() (System, error) {
+	if strings.TrimSpace(s.Label) == "" {
+		return s, Errorf(ErrInvalid, "system label is empty")
+	}
+	cfg, err := ConfigObject(s.Config, "system "+s.Label+" config")
+	s.Config = cfg
+	return s, err
 }
 
 // ConfigObject checks that a config document is a JSON object (empty means {}) and returns it.

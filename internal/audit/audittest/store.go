@@ -139,10 +139,7 @@ func plausibleToken(t string) bool { return len(t) >= 22 && len(t) <= 128 }
 
 // CreateStudy stores a new study; an existing ID is ErrConflict.
 func (s *Store) CreateStudy(_ context.Context, st audit.Study) (audit.Study, error) {
-	if err := audit.CheckStudyID(st.ID); err != nil {
-		return audit.Study{}, err
-	}
-	cfg, err := audit.ConfigObject(st.Config, "study config")
+	st, err := st.Checked()
 	if err != nil {
 		return audit.Study{}, err
 	}
@@ -152,7 +149,7 @@ func (s *Store) CreateStudy(_ context.Context, st audit.Study) (audit.Study, err
 	if s.studies[st.ID] != nil {
 		return audit.Study{}, audit.Errorf(audit.ErrConflict, "create study %s", st.ID)
 	}
-	st.Config, st.CreatedAt = cfg, s.stamp()
+	st.CreatedAt = s.stamp()
 	s.studies[st.ID] = &st
 	return st, nil
 }
@@ -204,10 +201,7 @@ func (s *Store) SetStudyConfig(_ context.Context, id string, config json.RawMess
 // UpsertSystem stores sys, or updates an existing system with the same label; an empty alias gets
 // the next free "Agent A", "Agent B", ….
 func (s *Store) UpsertSystem(_ context.Context, sys audit.System) (audit.System, error) {
-	if strings.TrimSpace(sys.Label) == "" {
-		return audit.System{}, audit.Errorf(audit.ErrInvalid, "system label is empty")
-	}
-	cfg, err := audit.ConfigObject(sys.Config, "system "+sys.Label+" config")
+	sys, err := sys.Checked()
 	if err != nil {
 		return audit.System{}, err
 	}
@@ -229,7 +223,7 @@ func (s *Store) UpsertSystem(_ context.Context, sys audit.System) (audit.System,
 			return audit.System{}, audit.Errorf(audit.ErrConflict, "store system %s", sys.Label)
 		}
 	}
-	sys.Config, sys.CreatedAt = cfg, s.stamp()
+	sys.CreatedAt = s.stamp()
 	if old != nil {
 		sys.CreatedAt = old.CreatedAt
 	}
