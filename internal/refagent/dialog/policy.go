@@ -3,10 +3,10 @@ package dialog
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -495,11 +495,7 @@ func prefixed(v fieldValue) []fieldValue {
 // column of the field's name ("nightly_rate"), or the last words of it ("slot_id" for
 // new_slot_id, when only one field ends so).
 func (p *policy) fillFromLookup(t *toolInfo, rec map[string]any) {
-	keys := make([]string, 0, len(rec))
-	for k := range rec {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(rec))
 	record := map[string]json.RawMessage{}
 	argWords := map[string]bool{}
 	for _, a := range t.Params {
@@ -953,12 +949,7 @@ func (p *policy) contextQuery() string {
 		}
 	}
 	for _, rec := range p.lookups {
-		keys := make([]string, 0, len(rec))
-		for k := range rec {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(rec)) {
 			if s, ok := rec[k].(string); ok && len(strings.Fields(s)) <= 3 && strings.IndexFunc(s, unicode.IsDigit) < 0 {
 				add(s)
 			}
@@ -1160,12 +1151,7 @@ func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
 	}
 	var looked []string
 	for _, rec := range p.lookups {
-		keys := make([]string, 0, len(rec))
-		for k := range rec {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(rec)) {
 			if s, ok := rec[k].(string); ok && len(s) > 2 {
 				looked = append(looked, strings.ToLower(s))
 			}
