@@ -169,10 +169,7 @@ func (s *Store) Study(_ context.Context, id string) (audit.Study, error) {
 func (s *Store) Studies(_ context.Context) ([]audit.Study, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := []audit.Study{}
-	for _, st := range s.studies {
-		out = append(out, *st)
-	}
+	out := copies(s.studies)
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
 			return out[i].CreatedAt.Before(out[j].CreatedAt)
@@ -248,6 +245,15 @@ func mapValues[K comparable, V any](m map[K]V) []V {
 	return out
 }
 
+// copies returns copies of the records m points to, in no order (empty, not nil, for none).
+func copies[K comparable, V any](m map[K]*V) []V {
+	out := make([]V, 0, len(m))
+	for _, v := range m {
+		out = append(out, *v)
+	}
+	return out
+}
+
 // System returns the system with label.
 func (s *Store) System(_ context.Context, label string) (audit.System, error) {
 	s.mu.Lock()
@@ -262,10 +268,7 @@ func (s *Store) System(_ context.Context, label string) (audit.System, error) {
 func (s *Store) Systems(_ context.Context) ([]audit.System, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := []audit.System{}
-	for _, sys := range s.systems {
-		out = append(out, *sys)
-	}
+	out := copies(s.systems)
 	sort.Slice(out, func(i, j int) bool {
 		if len(out[i].Alias) != len(out[j].Alias) {
 			return len(out[i].Alias) < len(out[j].Alias)
