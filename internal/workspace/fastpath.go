@@ -74,12 +74,9 @@ func (p *plainParser) value(depth int) (any, bool) {
 			if _, dup := m[k]; dup {
 				return nil, false
 			}
-			p.space()
-			if p.i >= len(p.b) || p.b[p.i] != ':' {
+			if !p.colon() {
 				return nil, false
 			}
-			p.i++
-			p.space()
 			v, ok := p.value(depth + 1)
 			if !ok {
 				return nil, false
@@ -122,19 +119,10 @@ func (p *plainParser) value(depth int) (any, bool) {
 		return nil, p.word("null")
 	case c == '-' || c >= '0' && c <= '9':
 		start := p.i
-		for p.i < len(p.b) {
-			c := p.b[p.i]
-			if c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' || c >= '0' && c <= '9' {
-				p.i++
-				continue
-			}
-			break
-		}
-		n := string(p.b[start:p.i])
-		if !validNumber(n) {
+		if !p.number() {
 			return nil, false
 		}
-		return json.Number(n), true
+		return json.Number(p.b[start:p.i]), true
 	}
 	return nil, false
 }
@@ -166,6 +154,32 @@ func (p *plainParser) afterItem(end byte) (done, ok bool) {
 		return false, true
 	}
 	return false, false
+}
+
+// colon reads the colon between a member's name and its value, with the whitespace around it.
+func (p *plainParser) colon() bool {
+	p.space()
+	if p.i >= len(p.b) || p.b[p.i] != ':' {
+		return false
+	}
+	p.i++
+	p.space()
+	return true
+}
+
+// number reads the characters a JSON number can hold and reports whether they are a number
+// literal.
+func (p *plainParser) number() bool {
+	start := p.i
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		if c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' || c >= '0' && c <= '9' {
+			p.i++
+			continue
+		}
+		break
+	}
+	return validNumber(string(p.b[start:p.i]))
 }
 
 func (p *plainParser) word(w string) bool {
@@ -447,10 +461,7 @@ func plainArgs(raw []byte, into []plainArg) ([]plainArg, bool) {
 		return nil, false
 	}
 	p.i++
-	p.space()
-	if p.i < len(p.b) && p.b[p.i] == '}' {
-		p.i++
-	} else {
+	if !p.closes('}') {
 		for {
 			p.space()
 			ks := p.i
@@ -463,30 +474,19 @@ func plainArgs(raw []byte, into []plainArg) ([]plainArg, bool) {
 					return nil, false
 				}
 			}
-			p.space()
-			if p.i >= len(p.b) || p.b[p.i] != ':' {
+			if !p.colon() {
 				return nil, false
 			}
-			p.i++
-			p.space()
 			vs := p.i
 			var kind byte
-			switch c := byte(0); {
+			switch {
 			case p.i < len(p.b) && p.b[p.i] == '"':
 				if _, ok := p.strSpan(); !ok {
 					return nil, false
 				}
 				kind = 's'
 			case p.i < len(p.b) && (p.b[p.i] == '-' || p.b[p.i] >= '0' && p.b[p.i] <= '9'):
-				for p.i < len(p.b) {
-					c = p.b[p.i]
-					if c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' || c >= '0' && c <= '9' {
-						p.i++
-						continue
-					}
-					break
-				}
-				if !validNumber(string(p.b[vs:p.i])) {
+				if !p.number() {
 					return nil, false
 				}
 				kind = 'n'
@@ -498,18 +498,13 @@ func plainArgs(raw []byte, into []plainArg) ([]plainArg, bool) {
 				return nil, false
 			}
 			out = append(out, plainArg{key: key, raw: p.b[vs:p.i], kind: kind})
-			p.space()
-			if p.i >= len(p.b) {
+			done, ok := p.afterItem('}')
+			if !ok {
 				return nil, false
 			}
-			if p.b[p.i] == '}' {
-				p.i++
+			if done {
 				break
 			}
-			if p.b[p.i] != ',' {
-				return nil, false
-			}
-			p.i++
 		}
 	}
 	p.space()
