@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -128,6 +129,20 @@ func (m Mode) Check() error {
 		return Errorf(ErrInvalid, "session mode %q: want human or synthetic", m)
 	}
 	return nil
+}
+
+// Created checks a new session (an empty mode is human) and returns it as just created at now:
+// status created, first attempt. Assign then fills in a planned session from its assignment.
+func (ns NewSession) Created(now time.Time) (Session, error) {
+	if ns.Mode == "" {
+		ns.Mode = ModeHuman
+	}
+	if err := ns.Mode.Check(); err != nil {
+		return Session{}, err
+	}
+	return Session{ID: ns.ID, StudyID: ns.StudyID, AssignmentID: ns.AssignmentID, ParticipantID: ns.ParticipantID,
+		TaskID: ns.TaskID, TaskVersion: ns.TaskVersion, System: ns.System, Mode: ns.Mode, Seed: ns.Seed,
+		Status: SessionCreated, CreatedAt: now, Attempt: 1, ConsoleID: ns.ConsoleID, Condition: ns.Condition}, nil
 }
 
 // Assign fills a planned session's study, task, system and participant from its assignment, and
