@@ -14,29 +14,22 @@ import (
 
 func runAnnotateCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("annotate create", stderr)
-	dbf := addDBFlags(fs)
-	id := fs.String("study", "", "study id")
+	sf := addStudyFlags(fs)
 	n := fs.Int("annotators", 0, "annotator links to issue")
 	itemsFile := fs.String("items", "", "rating set from audit bank rating-set --json (- for standard input); omit to keep the stored set")
 	tasksDir := fs.String("tasks-dir", "tasks", "task directory (each item is checked against its task)")
 	bankDir := fs.String("bank-dir", "", "bank directory with manifest.json and the WAVs (default DATA/bank)")
 	baseURL := fs.String("base-url", defaultBaseURL, "console base URL for the printed links")
 	title := fs.String("title", "", "the annotation task's title on the annotators' page (default: keep the stored one, or \""+annotate.DefaultTitle+"\")")
-	if err := noPositional(fs, args); err != nil {
-		return err
-	}
-	if *id == "" || (*n <= 0 && *itemsFile == "" && *title == "") {
-		fmt.Fprintln(stderr, "audit annotate create: --study and --annotators N (and --items for a new rating set) are required")
-		return errUsage
-	}
-	if *bankDir == "" {
-		*bankDir = filepath.Join(*dbf.data, "bank")
-	}
-	db, st, err := dbf.openStudy(ctx, *id)
+	db, st, err := sf.parseOpen(ctx, fs, args, func() bool { return *n > 0 || *itemsFile != "" || *title != "" },
+		"--annotators N (and --items for a new rating set)")
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	if *bankDir == "" {
+		*bankDir = filepath.Join(*sf.data, "bank")
+	}
 	set := annotate.StudySet(st.Config)
 	stored := false // whether set changed and must be stored
 	if *itemsFile != "" {
@@ -77,9 +70,9 @@ func runAnnotateCreate(ctx context.Context, args []string, stdout, stderr io.Wri
 		for _, it := range prepared {
 			tasksSeen[it.TaskID] = true
 		}
-		fmt.Fprintf(stderr, "study %s: %d rating items of %d tasks, blinded and checked\n", *id, len(prepared), len(tasksSeen))
+		fmt.Fprintf(stderr, "study %s: %d rating items of %d tasks, blinded and checked\n", *sf.id, len(prepared), len(tasksSeen))
 	} else if len(set.Items) == 0 {
-		return fmt.Errorf("study %s has no rating set yet: give --items (audit bank rating-set --json)", *id)
+		return fmt.Errorf("study %s has no rating set yet: give --items (audit bank rating-set --json)", *sf.id)
 	}
 	if *title != "" {
 		set.Title, stored = *title, true
@@ -89,13 +82,13 @@ func runAnnotateCreate(ctx context.Context, args []string, stdout, stderr io.Wri
 		if err != nil {
 			return err
 		}
-		if err := db.SetStudyConfig(ctx, *id, cfg); err != nil {
+		if err := db.SetStudyConfig(ctx, *sf.id, cfg); err != nil {
 			return err
 		}
 	}
 	base := strings.TrimSuffix(*baseURL, "/")
 	for range *n {
-		a, err := db.CreateAnnotator(ctx, *id)
+		a, err := db.CreateAnnotator(ctx, *sf.id)
 		if err != nil {
 			return err
 		}
@@ -106,22 +99,14 @@ func runAnnotateCreate(ctx context.Context, args []string, stdout, stderr io.Wri
 
 func runAnnotateExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("annotate export", stderr)
-	dbf := addDBFlags(fs)
-	id := fs.String("study", "", "study id")
+	sf := addStudyFlags(fs)
 	out := fs.String("out", "", "ratings.csv to write (- for standard output)")
-	if err := noPositional(fs, args); err != nil {
-		return err
-	}
-	if *id == "" || *out == "" {
-		fmt.Fprintln(stderr, "audit annotate export: --study and --out are required")
-		return errUsage
-	}
-	db, _, err := dbf.openStudy(ctx, *id)
+	db, _, err := sf.parseOpen(ctx, fs, args, func() bool { return *out != "" }, "--out")
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	rows, err := db.RatingsLong(ctx, *id)
+	rows, err := db.RatingsLong(ctx, *sf.id)
 	if err != nil {
 		return err
 	}

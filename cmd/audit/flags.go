@@ -12,6 +12,7 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/store"
+	"github.com/voicebench/humanaudit/internal/task"
 )
 
 // newFlags returns a flag set that reports errors to stderr and whose usage names the command.
@@ -99,18 +100,43 @@ func (f dbFlags) open(ctx context.Context, log *slog.Logger) (*store.DB, error) 
 	return store.Open(ctx, store.Config{URL: databaseURL(), DataDir: *f.data, Database: name, Logger: log})
 }
 
-// openStudy opens the database and reads a study, which must exist; the caller closes db.
-func (f dbFlags) openStudy(ctx context.Context, id string) (*store.DB, audit.Study, error) {
+// studyFlags are the database flags and --study of the commands that work on one stored study.
+type studyFlags struct {
+	dbFlags
+	id *string
+}
+
+func addStudyFlags(fs *flag.FlagSet) studyFlags {
+	return studyFlags{dbFlags: addDBFlags(fs), id: fs.String("study", "", "study id")}
+}
+
+// openStudy opens the database and reads the --study, which must exist; the caller closes db.
+func (f studyFlags) openStudy(ctx context.Context) (*store.DB, audit.Study, error) {
 	db, err := f.open(ctx, nil)
 	if err != nil {
 		return nil, audit.Study{}, err
 	}
-	st, err := db.Study(ctx, id)
+	st, err := db.Study(ctx, *f.id)
 	if err != nil {
 		db.Close()
 		return nil, audit.Study{}, err
 	}
 	return db, st, nil
+}
+
+// parseOpen parses a study command's flags, which take no positional argument, and opens the
+// study. Without --study, or when ready says the command's other required flags (named by others)
+// are missing, it prints "COMMAND: --study and OTHERS are required" and returns errUsage. The
+// caller closes db.
+func (f studyFlags) parseOpen(ctx context.Context, fs *flag.FlagSet, args []string, ready func() bool, others string) (*store.DB, audit.Study, error) {
+	if err := noPositional(fs, args); err != nil {
+		return nil, audit.Study{}, err
+	}
+	if *f.id == "" || !ready() {
+		fmt.Fprintf(fs.Output(), "%s: --study and %s are required\n", fs.Name(), others)
+		return nil, audit.Study{}, errUsage
+	}
+	return f.openStudy(ctx)
 }
 
 // warnLogger logs warnings and errors as text to w: for batch commands, whose progress goes to
@@ -126,4 +152,25 @@ func addTasksFlag(fs *flag.FlagSet) *string { return fs.String("tasks", "tasks",
 // with it.
 func addBankDirFlag(fs *flag.FlagSet, usage string) *string {
 	return fs.String("dir", filepath.Join("audit_data", "bank"), usage)
+}
+
+// taskSelection is --tasks, which of the suite's tasks a command runs, and --tasks-dir, the suite.
+type taskSelection struct {
+	which, dir *string
+}
+
+func addTaskSelectionFlags(fs *flag.FlagSet) taskSelection {
+	return taskSelection{
+		which: fs.String("tasks", task.SubsetAudit24, "tasks: a subset (audit24, anchor), all, or comma-separated task ids"),
+		dir:   fs.String("tasks-dir", "tasks", "task directory"),
+	}
+}
+
+// load loads the suite (any problem stops it) and picks the selected tasks.
+func (s taskSelection) load() ([]*task.Task, error) {
+	all, err := loadTaskDir(*s.dir)
+	if err != nil {
+		return nil, err
+	}
+	return selectTasks(all, *s.which)
 }

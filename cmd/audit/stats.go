@@ -52,16 +52,13 @@ func writeStatsJSON(w io.Writer, v any) error {
 
 // statsOneFile checks that exactly one FILE was given and opens it.
 func statsOneFile(fs *flag.FlagSet, files []string) (*os.File, error) {
-	if len(files) != 1 {
-		if len(files) == 0 {
-			fmt.Fprintf(fs.Output(), "%s: missing FILE\n", fs.Name())
-		} else {
-			fmt.Fprintf(fs.Output(), "%s: want one FILE, got %d: %s\n", fs.Name(), len(files), strings.Join(files, " "))
-		}
-		fs.Usage()
-		return nil, errUsage
+	switch len(files) {
+	case 0:
+		return nil, statsUsageError(fs, fs.Name()+": missing FILE")
+	case 1:
+		return os.Open(files[0])
 	}
-	return os.Open(files[0])
+	return nil, statsUsageError(fs, fmt.Sprintf("%s: want one FILE, got %d: %s", fs.Name(), len(files), strings.Join(files, " ")))
 }
 
 // parseStatsFile parses a statistic's flags and opens its one FILE.
@@ -73,12 +70,23 @@ func parseStatsFile(fs *flag.FlagSet, args []string) (*os.File, error) {
 	return statsOneFile(fs, files)
 }
 
-func statsUsage(fs *flag.FlagSet, stderr io.Writer, synopsis, about string) {
+// newStatsFlags is a statistic's flag set, whose usage gives its synopsis and what it computes
+// before the flags.
+func newStatsFlags(name string, stderr io.Writer, synopsis, about string) *flag.FlagSet {
+	fs := newFlags(name, stderr)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: "+synopsis)
 		fmt.Fprintln(stderr, about)
 		fs.PrintDefaults()
 	}
+	return fs
+}
+
+// statsUsageError prints what is wrong with a statistic's arguments, then its usage.
+func statsUsageError(fs *flag.FlagSet, problem string) error {
+	fmt.Fprintln(fs.Output(), problem)
+	fs.Usage()
+	return errUsage
 }
 
 // statsAlphaOutput is the JSON of audit stats alpha.
@@ -106,21 +114,18 @@ type statsCIFields struct {
 }
 
 func runStatsAlpha(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("stats alpha", stderr)
+	fs := newStatsFlags("stats alpha", stderr, "audit stats alpha --level nominal|ordinal|interval|ratio FILE [--bootstrap N --seed S]",
+		"Krippendorff's alpha from CSV long data with columns unit,rater,value (missing ratings absent or empty).")
 	levelName := fs.String("level", "", "level of measurement: nominal, ordinal, interval or ratio (required)")
 	resamples := fs.Int("bootstrap", 0, "add a percentile CI from `N` resamples of the pairable units (0: none)")
 	seed := fs.Uint64("seed", 1, "seed of the bootstrap")
 	ciLevel := fs.Float64("ci-level", 0.95, "confidence level of the bootstrap CI")
-	statsUsage(fs, stderr, "audit stats alpha --level nominal|ordinal|interval|ratio FILE [--bootstrap N --seed S]",
-		"Krippendorff's alpha from CSV long data with columns unit,rater,value (missing ratings absent or empty).")
 	files, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if *levelName == "" {
-		fmt.Fprintln(stderr, "audit stats alpha: --level is required")
-		fs.Usage()
-		return errUsage
+		return statsUsageError(fs, "audit stats alpha: --level is required")
 	}
 	level, err := stats.ParseLevel(*levelName)
 	if err != nil {
@@ -185,10 +190,9 @@ type statsFleissOutput struct {
 }
 
 func runStatsFleiss(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("stats fleiss", stderr)
-	counts := fs.Bool("counts", false, "FILE is a subjects × categories table of counts (first column the subject id)")
-	statsUsage(fs, stderr, "audit stats fleiss [--counts] FILE",
+	fs := newStatsFlags("stats fleiss", stderr, "audit stats fleiss [--counts] FILE",
 		"Fleiss' kappa from CSV long data unit,rater,value, or with --counts from a table of counts.")
+	counts := fs.Bool("counts", false, "FILE is a subjects × categories table of counts (first column the subject id)")
 	f, err := parseStatsFile(fs, args)
 	if err != nil {
 		return err
@@ -226,12 +230,11 @@ func runStatsFleiss(_ context.Context, args []string, stdout, stderr io.Writer) 
 }
 
 func runStatsWilson(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("stats wilson", stderr)
+	fs := newStatsFlags("stats wilson", stderr, "audit stats wilson --successes X --n N [--level 0.95]",
+		"Wilson score interval (no continuity correction) for X successes out of N.")
 	successes := fs.Int("successes", 0, "number of successes `X` (required)")
 	n := fs.Int("n", 0, "number of trials `N` (required)")
 	level := fs.Float64("level", 0.95, "confidence level")
-	statsUsage(fs, stderr, "audit stats wilson --successes X --n N [--level 0.95]",
-		"Wilson score interval (no continuity correction) for X successes out of N.")
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -239,9 +242,7 @@ func runStatsWilson(_ context.Context, args []string, stdout, stderr io.Writer) 
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if len(rest) > 0 || !set["successes"] || !set["n"] {
-		fmt.Fprintln(stderr, "audit stats wilson: --successes and --n are required, and no FILE is taken")
-		fs.Usage()
-		return errUsage
+		return statsUsageError(fs, "audit stats wilson: --successes and --n are required, and no FILE is taken")
 	}
 	iv, err := stats.Wilson(*successes, *n, *level)
 	if err != nil {
@@ -267,18 +268,15 @@ type statsPassKTask struct {
 }
 
 func runStatsPassK(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("stats passk", stderr)
-	k := fs.Int("k", 0, "number of draws `K` (required, at least 1)")
-	statsUsage(fs, stderr, "audit stats passk --k K FILE",
+	fs := newStatsFlags("stats passk", stderr, "audit stats passk --k K FILE",
 		"pass@k (unbiased estimator, Chen et al. 2021) and pass^k (all k succeed, tau-bench) averaged over tasks,\nfrom CSV long data task,trial,success.")
+	k := fs.Int("k", 0, "number of draws `K` (required, at least 1)")
 	files, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if *k < 1 {
-		fmt.Fprintln(stderr, "audit stats passk: --k is required and must be at least 1")
-		fs.Usage()
-		return errUsage
+		return statsUsageError(fs, "audit stats passk: --k is required and must be at least 1")
 	}
 	f, err := statsOneFile(fs, files)
 	if err != nil {
@@ -307,14 +305,13 @@ func runStatsPassK(_ context.Context, args []string, stdout, stderr io.Writer) e
 }
 
 func runStatsBootstrap(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("stats bootstrap", stderr)
-	resamples := fs.Int("resamples", 10000, "number of bootstrap resamples")
-	seed := fs.Uint64("seed", 1, "seed of the resampling")
-	level := fs.Float64("level", 0.95, "confidence level")
-	statsUsage(fs, stderr, "audit stats bootstrap FILE [--resamples 10000 --seed 1 --level 0.95]",
+	fs := newStatsFlags("stats bootstrap", stderr, "audit stats bootstrap FILE [--resamples 10000 --seed 1 --level 0.95]",
 		"Task-level (cluster) bootstrap percentile CI. FILE is CSV task,value (CI of the mean of per-task means)\n"+
 			"or task,a,b (CI of the mean paired difference a − b of per-task means). Rows may repeat a task;\n"+
 			"empty cells are missing.")
+	resamples := fs.Int("resamples", 10000, "number of bootstrap resamples")
+	seed := fs.Uint64("seed", 1, "seed of the resampling")
+	level := fs.Float64("level", 0.95, "confidence level")
 	f, err := parseStatsFile(fs, args)
 	if err != nil {
 		return err

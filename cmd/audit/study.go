@@ -127,11 +127,7 @@ func systemLabels(spec string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		var out []string
-		for _, s := range f.Systems {
-			out = append(out, s.Label)
-		}
-		return out, nil
+		return systemLabelsOf(f), nil
 	}
 	var out []string
 	for _, l := range strings.Split(spec, ",") {
@@ -351,33 +347,32 @@ func runStudyCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 
 func runStudyStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("study status", stderr)
-	dbf := addDBFlags(fs)
-	id := fs.String("study", "", "study id")
+	sf := addStudyFlags(fs)
 	csvOut := fs.String("csv", "", "also write status.csv here (- for standard output instead of the summary)")
 	if err := noPositional(fs, args); err != nil {
 		return err
 	}
-	if *id == "" {
+	if *sf.id == "" {
 		fmt.Fprintln(stderr, "audit study status: --study is required")
 		return errUsage
 	}
-	db, err := dbf.open(ctx, nil)
+	db, err := sf.open(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	if *csvOut == "-" {
-		return writeStatusCSV(ctx, db, *id, stdout)
+		return writeStatusCSV(ctx, db, *sf.id, stdout)
 	}
-	prog, err := db.Progress(ctx, *id)
+	prog, err := db.Progress(ctx, *sf.id)
 	if err != nil {
 		return err
 	}
-	rows, err := db.StatusRows(ctx, *id)
+	rows, err := db.StatusRows(ctx, *sf.id)
 	if err != nil {
 		return err
 	}
-	parts, err := db.Participants(ctx, *id)
+	parts, err := db.Participants(ctx, *sf.id)
 	if err != nil {
 		return err
 	}
@@ -395,7 +390,7 @@ func runStudyStatus(ctx context.Context, args []string, stdout, stderr io.Writer
 	p := prog.Study
 	planned := p.Total() - p.Excluded
 	fmt.Fprintf(stdout, "study %s: %d of %d planned sessions done (%.0f%%), %d running, %d pending, %d excluded\n",
-		*id, p.Done, planned, pct(p.Done, planned), p.Running, p.Pending, p.Excluded)
+		*sf.id, p.Done, planned, pct(p.Done, planned), p.Running, p.Pending, p.Excluded)
 	fmt.Fprintf(stdout, "participants: %d links issued; %d of %d plan slots started; %d excluded cells waiting in the pool\n",
 		len(parts), len(bound), len(slots), pool)
 	alias := map[string]string{}
@@ -410,7 +405,7 @@ func runStudyStatus(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	tw.Flush()
 	if *csvOut != "" {
-		if err := writeFileOr(*csvOut, stdout, func(w io.Writer) error { return writeStatusCSV(ctx, db, *id, w) }); err != nil {
+		if err := writeFileOr(*csvOut, stdout, func(w io.Writer) error { return writeStatusCSV(ctx, db, *sf.id, w) }); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "wrote %s\n", *csvOut)
@@ -464,24 +459,16 @@ func writeStatusCSV(ctx context.Context, db *store.DB, studyID string, w io.Writ
 
 func runStudyExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("study export", stderr)
-	dbf := addDBFlags(fs)
-	id := fs.String("study", "", "study id")
+	sf := addStudyFlags(fs)
 	planOut := fs.String("plan", "", "write the stored plan as plan.csv here")
 	statusOut := fs.String("status", "", "write status.csv here")
-	if err := noPositional(fs, args); err != nil {
-		return err
-	}
-	if *id == "" || (*planOut == "" && *statusOut == "") {
-		fmt.Fprintln(stderr, "audit study export: --study and at least one of --plan and --status are required")
-		return errUsage
-	}
-	db, _, err := dbf.openStudy(ctx, *id)
+	db, _, err := sf.parseOpen(ctx, fs, args, func() bool { return *planOut != "" || *statusOut != "" }, "at least one of --plan and --status")
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	if *planOut != "" {
-		as, err := db.Assignments(ctx, *id)
+		as, err := db.Assignments(ctx, *sf.id)
 		if err != nil {
 			return err
 		}
@@ -492,7 +479,7 @@ func runStudyExport(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stderr, "wrote %s: %d planned sessions\n", *planOut, len(sessions))
 	}
 	if *statusOut != "" {
-		if err := writeFileOr(*statusOut, stdout, func(w io.Writer) error { return writeStatusCSV(ctx, db, *id, w) }); err != nil {
+		if err := writeFileOr(*statusOut, stdout, func(w io.Writer) error { return writeStatusCSV(ctx, db, *sf.id, w) }); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "wrote %s\n", *statusOut)
@@ -502,21 +489,13 @@ func runStudyExport(ctx context.Context, args []string, stdout, stderr io.Writer
 
 func runStudyExtend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("study extend", stderr)
-	dbf := addDBFlags(fs)
-	id := fs.String("study", "", "study id")
+	sf := addStudyFlags(fs)
 	planFile := fs.String("plan", "", "plan.csv with more slots (plan it with another --slot-prefix); rows already stored are kept as they are")
 	participants := fs.Int("participants", 0, "participant links to issue (default with --plan: one per new slot)")
 	systemsFile := fs.String("systems", "", "systems file giving new plan systems their family and settings")
 	tasksDir := fs.String("tasks-dir", "tasks", "task directory")
 	baseURL := fs.String("base-url", defaultBaseURL, "console base URL for the printed links")
-	if err := noPositional(fs, args); err != nil {
-		return err
-	}
-	if *id == "" || (*planFile == "" && *participants == 0) {
-		fmt.Fprintln(stderr, "audit study extend: --study and --plan and/or --participants are required")
-		return errUsage
-	}
-	db, _, err := dbf.openStudy(ctx, *id)
+	db, _, err := sf.parseOpen(ctx, fs, args, func() bool { return *planFile != "" || *participants != 0 }, "--plan and/or --participants")
 	if err != nil {
 		return err
 	}
@@ -531,7 +510,7 @@ func runStudyExtend(ctx context.Context, args []string, stdout, stderr io.Writer
 		if err != nil {
 			return err
 		}
-		made, err := study.Extend(ctx, db, *id, sessions, refs)
+		made, err := study.Extend(ctx, db, *sf.id, sessions, refs)
 		for _, p := range made.Warnings {
 			fmt.Fprintf(stderr, "warning: %s: %s\n", *planFile, p)
 		}
@@ -539,12 +518,12 @@ func runStudyExtend(ctx context.Context, args []string, stdout, stderr io.Writer
 			return err
 		}
 		fmt.Fprintf(stderr, "study %s: added %d sessions (%d new participant slots); %d rows were stored already and kept as they are\n",
-			*id, made.Added, made.Slots, made.Kept)
+			*sf.id, made.Added, made.Slots, made.Kept)
 		if n == 0 {
 			n = made.Slots
 		}
 	}
-	ps, err := study.Issue(ctx, db, *id, n)
+	ps, err := study.Issue(ctx, db, *sf.id, n)
 	printLinks(stdout, *baseURL, ps)
 	return err
 }

@@ -51,12 +51,11 @@ func selectTasks(all []*task.Task, which string) ([]*task.Task, error) {
 func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("synth", stderr)
 	label := fs.String("system", "", "system label in the systems file")
-	which := fs.String("tasks", task.SubsetAudit24, "tasks: a subset (audit24, anchor), all, or comma-separated task ids")
+	sel := addTaskSelectionFlags(fs)
 	seeds := fs.Int("seeds", 3, "simulator seeds per task (1..N)")
 	out := fs.String("out", "", "directory for the exported traces, grades and runs.csv")
 	systemsFile := fs.String("systems", "systems.json", "systems file (a missing file means: only the reference agent)")
 	parallel := fs.Int("parallel", 1, "calls at once")
-	tasksDir := fs.String("tasks-dir", "tasks", "task directory")
 	dbf := addDataFlag(fs, "data directory (database cluster, recordings, bank audio); DATABASE_URL overrides the database")
 	data := dbf.data
 	timeLimit := fs.Duration("time-limit", 15*time.Minute, "longest call")
@@ -71,11 +70,7 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stderr, "usage: audit synth --system LABEL --tasks audit24 --seeds 3 --out DIR [--systems systems.json] [--parallel N] [--condition quiet|background_tv@10|phone_line+babble@5 …]")
 		return errUsage
 	}
-	all, err := loadTaskDir(*tasksDir)
-	if err != nil {
-		return err
-	}
-	tasks, err := selectTasks(all, *which)
+	tasks, err := sel.load()
 	if err != nil {
 		return err
 	}

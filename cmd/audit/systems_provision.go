@@ -12,7 +12,6 @@ import (
 	"github.com/voicebench/humanaudit/internal/agent"
 	"github.com/voicebench/humanaudit/internal/agent/elevenlabs"
 	"github.com/voicebench/humanaudit/internal/agent/systems"
-	"github.com/voicebench/humanaudit/internal/task"
 )
 
 // runSystemsProvision writes, for a platform system (ElevenLabs), the body of one agent per task
@@ -25,8 +24,7 @@ func runSystemsProvision(ctx context.Context, args []string, stdout, stderr io.W
 	fs := newFlags("systems provision", stderr)
 	label := fs.String("system", "", "system label in the systems file (family elevenlabs)")
 	systemsFile := fs.String("systems", "systems.json", "systems file")
-	which := fs.String("tasks", task.SubsetAudit24, "tasks: a subset (audit24, anchor), all, or comma-separated task ids")
-	tasksDir := fs.String("tasks-dir", "tasks", "task directory")
+	sel := addTaskSelectionFlags(fs)
 	out := fs.String("out", "", "directory for the agent bodies and agents.json")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -47,11 +45,7 @@ func runSystemsProvision(ctx context.Context, args []string, stdout, stderr io.W
 	if sys.Family != systems.FamilyElevenLabs {
 		return fmt.Errorf("%s: system %q is family %s: only platform systems (elevenlabs) are provisioned", *systemsFile, sys.Label, sys.Family)
 	}
-	all, err := loadTaskDir(*tasksDir)
-	if err != nil {
-		return err
-	}
-	tasks, err := selectTasks(all, *which)
+	tasks, err := sel.load()
 	if err != nil {
 		return err
 	}

@@ -59,6 +59,7 @@ func ReadBack(t *task.Task, known map[string]int, text string) []ReadValue {
 			rest = rest[:m[0]]
 		}
 		said := strings.TrimSpace(strings.TrimRight(readBackLead.ReplaceAllString(rest, ""), " ,"))
+		said = trimNaming(t, f, said)
 		if said == "" {
 			continue
 		}
@@ -67,6 +68,32 @@ func ReadBack(t *task.Task, known map[string]int, text string) []ReadValue {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].pos < out[j].pos })
 	return out
+}
+
+// namingFiller are the words agents put between a fact's name and its value besides the fact's
+// own words ("last four digits of the card 7 3 0 6", "the policy number on file is …").
+var namingFiller = map[string]bool{"the": true, "your": true, "my": true, "of": true, "on": true, "for": true,
+	"a": true, "an": true, "is": true, "are": true, "was": true, "as": true, "file": true, "that": true, "number": true}
+
+// trimNaming drops the words before a value that still name the fact (the fact's label, its field
+// name, its asked_as phrases) or join name and value, so that the value alone is compared.
+func trimNaming(t *task.Task, f *task.Fact, said string) string {
+	own := map[string]bool{}
+	for _, p := range append(mentionPhrases(t, f), strings.ToLower(f.Label)) {
+		for _, w := range strings.Fields(strings.NewReplacer("_", " ", "'s", "").Replace(p)) {
+			own[w] = true
+		}
+	}
+	ws := strings.Fields(said)
+	k := 0
+	for k < len(ws)-1 {
+		w := strings.ToLower(strings.Trim(ws[k], ",:;"))
+		if !namingFiller[w] && !own[w] {
+			break
+		}
+		k++
+	}
+	return strings.Join(ws[k:], " ")
 }
 
 // mentionPhrases are the phrases that name a fact in agent speech, longest first.

@@ -1,8 +1,11 @@
 package flow
 
 import (
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
 
@@ -19,6 +22,7 @@ func TestReadBackComparesEachValueTheGradersWay(t *testing.T) {
 			map[string]bool{"employee_id": false, "caller_name": true}},
 		{"a wrong name", "So I have your name as Priya Smithson. Is that correct?", map[string]bool{"caller_name": false}},
 		{"no value after the name", "Is your employee ID on file? Is that correct?", map[string]bool{}},
+		{"words between the name and the value", "I have the employee ID on file as E M P zero zero four one seven.", map[string]bool{"employee_id": true}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -44,6 +48,33 @@ func TestReadBackComparesEachValueTheGradersWay(t *testing.T) {
 
 // The caller corrects a value read back wrong before it affirms or approves, and affirms once the
 // agent reads everything back right.
+// TestReadBackAfterWordsThatStillNameTheFact: "last four digits of the card 7 3 0 6" reads back the
+// card's last four as 7306, not as an identifier "THECARD7306" the caller would call wrong.
+func TestReadBackAfterWordsThatStillNameTheFact(t *testing.T) {
+	tk, err := task.LoadFile(filepath.Join("..", "..", "tasks", "card-dispute-charge.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "Here's what I have: dispute reason cancelled recurring; last four digits of the card 7 3 0 6; merchant Zenfit Studio."
+	for _, c := range []struct {
+		text  string
+		match bool
+	}{{text, true}, {strings.Replace(text, "7 3 0 6", "7 3 0 9", 1), false}} {
+		var found bool
+		for _, rv := range ReadBack(tk, map[string]int{"card_last4": 1}, c.text) {
+			if rv.Fact == "card_last4" {
+				found = true
+				if !rv.Judged || rv.Match != c.match {
+					t.Errorf("%q: read %q, judged %v match %v; want match %v", c.text, rv.Said, rv.Judged, rv.Match, c.match)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%q: the card's last four were not read", c.text)
+		}
+	}
+}
+
 func TestWrongReadBackIsCorrectedBeforeAffirming(t *testing.T) {
 	tk := loadTask(t, "it-vpn-incident")
 	e := New(tk)

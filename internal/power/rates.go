@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -181,7 +183,7 @@ func PilotModel(in report.Input, systems, tasks []string, fields map[string]int,
 	for _, sys := range systems {
 		per := cells[sys]
 		if len(per) == 0 {
-			return Model{}, nil, fmt.Errorf("pilot %s has no synthetic session of system %s (it has %s): %w", in.Study.ID, sys, strings.Join(sortedKeys(cells), ", "), ErrInvalidModel)
+			return Model{}, nil, fmt.Errorf("pilot %s has no synthetic session of system %s (it has %s): %w", in.Study.ID, sys, strings.Join(slices.Sorted(maps.Keys(cells)), ", "), ErrInvalidModel)
 		}
 		var all acc
 		for _, a := range per {
@@ -251,13 +253,4 @@ func (a *pilotCell) modalTotal() int {
 		}
 	}
 	return best
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

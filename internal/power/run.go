@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/voicebench/humanaudit/internal/parallel"
 	"github.com/voicebench/humanaudit/internal/report"
 )
 
@@ -283,36 +284,6 @@ func (s *Simulator) search(r *Row, st []threshold, opts Options, row string, m r
 // parallel runs f for items 0..n−1 on up to workers goroutines, each with its own worker, and
 // returns the first error.
 func (s *Simulator) parallel(workers, n int, f func(w *worker, i int) error) error {
-	if n == 0 {
-		return nil
-	}
-	workers = max(1, min(workers, n))
-	var next atomic.Int64
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for k := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w := s.workers.Get().(*worker)
-			defer s.workers.Put(w)
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				if err := f(w, i); err != nil {
-					errs[k] = err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return parallel.Run(workers, n, func() (*worker, error) { return s.workers.Get().(*worker), nil },
+		func(w *worker) { s.workers.Put(w) }, f)
 }

@@ -3,13 +3,14 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
 	"sort"
 	"strconv"
-	"sync"
 
+	"github.com/voicebench/humanaudit/internal/parallel"
 	"github.com/voicebench/humanaudit/internal/stats"
 )
 
@@ -256,7 +257,10 @@ func (b *builder) counts() {
 			graders[s.Grade.Grader] = true
 		}
 	}
-	b.rep.Graders = sortedKeys(graders)
+	b.rep.Graders = slices.Sorted(maps.Keys(graders))
+	if b.rep.Graders == nil {
+		b.rep.Graders = []string{} // report.json says [] for a report without graded sessions, not null
+	}
 }
 
 // value is a session's measure: 0/1 for gates, AFA in [0,1], TTR in seconds; NaN when undefined
@@ -380,39 +384,29 @@ func (b *builder) ratio(num, den []float64, dst *Interval) {
 // runJobs computes the scheduled intervals, spread over workers. Every interval restarts its
 // generator from the seed, so the split does not change any number.
 func (b *builder) runJobs() error {
-	w := min(b.opts.Workers, len(b.jobs))
-	errs := make([]error, w)
-	var wg sync.WaitGroup
-	for k := range w {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			bs, err := stats.NewClusterBootstrap(b.opts.Resamples, b.opts.Level, b.opts.Seed)
-			if err != nil {
-				errs[k] = err
-				return
-			}
-			bs.Expand()
-			if b.opts.SkipBCa {
-				bs.SkipBCa()
-			}
-			for i := k; i < len(b.jobs); i += w {
-				j := b.jobs[i]
-				iv, err := j.run(bs)
-				if err != nil {
-					errs[k] = err
-					return
-				}
-				*j.dst() = Interval{Estimate: Num(iv.Estimate), Low: Num(iv.Low), High: Num(iv.High), BCaLow: Num(iv.BCaLow), BCaHigh: Num(iv.BCaHigh),
-					Clusters: iv.Clusters, Undefined: iv.Undefined}
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
+	newBootstrap := func() (*stats.ClusterBootstrap, error) {
+		bs, err := stats.NewClusterBootstrap(b.opts.Resamples, b.opts.Level, b.opts.Seed)
 		if err != nil {
-			return fmt.Errorf("bootstrap: %w", err)
+			return nil, err
 		}
+		bs.Expand()
+		if b.opts.SkipBCa {
+			bs.SkipBCa()
+		}
+		return bs, nil
+	}
+	err := parallel.Run(b.opts.Workers, len(b.jobs), newBootstrap, nil, func(bs *stats.ClusterBootstrap, i int) error {
+		j := b.jobs[i]
+		iv, err := j.run(bs)
+		if err != nil {
+			return err
+		}
+		*j.dst() = Interval{Estimate: Num(iv.Estimate), Low: Num(iv.Low), High: Num(iv.High), BCaLow: Num(iv.BCaLow), BCaHigh: Num(iv.BCaHigh),
+			Clusters: iv.Clusters, Undefined: iv.Undefined}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
 	}
 	return nil
 }
@@ -610,7 +604,7 @@ func (b *builder) pooledPairs(m Metric, only map[string]bool) (h, s []float64) {
 			a.n++
 		}
 	}
-	for _, t := range sortedKeys(per) {
+	for _, t := range slices.Sorted(maps.Keys(per)) {
 		a := per[t]
 		h = append(h, a.h/float64(a.n))
 		s = append(s, a.s/float64(a.n))
@@ -782,7 +776,7 @@ func (b *builder) annotators() {
 	ar.PerItem = items
 	ar.Items, ar.Annotators, ar.Tasks = len(items), len(annot), len(perTask)
 	var fid, nat, leak, den []float64
-	for _, t := range sortedKeys(perTask) {
+	for _, t := range slices.Sorted(maps.Keys(perTask)) {
 		ts := perTask[t]
 		fid = append(fid, ts.fid)
 		nat = append(nat, ts.nat)
@@ -906,7 +900,7 @@ func (b *builder) slices() {
 			}
 			strata[v][id] = true
 		}
-		for _, v := range sortedKeys(strata) {
+		for _, v := range slices.Sorted(maps.Keys(strata)) {
 			only := strata[v]
 			for _, sys := range b.in.Systems {
 				hs, ss := b.inTasks(b.group(sys.Label, Human).all, only), b.inTasks(b.group(sys.Label, Synthetic).all, only)

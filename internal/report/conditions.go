@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -75,7 +76,7 @@ func (b *builder) conditionSlices() {
 	if !conditioned {
 		return
 	}
-	order := sortedKeys(conds)
+	order := slices.Sorted(maps.Keys(conds))
 	slices.SortStableFunc(order, func(a, c string) int { return cmp.Compare(b2i(c == "quiet"), b2i(a == "quiet")) })
 	for _, c := range order {
 		pooledH, pooledS := map[string][]float64{}, map[string][]float64{}
@@ -102,7 +103,7 @@ func (b *builder) conditionSlices() {
 		}
 		if len(b.in.Systems) > 1 && (len(allH) > 0 || len(allS) > 0) {
 			var h, s []float64
-			for _, t := range sortedKeys(pooledH) {
+			for _, t := range slices.Sorted(maps.Keys(pooledH)) {
 				h, s = append(h, stats.Mean(pooledH[t])), append(s, stats.Mean(pooledS[t]))
 			}
 			b.addConditionRow(ConditionRow{Condition: c, System: AllSystems, Tasks: len(allTasks), Paired: len(h),
@@ -141,7 +142,7 @@ func pairedByTask(hs, ss []*Session) (tasks []string, h, s []float64) {
 	for _, x := range ss {
 		byS[x.Task] = append(byS[x.Task], x)
 	}
-	for _, t := range sortedKeys(byH) {
+	for _, t := range slices.Sorted(maps.Keys(byH)) {
 		if len(byS[t]) == 0 {
 			continue
 		}
@@ -214,7 +215,7 @@ func (b *builder) transfers() {
 				}
 				byBehavior[beh] = append(byBehavior[beh], s)
 			}
-			for _, beh := range sortedKeys(byBehavior) {
+			for _, beh := range slices.Sorted(maps.Keys(byBehavior)) {
 				ss := byBehavior[beh]
 				row := TransferRow{Mode: m, System: sys.Label, Behavior: beh, Sessions: len(ss)}
 				n := 0

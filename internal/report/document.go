@@ -234,12 +234,9 @@ func document(r *Report, figs []Figure) []any {
 	d = append(d, para("Latency is on the media clock, from the end of caller speech to the start of the agent's next speech, pooled over calls. Usage is what the provider reported, averaged over the calls that reported it; a price is applied only where one was given."))
 	t = table{head: []string{"system", "mode", "responses", "median ms", "p25 ms", "p75 ms", "p90 ms", "calls with usage", "input tok/call", "output tok/call", "USD/call"}, right: rightFrom(2, 11)}
 	for _, sr := range r.Systems {
-		for _, m := range []struct {
-			mode Mode
-			res  ModeResult
-		}{{Human, sr.Human}, {Synthetic, sr.Synthetic}} {
-			l, c := m.res.Latency, m.res.Cost
-			t.rows = append(t.rows, []string{sr.System.Label, string(m.mode), itoa(l.Responses), l.MedianMS.fixed(0), l.P25MS.fixed(0), l.P75MS.fixed(0), l.P90MS.fixed(0),
+		for mode, res := range sr.ByMode() {
+			l, c := res.Latency, res.Cost
+			t.rows = append(t.rows, []string{sr.System.Label, string(mode), itoa(l.Responses), l.MedianMS.fixed(0), l.P25MS.fixed(0), l.P75MS.fixed(0), l.P90MS.fixed(0),
 				itoa(c.CallsWithUsage), c.InputTokensPerCall.fixed(0), c.OutputTokensPerCall.fixed(0), c.USDPerCall.fixed(4)})
 		}
 	}

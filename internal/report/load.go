@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -82,7 +84,7 @@ func Load(ctx context.Context, src Source, studyID string) (Input, error) {
 		}
 		in.Sessions = append(in.Sessions, rs)
 	}
-	for _, id := range sortedKeys(versions) {
+	for _, id := range slices.Sorted(maps.Keys(versions)) {
 		t, err := src.Task(ctx, id, versions[id])
 		if err != nil {
 			return Input{}, fmt.Errorf("load task %s v%d: %w", id, versions[id], err)

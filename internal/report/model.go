@@ -1,5 +1,7 @@
 package report
 
+import "iter"
+
 // Report is every number of a study's report. It is what report.json holds; the Markdown, HTML,
 // CSV and figures are renderings of it.
 type Report struct {
@@ -81,6 +83,15 @@ type SystemResult struct {
 	Human     ModeResult `json:"human"`
 	Synthetic ModeResult `json:"synthetic"`
 	Price     *Price     `json:"price,omitempty"`
+}
+
+// ByMode yields the system's results mode by mode in report order: human, then synthetic.
+func (sr SystemResult) ByMode() iter.Seq2[Mode, ModeResult] {
+	return func(yield func(Mode, ModeResult) bool) {
+		if yield(Human, sr.Human) {
+			yield(Synthetic, sr.Synthetic)
+		}
+	}
 }
 
 // ModeResult is one system's results in one mode, over the included sessions.

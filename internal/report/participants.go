@@ -1,7 +1,9 @@
 package report
 
 import (
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/voicebench/humanaudit/internal/stats"
 )
@@ -71,7 +73,7 @@ func (b *builder) iccRow(pr *ParticipantResult, m Metric, humans []*Session) {
 		return
 	}
 	groups := make([][]float64, 0, len(res))
-	for _, p := range sortedKeys(res) {
+	for _, p := range slices.Sorted(maps.Keys(res)) {
 		groups = append(groups, res[p])
 	}
 	gv, err := stats.NewGroupedValues(groups)
@@ -140,7 +142,7 @@ func (b *builder) sensitivityRow(pr *ParticipantResult, system string, m Metric)
 			}
 		}
 	}
-	ps := sortedKeys(num)
+	ps := slices.Sorted(maps.Keys(num))
 	pr.Sensitivity = append(pr.Sensitivity, SensitivityRow{System: system, Metric: m, Participants: len(ps), TaskLevel: undefined(), ParticipantLevel: undefined()})
 	if len(ps) == 0 {
 		return

@@ -416,14 +416,11 @@ func paretoFront(pts []TradeoffPoint) {
 func TradeoffPoints(r *Report) []TradeoffPoint {
 	var pts []TradeoffPoint
 	for _, sr := range r.Systems {
-		for _, m := range []struct {
-			mode Mode
-			res  ModeResult
-		}{{Human, sr.Human}, {Synthetic, sr.Synthetic}} {
-			if m.res.TTR.MedianS.IsNaN() || m.res.WS.P.IsNaN() {
+		for mode, res := range sr.ByMode() {
+			if res.TTR.MedianS.IsNaN() || res.WS.P.IsNaN() {
 				continue
 			}
-			pts = append(pts, TradeoffPoint{System: sr.System.Label, Mode: m.mode, TTR: float64(m.res.TTR.MedianS), WS: float64(m.res.WS.P)})
+			pts = append(pts, TradeoffPoint{System: sr.System.Label, Mode: mode, TTR: float64(res.TTR.MedianS), WS: float64(res.WS.P)})
 		}
 	}
 	paretoFront(pts)
@@ -560,14 +557,11 @@ type HeadlineRow struct {
 func Headline(r *Report) []HeadlineRow {
 	var out []HeadlineRow
 	for _, sr := range r.Systems {
-		for _, m := range []struct {
-			mode Mode
-			res  ModeResult
-		}{{Human, sr.Human}, {Synthetic, sr.Synthetic}} {
-			if m.res.WS.N == 0 {
+		for mode, res := range sr.ByMode() {
+			if res.WS.N == 0 {
 				continue
 			}
-			out = append(out, HeadlineRow{System: sr.System.Label, Mode: m.mode, WS: m.res.WS, LatencyMS: m.res.Latency.MedianMS, USDPerCall: m.res.Cost.USDPerCall})
+			out = append(out, HeadlineRow{System: sr.System.Label, Mode: mode, WS: res.WS, LatencyMS: res.Latency.MedianMS, USDPerCall: res.Cost.USDPerCall})
 		}
 	}
 	return out

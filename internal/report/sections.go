@@ -3,21 +3,13 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
 
 	"github.com/voicebench/humanaudit/internal/stats"
 )
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
 
 func (b *builder) fieldMisses() {
 	type acc struct {
@@ -117,7 +109,7 @@ func (b *builder) exclusions() {
 		return cmp.Or(cmp.Compare(x.Reason, y.Reason), cmp.Compare(x.Mode, y.Mode), cmp.Compare(x.System, y.System),
 			cmp.Compare(x.Task, y.Task), cmp.Compare(x.Session, y.Session))
 	})
-	for _, r := range sortedKeys(by) {
+	for _, r := range slices.Sorted(maps.Keys(by)) {
 		er.ByReason = append(er.ByReason, *by[r])
 	}
 }

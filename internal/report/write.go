@@ -119,17 +119,13 @@ func csvTables(r *Report) ([]File, error) {
 			"calls_with_usage", "input_tokens_per_call", "output_tokens_per_call", "input_audio_tokens_per_call", "output_audio_tokens_per_call",
 			"audio_seconds_per_call", "usd_per_call"})...)
 	for _, sr := range r.Systems {
-		for _, m := range []struct {
-			mode Mode
-			res  ModeResult
-		}{{Human, sr.Human}, {Synthetic, sr.Synthetic}} {
-			x := m.res
+		for mode, x := range sr.ByMode() {
 			pk := []string{"", "", "", ""}
 			if x.PassK != nil {
 				pk = []string{itoa(x.PassK.K), itoa(x.PassK.Tasks), x.PassK.PassAtK.csv(), x.PassK.PassHatK.csv()}
 			}
 			l, c := x.Latency, x.Cost
-			t.add(cat([]string{sr.System.Label, sr.System.Alias, sr.System.Family, string(m.mode), itoa(x.Sessions), itoa(x.Tasks)},
+			t.add(cat([]string{sr.System.Label, sr.System.Alias, sr.System.Family, string(mode), itoa(x.Sessions), itoa(x.Tasks)},
 				propCells(x.WS), ivCells(x.PassAt1), pk, propCells(x.TS), propCells(x.PV), propCells(x.AC), propCells(x.AV),
 				ivCells(x.AFA), propCells(x.TTR.Resolved), []string{x.TTR.MedianS.csv()}, ivCells(x.TTR.MeanS),
 				[]string{itoa(l.Responses), l.MedianMS.csv(), l.P25MS.csv(), l.P75MS.csv(), l.P90MS.csv(),

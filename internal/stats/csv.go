@@ -88,6 +88,18 @@ func (t *csvTable) columns(want ...string) ([]int, error) {
 	return idx, nil
 }
 
+// readLongCSV reads a long-format file (one observation a row) and finds its named columns: col[i]
+// is the index of want[i] in every row.
+func readLongCSV(r io.Reader, name string, want ...string) (t *csvTable, col []int, err error) {
+	if t, err = readCSV(r, name); err != nil {
+		return nil, nil, err
+	}
+	if col, err = t.columns(want...); err != nil {
+		return nil, nil, err
+	}
+	return t, col, nil
+}
+
 // errAt formats an error about one cell.
 func (t *csvTable) errAt(row int, col string, format string, args ...any) error {
 	return fmt.Errorf("%s: line %d, column %q: %s", t.name, t.lines[row], col, fmt.Sprintf(format, args...))
@@ -97,11 +109,7 @@ func (t *csvTable) errAt(row int, col string, format string, args ...any) error 
 // unit, rater and value (any order, other columns ignored). A row with an empty value is a
 // missing rating and is skipped; an empty unit or rater is an error. name labels errors.
 func ReadRatings(r io.Reader, name string) ([]Rating, error) {
-	t, err := readCSV(r, name)
-	if err != nil {
-		return nil, err
-	}
-	col, err := t.columns("unit", "rater", "value")
+	t, col, err := readLongCSV(r, name, "unit", "rater", "value")
 	if err != nil {
 		return nil, err
 	}
@@ -167,11 +175,7 @@ func ReadCounts(r io.Reader, name string) (CountTable, error) {
 // ReadTrials reads long-format repeated-trial outcomes: a CSV file with columns task, trial and
 // success (1/0 or true/false).
 func ReadTrials(r io.Reader, name string) ([]Trial, error) {
-	t, err := readCSV(r, name)
-	if err != nil {
-		return nil, err
-	}
-	col, err := t.columns("task", "trial", "success")
+	t, col, err := readLongCSV(r, name, "task", "trial", "success")
 	if err != nil {
 		return nil, err
 	}

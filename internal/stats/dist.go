@@ -34,32 +34,26 @@ func betaContinuedFraction(a, b, x float64) float64 {
 	}
 	d = 1 / d
 	f := d
+	// step takes one partial numerator num into Lentz's c and d and returns the factor it
+	// multiplies f by; even and odd terms differ only in num.
+	step := func(num float64) float64 {
+		d = 1 + num*d
+		if math.Abs(d) < tiny {
+			d = tiny
+		}
+		c = 1 + num/c
+		if math.Abs(c) < tiny {
+			c = tiny
+		}
+		d = 1 / d
+		return d * c
+	}
 	for m := 1; m <= 500; m++ {
 		fm := float64(m)
 		// Even step: d_{2m} = m(b−m)x / ((a+2m−1)(a+2m)).
-		num := fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm))
-		d = 1 + num*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + num/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		f *= d * c
+		f *= step(fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm)))
 		// Odd step: d_{2m+1} = −(a+m)(a+b+m)x / ((a+2m)(a+2m+1)).
-		num = -(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1))
-		d = 1 + num*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + num/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		delta := d * c
+		delta := step(-(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1)))
 		f *= delta
 		if math.Abs(delta-1) < eps {
 			break

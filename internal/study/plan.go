@@ -191,6 +191,25 @@ func Build(req Request) (*Plan, error) {
 	return nil, err
 }
 
+// distinct trims each name of a request's list and refuses an empty or repeated one; empty names
+// the blank kind in the error ("system label"), noun a repeated one's ("system").
+func distinct(names []string, empty, noun string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range names {
+		s = strings.TrimSpace(s)
+		switch {
+		case s == "":
+			return nil, invalid("empty %s", empty)
+		case seen[s]:
+			return nil, invalid("%s %q is listed twice", noun, s)
+		}
+		seen[s] = true
+		out = append(out, s)
+	}
+	return out, nil
+}
+
 func normalise(req Request) (input, error) {
 	in := input{req: req, k: req.SessionsPerParticipant}
 	if in.req.SlotPrefix == "" {
@@ -205,29 +224,12 @@ func normalise(req Request) (input, error) {
 	if in.k < 1 {
 		return in, invalid("sessions per participant %d: want at least 1", in.k)
 	}
-	seen := map[string]bool{}
-	for _, s := range req.Systems {
-		s = strings.TrimSpace(s)
-		switch {
-		case s == "":
-			return in, invalid("empty system label")
-		case seen[s]:
-			return in, invalid("system %q is listed twice", s)
-		}
-		seen[s] = true
-		in.labels = append(in.labels, s)
+	var err error
+	if in.labels, err = distinct(req.Systems, "system label", "system"); err != nil {
+		return in, err
 	}
-	seenCond := map[string]bool{}
-	for _, c := range req.Conditions {
-		c = strings.TrimSpace(c)
-		switch {
-		case c == "":
-			return in, invalid("empty condition")
-		case seenCond[c]:
-			return in, invalid("condition %q is listed twice", c)
-		}
-		seenCond[c] = true
-		in.conditions = append(in.conditions, c)
+	if in.conditions, err = distinct(req.Conditions, "condition", "condition"); err != nil {
+		return in, err
 	}
 	if len(in.conditions) == 0 {
 		in.systems = in.labels

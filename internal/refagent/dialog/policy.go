@@ -241,6 +241,9 @@ func (p *policy) apply(vals []fieldValue, in intent) {
 	var changed []string
 	for _, v := range vals {
 		old, had := p.values[v.field.Name]
+		if had && v.yearless {
+			v = keepYear(v, old)
+		}
 		p.values[v.field.Name] = v
 		p.lastField = v.field
 		if had && string(jsonValue(old.value)) != string(jsonValue(v.value)) {
@@ -273,6 +276,19 @@ func (p *policy) apply(vals []fieldValue, in intent) {
 			p.confirm = &c
 		}
 	}
+}
+
+// keepYear gives a date said without its year ("it's October thirty-first") the year of the
+// value it corrects, where the listener would have guessed the next such date.
+func keepYear(v, old fieldValue) fieldValue {
+	nd, ok1 := canon.ParseDate(fmt.Sprint(v.value))
+	od, ok2 := canon.ParseDate(fmt.Sprint(old.value))
+	if !ok1 || !ok2 || od.Year == 0 || nd.Year == od.Year {
+		return v
+	}
+	nd.Year = od.Year
+	v.value, v.spoken = nd.String(), spokenDate(nd)
+	return v
 }
 
 // needsReadBack reports a value to read back: a spoken code or name, or a value whose readings

@@ -78,6 +78,9 @@ type fieldValue struct {
 	unsure bool
 	// spelled are the parts of a name the caller spelled.
 	spelled []string
+	// yearless says a date was said without its year (the listener supplied one): a correction
+	// of a date keeps the year of the value it corrects.
+	yearless bool
 }
 
 // heard is the agent's understanding of one caller turn.
@@ -193,7 +196,7 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 	// A correction or unsolicited news about another field than the one asked, read after its
 	// preamble.
 	if correction || volunteer {
-		targets := l.targets(m, m.mentioned(words, m.allFields()), exp.last, correction, lm)
+		targets := l.targets(m, m.mentioned(words, m.allFields()), exp.last, exp.filled, correction, lm)
 		for _, target := range targets {
 			if exp.kind == expectField && target == exp.field && !correction {
 				continue
@@ -625,6 +628,26 @@ func (l *listener) openingValues(m *model, exp expectation, ws []asr.Word, text 
 	return out
 }
 
+// kinWords are what callers say for the relationships forms enumerate.
+var kinWords = map[string]string{
+	"son": "child", "daughter": "child", "kid": "child", "baby": "child", "stepson": "child", "stepdaughter": "child",
+	"newborn": "child", "wife": "spouse", "husband": "spouse",
+}
+
+// withKinWords appends, for each kinship word of text, the word a form uses for it.
+func withKinWords(text string) string {
+	var add []string
+	for _, w := range strings.Fields(text) {
+		if k, ok := kinWords[strings.Trim(w, ",.?!")]; ok {
+			add = append(add, k)
+		}
+	}
+	if len(add) == 0 {
+		return text
+	}
+	return text + " " + strings.Join(add, " ")
+}
+
 // choiceMention finds the one enumeration value of f whose words the caller said (stems compared,
 // at least half of a value's words).
 func (l *listener) choiceMention(f *field, text string) (fieldValue, bool) {
@@ -663,7 +686,7 @@ func (l *listener) choiceMention(f *field, text string) (fieldValue, bool) {
 // most likely about the last answer); then the only field whose type fits the value said (a date
 // when a month is named, an amount when dollars are said, a phone number for a long run of
 // digits). The caller's value must then read as that field's type.
-func (l *listener) targets(m *model, mentions []*field, last *field, correction bool, lm asr.Result) []*field {
+func (l *listener) targets(m *model, mentions []*field, last *field, filled []*field, correction bool, lm asr.Result) []*field {
 	text := " " + strings.ToLower(lm.Text) + " "
 	var want valueKind = -1
 	switch {
@@ -685,13 +708,30 @@ func (l *listener) targets(m *model, mentions []*field, last *field, correction 
 	if want >= 0 {
 		// A value of a type was said: the fields of that type come first, the ones named before
 		// the others, in form order.
+		// A correction is about something recorded: a named field of the record, the last
+		// answer, then the record's filled fields of that type (later in the form first, as the
+		// form is asked in order), before a named field that only identified the caller ("his
+		// date of birth is October thirty-first" corrects the newborn's, not the employee's date
+		// the lookup used).
 		for _, f := range mentions {
-			if f.Kind == want {
+			if f.Kind == want && (!correction || m.fieldByName[f.Name] != nil) {
 				add(f)
 			}
 		}
 		if correction && last != nil && last.Kind == want {
 			add(last)
+		}
+		if correction {
+			for i := len(filled) - 1; i >= 0; i-- {
+				if f := filled[i]; f.Kind == want && m.fieldByName[f.Name] != nil {
+					add(f)
+				}
+			}
+		}
+		for _, f := range mentions {
+			if f.Kind == want {
+				add(f)
+			}
 		}
 		for _, f := range m.allFields() {
 			if f.Kind == want {
@@ -718,31 +758,41 @@ var monthRE = regexp.MustCompile(` (january|february|march|april|may|june|july|a
 // the words after it.
 func (l *listener) valueAfterPreamble(ctx context.Context, f *field, u Utterance) (fieldValue, bool) {
 	lm := u.Open
-	cut := -1
+	cuts := []int{-1} // -1: the whole turn
 	for i, w := range lm.Words {
-		if cutMarkers[w.Text] || containsKeyword(f, w.Text) {
-			cut = i
+		if (cutMarkers[w.Text] || containsKeyword(f, w.Text)) && i < len(lm.Words)-1 {
+			cuts = append(cuts, i)
 		}
 	}
-	if cut == len(lm.Words)-1 {
-		cut = -1 // nothing after it
-	}
+	cut := cuts[len(cuts)-1]
 	rest := lm.Words[cut+1:]
 	restText := joinWords(rest)
 	if slot := f.slot(l.known); slot != nil {
-		if f.Kind != kindChoice && f.Kind != kindYesNo && !plausible(f.Kind, strings.Fields(restText)) {
-			return fieldValue{}, false // nothing of the field's type was said after the preamble
-		}
-		if cut >= 0 && u.Reread != nil {
-			if ans, ok := u.Reread(ctx, lm.Words[cut].End, *slot); ok && ans.OK {
-				if v, ok := l.fieldValue(f, ans.Value); ok {
-					return v, true
+		// The value follows the last preamble word, unless the caller went on after it ("it's
+		// September thirtieth now, they extended her"): then the last cut with a value of the
+		// field's type after it. Only that one is decoded again from the audio.
+		reread := u.Reread != nil
+		for j := len(cuts) - 1; j >= 0; j-- {
+			cut := cuts[j]
+			rest := joinWords(lm.Words[cut+1:])
+			if f.Kind != kindChoice && f.Kind != kindYesNo && !plausible(f.Kind, strings.Fields(rest)) {
+				continue // nothing of the field's type was said after this cut
+			}
+			if cut >= 0 && reread {
+				reread = false
+				if ans, ok := u.Reread(ctx, lm.Words[cut].End, *slot); ok && ans.OK {
+					if v, ok := l.fieldValue(f, ans.Value); ok {
+						return v, true
+					}
 				}
 			}
-		}
-		if v, ok := slot.Parse(restText); ok {
-			if fv, ok := l.fieldValue(f, v); ok {
-				return fv, true
+			if v, ok := slot.Parse(rest); ok {
+				if fv, ok := l.fieldValue(f, v); ok {
+					return fv, true
+				}
+			}
+			if f.Kind == kindChoice {
+				break // an enumeration is read from the free text after the last cut, below
 			}
 		}
 		if f.Kind != kindChoice {
@@ -786,7 +836,7 @@ func (l *listener) fieldValue(f *field, v asr.Value) (fieldValue, bool) {
 			return fieldValue{}, false
 		}
 		d := v.Dates[0].Resolve(now)
-		return fieldValue{field: f, value: d.String(), spoken: spokenDate(d)}, true
+		return fieldValue{field: f, value: d.String(), spoken: spokenDate(d), yearless: v.Dates[0].Year == 0}, true
 	case kindDateRange:
 		if len(v.Dates) < 2 {
 			return fieldValue{}, false
@@ -879,7 +929,8 @@ func (l *listener) freeValue(f *field, ws []asr.Word, text string, u Utterance) 
 		}
 		v, ok := s.Parse(text)
 		if !ok {
-			return fieldValue{}, false
+			// The caller named the value in their own words ("he's my son" for child).
+			return l.choiceMention(f, withKinWords(text))
 		}
 		return l.fieldValue(f, v)
 	case kindList:
