@@ -99,28 +99,27 @@ func Load(dir string) (Module, error) {
 		}
 		return path
 	}
+	// split sorts package paths into the module's own (relative) and the external modules they
+	// belong to; the standard library and cgo's "C" are left out.
+	split := func(paths []string) (own, external []string) {
+		for _, path := range paths {
+			switch {
+			case ours(path):
+				own = append(own, rel(path))
+			case !all[path].Standard && path != "C":
+				external = appendNew(external, moduleOf(path))
+			}
+		}
+		return own, external
+	}
 	m := Module{Path: mod}
 	for path, l := range all {
 		if !ours(path) {
 			continue
 		}
 		p := Package{Path: rel(path), Name: l.Name, Doc: l.Doc}
-		for _, imp := range l.Imports {
-			switch {
-			case ours(imp):
-				p.Imports = append(p.Imports, rel(imp))
-			case !all[imp].Standard && imp != "C":
-				p.External = appendNew(p.External, moduleOf(imp))
-			}
-		}
-		for _, dep := range l.Deps {
-			switch {
-			case ours(dep):
-				p.Deps = append(p.Deps, rel(dep))
-			case !all[dep].Standard && dep != "C":
-				p.Linked = appendNew(p.Linked, moduleOf(dep))
-			}
-		}
+		p.Imports, p.External = split(l.Imports)
+		p.Deps, p.Linked = split(l.Deps)
 		for _, s := range [][]string{p.Imports, p.Deps, p.External, p.Linked} {
 			sort.Strings(s)
 		}

@@ -254,10 +254,15 @@ const (
 	ordTeens    = "tenth | eleventh | twelfth | thirteenth | fourteenth | fifteenth | sixteenth | seventeenth | eighteenth | nineteenth"
 )
 
-func addNumberRules(rules map[string]string) {
+// addCountWords adds the number words both number and date grammars count with.
+func addCountWords(rules map[string]string) {
 	rules["unit"] = unitWords
 	rules["teen"] = teenWords
 	rules["tens"] = tensWords
+}
+
+func addNumberRules(rules map[string]string) {
+	addCountWords(rules)
 	rules["under100"] = "<unit> | <teen> | <tens> [<unit>] | zero"
 	rules["under1000"] = "<under100> | (<unit> | <teen> | <tens> [<unit>]) hundred [[and] <under100>]"
 	rules["cardinal"] = "<under1000> | <under1000> thousand [[and] <under1000>]"
@@ -269,9 +274,7 @@ func addDateRules(rules map[string]string) {
 	rules["month"] = monthWords
 	rules["weekday"] = dayWords
 	rules["ord"] = ordUnits + " | " + ordTeens + " | twentieth | thirtieth | twenty " + "(" + ordUnits + ") | thirty first"
-	rules["unit"] = unitWords
-	rules["teen"] = teenWords
-	rules["tens"] = tensWords
+	addCountWords(rules)
 	rules["yy"] = "<tens> [<unit>] | <teen> | oh <unit> | hundred"
 	rules["year"] = "(nineteen | twenty) <yy> | two thousand [and] [<unit> | <teen> | <tens> [<unit>]]"
 	rules["day"] = "<month> [the] <ord> | [the] <ord> of <month>"

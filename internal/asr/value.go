@@ -105,18 +105,6 @@ func (s Slot) Parse(text string) (Value, bool) {
 	return v, true
 }
 
-func isNumeral(w string) bool {
-	if w == "" {
-		return false
-	}
-	for _, r := range w {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // carrierWords are the words of the grammars' carrier phrases, never part of a value.
 var carrierWords = map[string]bool{"it's": true, "it": true, "is": true, "sure": true, "okay": true, "yes": true,
 	"um": true, "uh": true, "that's": true, "that": true, "would": true, "be": true, "my": true, "the": true,
@@ -149,7 +137,7 @@ func spokenIdentifier(words []string, subject string) string {
 		if w == "i" && i+1 < len(ws) && pronounFollowers[ws[i+1]] {
 			continue // "I think", not the letter I
 		}
-		if letter || canon.IsNumberWord(w) || isNumeral(w) || w == "double" || w == "triple" {
+		if letter || canon.IsNumberWord(w) || canon.IsDigits(w) || w == "double" || w == "triple" {
 			keep = append(keep, strings.TrimSuffix(w, "."))
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
+	"time"
 
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -23,6 +25,27 @@ func CheckStudyID(id string) error {
 		return Errorf(ErrInvalid, "study id %q: want 1–64 lowercase letters, digits, - or _", id)
 	}
 	return nil
+}
+
+// Checked checks a new study (its id, a JSON object config) and returns it with its config tidied.
+func (s Study) Checked() (Study, error) {
+	if err := CheckStudyID(s.ID); err != nil {
+		return s, err
+	}
+	cfg, err := ConfigObject(s.Config, "study config")
+	s.Config = cfg
+	return s, err
+}
+
+// Checked checks a system to store (a label, a JSON object config) and returns it with its config
+// tidied.
+func (s System) Checked() (System, error) {
+	if strings.TrimSpace(s.Label) == "" {
+		return s, Errorf(ErrInvalid, "system label is empty")
+	}
+	cfg, err := ConfigObject(s.Config, "system "+s.Label+" config")
+	s.Config = cfg
+	return s, err
 }
 
 // ConfigObject checks that a config document is a JSON object (empty means {}) and returns it.
@@ -106,6 +129,20 @@ func (m Mode) Check() error {
 		return Errorf(ErrInvalid, "session mode %q: want human or synthetic", m)
 	}
 	return nil
+}
+
+// Created checks a new session (an empty mode is human) and returns it as just created at now:
+// status created, first attempt. Assign then fills in a planned session from its assignment.
+func (ns NewSession) Created(now time.Time) (Session, error) {
+	if ns.Mode == "" {
+		ns.Mode = ModeHuman
+	}
+	if err := ns.Mode.Check(); err != nil {
+		return Session{}, err
+	}
+	return Session{ID: ns.ID, StudyID: ns.StudyID, AssignmentID: ns.AssignmentID, ParticipantID: ns.ParticipantID,
+		TaskID: ns.TaskID, TaskVersion: ns.TaskVersion, System: ns.System, Mode: ns.Mode, Seed: ns.Seed,
+		Status: SessionCreated, CreatedAt: now, Attempt: 1, ConsoleID: ns.ConsoleID, Condition: ns.Condition}, nil
 }
 
 // Assign fills a planned session's study, task, system and participant from its assignment, and

@@ -92,23 +92,11 @@ type checker struct {
 
 func newChecker(t *task.Task) *checker {
 	c := &checker{t: t, kinds: map[string]valueKind{}}
-	var factValues []string
 	for i := range t.User.Facts {
 		f := &t.User.Facts[i]
 		c.kinds[f.ID] = factKind(t, f)
-		for _, v := range f.Versions {
-			factValues = append(factValues, canon.Fold(v.Value))
-		}
 	}
-	callerKnows := func(g string) bool {
-		fg := canon.Fold(g)
-		for _, fv := range factValues {
-			if strings.Contains(fv, fg) {
-				return true
-			}
-		}
-		return false
-	}
+	callerKnows := t.KnownToCaller()
 	for _, gf := range t.Grader.Fields {
 		kind := goldKind(t, gf)
 		switch gf.Params.Item {
@@ -201,6 +189,22 @@ var (
 		"interrupt", "slow down", "repeat", "stop", "sorry to"}
 )
 
+// planActs lists, per plan kind with an act, the words of which an utterance must say one to
+// express it, and what the utterance is when it says none.
+var planActs = map[trace.PlanKind]struct {
+	words   []string
+	lacking string
+}{
+	trace.PlanCorrect: {correctionWords, "a correction with no word that corrects (actually, sorry, I meant, …)"},
+	trace.PlanApprove: {yesWords, "an approval without a yes"},
+	trace.PlanDecline: {[]string{"no", "nope", "don't", "do not", "not", "rather not", "hold off", "won't"}, "a decline that never says no"},
+	trace.PlanRevoke:  {withdrawWords, "a revocation that never withdraws"},
+	trace.PlanAffirm:  {yesWords, "an affirmation without a yes"},
+	trace.PlanUnknown: {unknownWords, "never says the caller does not know"},
+	trace.PlanClose:   {closeWords, "a close without thanks or goodbye"},
+	trace.PlanBargeIn: {interruptWords, "a barge-in that never interrupts (sorry, wait, hold on, …)"},
+}
+
 func (c *checker) variant(p trace.Plan, text string) []string {
 	t := c.t
 	u := analyse(text)
@@ -286,40 +290,14 @@ func (c *checker) variant(p trace.Plan, text string) []string {
 	}
 
 	// The act itself.
-	switch p.Kind {
-	case trace.PlanCorrect:
-		if !u.has(correctionWords...) {
-			add("does not express its plan: a correction with no word that corrects (actually, sorry, I meant, …)")
-		}
-	case trace.PlanApprove:
-		if !u.has(yesWords...) {
-			add("does not express its plan: an approval without a yes")
-		} else if u.has(refuseWords...) {
+	if act, ok := planActs[p.Kind]; ok {
+		switch {
+		case p.Kind == trace.PlanBargeIn && len(p.Facts) > 0:
+			// a barge-in that brings facts need not use an interrupting word
+		case !u.has(act.words...):
+			add("does not express its plan: %s", act.lacking)
+		case p.Kind == trace.PlanApprove && u.has(refuseWords...):
 			add("does not express its plan: an approval that also refuses or withdraws")
-		}
-	case trace.PlanDecline:
-		if !u.has("no", "nope", "don't", "do not", "not", "rather not", "hold off", "won't") {
-			add("does not express its plan: a decline that never says no")
-		}
-	case trace.PlanRevoke:
-		if !u.has(withdrawWords...) {
-			add("does not express its plan: a revocation that never withdraws")
-		}
-	case trace.PlanAffirm:
-		if !u.has(yesWords...) {
-			add("does not express its plan: an affirmation without a yes")
-		}
-	case trace.PlanUnknown:
-		if !u.has(unknownWords...) {
-			add("does not express its plan: never says the caller does not know")
-		}
-	case trace.PlanClose:
-		if !u.has(closeWords...) {
-			add("does not express its plan: a close without thanks or goodbye")
-		}
-	case trace.PlanBargeIn:
-		if len(p.Facts) == 0 && !u.has(interruptWords...) {
-			add("does not express its plan: a barge-in that never interrupts (sorry, wait, hold on, …)")
 		}
 	}
 	return reasons

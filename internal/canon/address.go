@@ -80,7 +80,7 @@ func Address(s string) string {
 			}
 		}
 		// A state code before a ZIP is never the word "oh" (zero): "Columbus, OH 43215".
-		if w == "oh" && i+1 < len(raw) && isDigits(raw[i+1]) && len(raw[i+1]) == 5 && i > 0 && raw[i-1] == "," {
+		if w == "oh" && i+1 < len(raw) && IsDigits(raw[i+1]) && len(raw[i+1]) == 5 && i > 0 && raw[i-1] == "," {
 			toks = append(toks, "ohio")
 			continue
 		}
@@ -119,7 +119,7 @@ func Address(s string) string {
 		}
 		// A unit's letter joins its number ("unit 4 b"); elsewhere a single letter joins a number
 		// unless it is a compass point ("2150 S Borland").
-		if len(w) == 1 && isLetters(w) && len(out) > 0 && isDigits(out[len(out)-1]) &&
+		if len(w) == 1 && isLetters(w) && len(out) > 0 && IsDigits(out[len(out)-1]) &&
 			(unitNumber || (w != "n" && w != "s" && w != "e" && w != "w")) {
 			out[len(out)-1] += w
 			unitNumber = false
@@ -128,7 +128,7 @@ func Address(s string) string {
 		if w == "unit" && len(out) > 0 && out[len(out)-1] == "unit" {
 			continue
 		}
-		unitNumber = isDigits(w) && len(out) > 0 && out[len(out)-1] == "unit"
+		unitNumber = IsDigits(w) && len(out) > 0 && out[len(out)-1] == "unit"
 		out = append(out, w)
 	}
 	return strings.Join(out, " ")

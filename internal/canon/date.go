@@ -128,7 +128,7 @@ type dateSpan struct {
 
 // dayOf reads a day-of-month token (1–31).
 func dayOf(w string) (int, bool) {
-	if len(w) > 2 || !isDigits(w) {
+	if len(w) > 2 || !IsDigits(w) {
 		return 0, false
 	}
 	n, _ := strconv.Atoi(w)
@@ -142,7 +142,7 @@ func yearOf(w string, whole bool) (int, bool) {
 	if strings.HasPrefix(w, "'") {
 		w, short = w[1:], true
 	}
-	if !isDigits(w) {
+	if !IsDigits(w) {
 		return 0, false
 	}
 	n, _ := strconv.Atoi(w)
@@ -161,7 +161,7 @@ func isoDay(w string) (day int, timed, ok bool) {
 	if d, ok := dayOf(w); ok && len(w) == 2 {
 		return d, false, true
 	}
-	if len(w) > 3 && w[2] == 't' && isDigits(w[:2]) && w[3] >= '0' && w[3] <= '9' {
+	if len(w) > 3 && w[2] == 't' && IsDigits(w[:2]) && w[3] >= '0' && w[3] <= '9' {
 		d, ok := dayOf(w[:2])
 		return d, true, ok
 	}
@@ -251,7 +251,7 @@ func scanDates(toks []string, whole bool) []dateSpan {
 
 // numericDateAt reads an ISO or US numeric date at toks[i].
 func numericDateAt(toks []string, i int) (dateSpan, bool) {
-	if i+4 >= len(toks) || !isDigits(toks[i]) || !isDigits(toks[i+2]) {
+	if i+4 >= len(toks) || !IsDigits(toks[i]) || !IsDigits(toks[i+2]) {
 		return dateSpan{}, false
 	}
 	sep := toks[i+1]
@@ -271,7 +271,7 @@ func numericDateAt(toks []string, i int) (dateSpan, bool) {
 		return dateSpan{d: Date{Year: a, Month: b, Day: day}, start: i, end: i + 5, timed: timed}, true
 	}
 	last := toks[i+4]
-	if len(toks[i]) > 2 || !isDigits(last) || (len(last) != 2 && len(last) != 4) {
+	if len(toks[i]) > 2 || !IsDigits(last) || (len(last) != 2 && len(last) != 4) {
 		return dateSpan{}, false
 	}
 	y, _ := strconv.Atoi(last)

@@ -74,11 +74,11 @@ func readQuantity(toks []string, i int) (quantity, bool) {
 	switch {
 	case isNumeral(w):
 		q.val, _ = parseNumeral(w)
-		if j+1 < len(toks) && (toks[j] == "point" || toks[j] == ".") && isDigits(toks[j+1]) && strings.IndexByte(w, '.') < 0 {
+		if j+1 < len(toks) && (toks[j] == "point" || toks[j] == ".") && IsDigits(toks[j+1]) && strings.IndexByte(w, '.') < 0 {
 			q.val, _ = parseNumeral(w + "." + toks[j+1])
 			j += 2
 		}
-	case w == "point" && j < len(toks) && isDigits(toks[j]):
+	case w == "point" && j < len(toks) && IsDigits(toks[j]):
 		q.val, _ = parseNumeral("0." + toks[j])
 		j++
 	default:
@@ -187,7 +187,7 @@ func Number(s string) (float64, bool) {
 		case w == "no" && i+1 < len(toks) && (toks[i+1] == "charge" || toks[i+1] == "fee" || toks[i+1] == "cost"):
 			zero = true
 			i++
-		case len(w) == 1 && !isLetters(w) && !isDigits(w):
+		case len(w) == 1 && !isLetters(w) && !IsDigits(w):
 			// punctuation
 		default:
 			return 0, false

@@ -220,7 +220,7 @@ func hasDigit(s string) bool {
 func ordinalOrUnit(s string) bool {
 	l := strings.ToLower(s)
 	for _, suf := range []string{"st", "nd", "rd", "th", "am", "pm", "s"} {
-		if strings.HasSuffix(l, suf) && isDigits(l[:len(l)-len(suf)]) {
+		if strings.HasSuffix(l, suf) && IsDigits(l[:len(l)-len(suf)]) {
 			return true
 		}
 	}

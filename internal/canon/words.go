@@ -192,24 +192,18 @@ func lower(s string) string {
 	return s
 }
 
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+// IsDigits reports whether s is one or more ASCII digits.
+func IsDigits(s string) bool { return allIn(s, '0', '9') }
 
-func isLetters(s string) bool {
+func isLetters(s string) bool { return allIn(s, 'a', 'z') }
+
+// allIn reports whether s is not empty and every byte of it is in lo..hi.
+func allIn(s string, lo, hi byte) bool {
 	if s == "" {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if s[i] < 'a' || s[i] > 'z' {
+		if s[i] < lo || s[i] > hi {
 			return false
 		}
 	}
@@ -329,12 +323,12 @@ func startsCardinal(w string) bool {
 // startsNumber reports whether w can begin a number: a number word or digits.
 func startsNumber(w string) bool {
 	k := lexicon[w].kind
-	return (k == unitWord || k == teenWord || k == tensWord) && w != "o" || isDigits(w)
+	return (k == unitWord || k == teenWord || k == tensWord) && w != "o" || IsDigits(w)
 }
 
 // endsNumber reports whether w can end a number: a number word or digits.
 func endsNumber(w string) bool {
-	return isNumberWord(w) || isDigits(w)
+	return isNumberWord(w) || IsDigits(w)
 }
 
 // digitOrdinal reads a written ordinal: "9th", "21st", "2nd", "3rd".
@@ -344,7 +338,7 @@ func digitOrdinal(w string) (int64, bool) {
 	}
 	switch w[len(w)-2:] {
 	case "st", "nd", "rd", "th":
-		if !isDigits(w[:len(w)-2]) {
+		if !IsDigits(w[:len(w)-2]) {
 			return 0, false
 		}
 		v, err := strconv.ParseInt(w[:len(w)-2], 10, 64)
@@ -443,7 +437,7 @@ func digitize(toks []string, letterO func(i int) bool) []string {
 }
 
 func appendDigits(out []string, d string, join bool) []string {
-	if join && len(out) > 0 && isDigits(out[len(out)-1]) {
+	if join && len(out) > 0 && IsDigits(out[len(out)-1]) {
 		out[len(out)-1] += d
 		return out
 	}

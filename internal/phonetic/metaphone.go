@@ -1,6 +1,9 @@
 package phonetic
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // dm is the state of one Double Metaphone encoding.
 type dm struct {
@@ -159,11 +162,7 @@ func (d *dm) encode() {
 				cur += 2
 			} else {
 				d.add("P")
-				if d.is(cur+1, 1, "P", "B") {
-					cur += 2
-				} else {
-					cur++
-				}
+				cur += d.skip(cur, 'P', 'B')
 			}
 		case 'Q':
 			d.add("K")
@@ -191,11 +190,7 @@ func (d *dm) encode() {
 				cur += 2
 			default:
 				d.add("T")
-				if d.is(cur+1, 1, "T", "D") {
-					cur += 2
-				} else {
-					cur++
-				}
+				cur += d.skip(cur, 'T', 'D')
 			}
 		case 'V':
 			d.add("F")
@@ -228,11 +223,7 @@ func (d *dm) encode() {
 			if !(cur == d.last && (d.is(cur-3, 3, "IAU", "EAU") || d.is(cur-2, 2, "AU", "OU"))) {
 				d.add("KS")
 			}
-			if d.is(cur+1, 1, "C", "X") {
-				cur += 2
-			} else {
-				cur++
-			}
+			cur += d.skip(cur, 'C', 'X')
 		case 'Z':
 			switch {
 			case d.at(cur+1) == 'H':
@@ -253,8 +244,8 @@ func (d *dm) encode() {
 }
 
 // skip is 2 when the next letter doubles the current one, else 1.
-func (d *dm) skip(cur int, r rune) int {
-	if d.at(cur+1) == r {
+func (d *dm) skip(cur int, next ...rune) int {
+	if slices.Contains(next, d.at(cur+1)) {
 		return 2
 	}
 	return 1
@@ -459,8 +450,5 @@ func (d *dm) s(cur int) int {
 	} else {
 		d.add("S")
 	}
-	if d.is(cur+1, 1, "S", "Z") {
-		return cur + 2
-	}
-	return cur + 1
+	return cur + d.skip(cur, 'S', 'Z')
 }

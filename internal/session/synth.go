@@ -183,13 +183,6 @@ func (s *Session) speak(plan trace.Plan) bool {
 	s.emit(trace.Event{Type: trace.CallerPlan, Actor: trace.ActorCaller, T: t, Plan: &plan})
 	s.emit(trace.Event{Type: trace.CallerUtterance, Actor: trace.ActorCaller, T: t, Text: text, Source: source, Plan: &plan,
 		DurationMS: int64(len(pcm)) * 1000 / audio.RecordRate})
-	switch plan.Kind {
-	case trace.PlanApprove:
-		s.ws.Approve(plan.Action)
-	case trace.PlanRevoke:
-		s.ws.Revoke(plan.Action)
-	case trace.PlanDecline:
-		s.ws.Decline(plan.Action)
-	}
+	s.ws.ApplyPlan(plan)
 	return true
 }

@@ -93,6 +93,13 @@ func (db *DB) AddPlan(ctx context.Context, studyID string, rows []audit.PlanRow)
 	return added, nil
 }
 
+// lockParticipant locks a participant's row until the transaction ends, so that two tabs of one
+// participant claim one after the other, and returns the participant's study.
+func lockParticipant(ctx context.Context, tx pgx.Tx, participantID int64) (study string, err error) {
+	err = tx.QueryRow(ctx, `SELECT study_id FROM participants WHERE id = $1 FOR UPDATE`, participantID).Scan(&study)
+	return study, err
+}
+
 // ClaimNext atomically hands the participant their next unfinished assignment and marks it
 // running: the one already running (a reload resumes it), else their pending one with the lowest
 // position, else — for a participant not yet bound to a plan slot — the first free slot's first
@@ -101,12 +108,10 @@ func (db *DB) AddPlan(ctx context.Context, studyID string, rows []audit.PlanRow)
 func (db *DB) ClaimNext(ctx context.Context, participantID int64) (audit.Assignment, error) {
 	var a audit.Assignment
 	err := db.tx(ctx, func(tx pgx.Tx) error {
-		var study string
-		// Lock the participant: two tabs of one participant claim one after the other.
-		if err := tx.QueryRow(ctx, `SELECT study_id FROM participants WHERE id = $1 FOR UPDATE`, participantID).Scan(&study); err != nil {
+		study, err := lockParticipant(ctx, tx, participantID)
+		if err != nil {
 			return err
 		}
-		var err error
 		a, err = scanAssignment(tx.QueryRow(ctx, `SELECT `+assignmentCols+` FROM assignments a
 			WHERE a.participant_id = $1 AND a.status = 'running' ORDER BY a.position LIMIT 1`, participantID))
 		if !errors.Is(err, pgx.ErrNoRows) {
@@ -183,8 +188,8 @@ func claimPending(ctx context.Context, tx pgx.Tx, participantID int64, now time.
 func (db *DB) HandCell(ctx context.Context, participantID int64, maxPerSystem int) (audit.Assignment, error) {
 	var a audit.Assignment
 	err := db.tx(ctx, func(tx pgx.Tx) error {
-		var study string
-		if err := tx.QueryRow(ctx, `SELECT study_id FROM participants WHERE id = $1 FOR UPDATE`, participantID).Scan(&study); err != nil {
+		study, err := lockParticipant(ctx, tx, participantID)
+		if err != nil {
 			return err
 		}
 		var open bool
@@ -195,7 +200,7 @@ func (db *DB) HandCell(ctx context.Context, participantID int64, maxPerSystem in
 			return audit.Errorf(audit.ErrConflict, "participant %d still has unfinished assignments", participantID)
 		}
 		var id int64
-		err := tx.QueryRow(ctx, `
+		err = tx.QueryRow(ctx, `
 			SELECT a.id FROM assignments a
 			WHERE a.study_id = $1 AND a.status = 'pending' AND a.participant_id IS NULL AND a.slot IS NULL
 			  AND NOT EXISTS (SELECT 1 FROM assignments m WHERE m.participant_id = $2 AND m.task_id = a.task_id)

@@ -13,36 +13,9 @@ import (
 
 	"github.com/voicebench/humanaudit/internal/audit"
 	"github.com/voicebench/humanaudit/internal/store"
-	"github.com/voicebench/humanaudit/internal/store/pgcluster"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
-
-// alive reports whether pid runs and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
-}
-
-func waitDead(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d still running", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func stopOnCleanup(t *testing.T, dir string) {
-	t.Cleanup(func() { pgcluster.Stop(context.Background(), pgcluster.Config{Dir: dir}) })
-}
 
 func TestEventsSurviveServerCrash(t *testing.T) {
 	if testing.Short() {
@@ -50,7 +23,7 @@ func TestEventsSurviveServerCrash(t *testing.T) {
 	}
 	ctx := context.Background()
 	data := storetest.ClusterDir(t)
-	stopOnCleanup(t, filepath.Join(data, "pg"))
+	storetest.StopOnCleanup(t, filepath.Join(data, "pg"))
 	db, err := store.Open(ctx, store.Config{DataDir: data})
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +54,7 @@ func TestEventsSurviveServerCrash(t *testing.T) {
 	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitDead(t, pid)
+	storetest.WaitDead(t, pid)
 	if _, err := log.Append(ctx, trace.Event{Type: trace.SessionEnd}); err == nil {
 		t.Fatal("an event was acknowledged while the server was down")
 	}
@@ -123,5 +96,5 @@ func TestEventsSurviveServerCrash(t *testing.T) {
 	if err := db2.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitDead(t, pid2)
+	storetest.WaitDead(t, pid2)
 }

@@ -22,16 +22,11 @@ func (db *DB) CreateSession(ctx context.Context, ns audit.NewSession) (audit.Ses
 	if ns.ID == "" {
 		ns.ID = "s_" + newToken()[:22]
 	}
-	if ns.Mode == "" {
-		ns.Mode = audit.ModeHuman
-	}
-	if err := ns.Mode.Check(); err != nil {
+	s, err := ns.Created(db.stamp())
+	if err != nil {
 		return audit.Session{}, err
 	}
-	s := audit.Session{ID: ns.ID, StudyID: ns.StudyID, AssignmentID: ns.AssignmentID, ParticipantID: ns.ParticipantID,
-		TaskID: ns.TaskID, TaskVersion: ns.TaskVersion, System: ns.System, Mode: ns.Mode, Seed: ns.Seed,
-		Status: audit.SessionCreated, CreatedAt: db.stamp(), Attempt: 1, ConsoleID: ns.ConsoleID, Condition: ns.Condition}
-	err := db.tx(ctx, func(tx pgx.Tx) error {
+	err = db.tx(ctx, func(tx pgx.Tx) error {
 		if ns.AssignmentID != 0 {
 			a, err := scanAssignment(tx.QueryRow(ctx, `SELECT `+assignmentCols+` FROM assignments a WHERE a.id = $1 FOR UPDATE`, ns.AssignmentID))
 			if err != nil {

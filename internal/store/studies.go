@@ -14,16 +14,13 @@ import (
 
 // CreateStudy stores a new study; an existing ID is ErrConflict.
 func (db *DB) CreateStudy(ctx context.Context, s audit.Study) (audit.Study, error) {
-	if err := audit.CheckStudyID(s.ID); err != nil {
-		return audit.Study{}, err
-	}
-	cfg, err := audit.ConfigObject(s.Config, "study config")
+	s, err := s.Checked()
 	if err != nil {
 		return audit.Study{}, err
 	}
-	s.Config, s.CreatedAt = cfg, db.stamp()
+	s.CreatedAt = db.stamp()
 	_, err = db.pool.Exec(ctx, `INSERT INTO studies (id, name, seed, config, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		s.ID, s.Name, s.Seed, []byte(cfg), s.CreatedAt)
+		s.ID, s.Name, s.Seed, []byte(s.Config), s.CreatedAt)
 	if err != nil {
 		return audit.Study{}, translate(err, "create study "+s.ID)
 	}
@@ -67,17 +64,13 @@ func (db *DB) SetStudyConfig(ctx context.Context, id string, config json.RawMess
 // UpsertSystem stores s, or updates the family, config and (when given) alias of an existing
 // system with the same label. An empty alias gets the next free "Agent A", "Agent B", ….
 func (db *DB) UpsertSystem(ctx context.Context, s audit.System) (audit.System, error) {
-	if strings.TrimSpace(s.Label) == "" {
-		return audit.System{}, audit.Errorf(audit.ErrInvalid, "system label is empty")
-	}
-	cfg, err := audit.ConfigObject(s.Config, "system "+s.Label+" config")
+	s, err := s.Checked()
 	if err != nil {
 		return audit.System{}, err
 	}
-	if path := secretPath(cfg); path != "" {
+	if path := secretPath(s.Config); path != "" {
 		return audit.System{}, audit.Errorf(audit.ErrInvalid, "system %s config field %s looks like a credential: keys belong in secrets.txt, never in the database", s.Label, path)
 	}
-	s.Config = cfg
 	err = db.tx(ctx, func(tx pgx.Tx) error {
 		// Serialise alias assignment so two systems never pick the same next letter.
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrateLockKey+1); err != nil {
@@ -111,7 +104,7 @@ func (db *DB) UpsertSystem(ctx context.Context, s audit.System) (audit.System, e
 		return tx.QueryRow(ctx, `
 			INSERT INTO systems (label, alias, family, config, created_at) VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT (label) DO UPDATE SET alias = EXCLUDED.alias, family = EXCLUDED.family, config = EXCLUDED.config
-			RETURNING created_at, config`, s.Label, s.Alias, s.Family, []byte(cfg), db.stamp()).Scan(&s.CreatedAt, &s.Config)
+			RETURNING created_at, config`, s.Label, s.Alias, s.Family, []byte(s.Config), db.stamp()).Scan(&s.CreatedAt, &s.Config)
 	})
 	s.CreatedAt = s.CreatedAt.UTC()
 	return s, translate(err, "store system "+s.Label)

@@ -499,40 +499,10 @@ func checkGold(f GoldField, spec FieldSpec) string {
 // leaks reports gold-only values (gold that no caller fact holds) found in the caller's initial
 // user state: the caller must not be told an answer the agent is supposed to work out.
 func (v *validator) leaks() {
-	var factValues []string
-	for _, f := range v.t.User.Facts {
-		for _, ver := range f.Versions {
-			factValues = append(factValues, canon.Fold(ver.Value))
-		}
-	}
 	// A gold value the caller can say (a whole fact value, or an item of a listed one) is not
 	// gold-only.
-	callerKnows := func(gold string) bool {
-		g := canon.Fold(gold)
-		for _, fv := range factValues {
-			if strings.Contains(fv, g) {
-				return true
-			}
-		}
-		return false
-	}
-	type place struct{ path, text string }
-	var initial []place
-	u := v.t.User
-	initial = append(initial, place{"$.user.persona.name", u.Persona.Name}, place{"$.user.persona.role", u.Persona.Role}, place{"$.user.persona.speaking", u.Persona.Speaking})
-	for i, g := range u.Goals {
-		initial = append(initial, place{fmt.Sprintf("$.user.goals[%d]", i), g})
-	}
-	for i, c := range u.Constraints {
-		initial = append(initial, place{fmt.Sprintf("$.user.constraints[%d]", i), c})
-	}
-	for i, f := range u.Facts {
-		if f.Reveal == OnEvent {
-			continue
-		}
-		initial = append(initial, place{fmt.Sprintf("$.user.facts[%d].label", i), f.Label})
-		initial = append(initial, place{fmt.Sprintf("$.user.facts[%d].versions[0]", i), f.Versions[0].Value + " " + f.Versions[0].Spoken})
-	}
+	callerKnows := v.t.KnownToCaller()
+	initial := v.initialState()
 	for _, gf := range v.t.Grader.Fields {
 		for _, gold := range GoldStrings(gf.Gold) {
 			if len(gold) < 3 || callerKnows(gold) {
@@ -547,6 +517,26 @@ func (v *validator) leaks() {
 				}
 			}
 		}
+	}
+}
+
+// KnownToCaller returns the test of whether a value is one the caller can say: it stands, case
+// and accents folded, inside some version of a caller fact's value.
+func (t *Task) KnownToCaller() func(value string) bool {
+	var factValues []string
+	for _, f := range t.User.Facts {
+		for _, ver := range f.Versions {
+			factValues = append(factValues, canon.Fold(ver.Value))
+		}
+	}
+	return func(value string) bool {
+		g := canon.Fold(value)
+		for _, fv := range factValues {
+			if strings.Contains(fv, g) {
+				return true
+			}
+		}
+		return false
 	}
 }
 

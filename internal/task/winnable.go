@@ -3,6 +3,8 @@ package task
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,11 +69,7 @@ func (v *validator) recordable() map[string][]json.RawMessage {
 		if tl.Kind != ToolRecord {
 			continue
 		}
-		var s struct {
-			Properties map[string]json.RawMessage `json:"properties"`
-		}
-		json.Unmarshal(tl.Parameters, &s)
-		for arg, schema := range s.Properties {
+		for arg, schema := range argumentSchemas(tl) {
 			field := arg
 			if f, ok := tl.Fields[arg]; ok {
 				field = f
@@ -253,12 +251,9 @@ func (v *validator) nestedRecordArguments() {
 		if tl.Kind != ToolRecord {
 			continue
 		}
-		var s struct {
-			Properties map[string]json.RawMessage `json:"properties"`
-		}
-		json.Unmarshal(tl.Parameters, &s)
-		for _, arg := range sortedKeys(s.Properties) {
-			if !isObjectSchema(s.Properties[arg]) {
+		args := argumentSchemas(tl)
+		for _, arg := range slices.Sorted(maps.Keys(args)) {
+			if !isObjectSchema(args[arg]) {
 				continue
 			}
 			if _, ok := v.t.Field(mapped(&tl, arg)); ok {
@@ -305,13 +300,14 @@ func firstField(t *Task) string {
 	return "field_name"
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// argumentSchemas returns a tool's argument schemas by argument name (none when its parameters
+// have no properties object; tools() reports that).
+func argumentSchemas(tl Tool) map[string]json.RawMessage {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
 	}
-	sort.Strings(out)
-	return out
+	json.Unmarshal(tl.Parameters, &s)
+	return s.Properties
 }
 
 // article puts "a" or "an" before a grader name.

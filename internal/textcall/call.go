@@ -157,14 +157,7 @@ func (c *call) speak(p trace.Plan, speaker Speaker) string {
 	text := speaker(p)
 	c.emit(trace.Event{Type: trace.CallerPlan, Actor: trace.ActorCaller, Plan: &p})
 	c.emit(trace.Event{Type: trace.CallerUtterance, Actor: trace.ActorCaller, Text: text, Source: "bank", Plan: &p})
-	switch p.Kind {
-	case trace.PlanApprove:
-		c.ws.Approve(p.Action)
-	case trace.PlanRevoke:
-		c.ws.Revoke(p.Action)
-	case trace.PlanDecline:
-		c.ws.Decline(p.Action)
-	}
+	c.ws.ApplyPlan(p)
 	c.advance(words(text) * callerMSPerWord)
 	return text
 }

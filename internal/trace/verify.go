@@ -86,14 +86,8 @@ var fieldKinds = map[string]fieldKind{
 func CheckLines(data []byte, allowUnknown bool) Defects {
 	var ds Defects
 	line := 0
-	for len(data) > 0 {
+	for b := range bytes.Lines(data) {
 		line++
-		var b []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			b, data = data[:i], data[i+1:]
-		} else {
-			b, data = data, nil
-		}
 		b = bytes.TrimSpace(b)
 		if len(b) == 0 || b[0] != '{' {
 			continue
@@ -193,14 +187,8 @@ func sortStrings(s []string) {
 func LineNumbers(data []byte) []int {
 	var out []int
 	line := 0
-	for len(data) > 0 {
+	for b := range bytes.Lines(data) {
 		line++
-		var b []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			b, data = data[:i], data[i+1:]
-		} else {
-			b, data = data, nil
-		}
 		if len(bytes.TrimSpace(b)) > 0 {
 			out = append(out, line)
 		}

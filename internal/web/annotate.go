@@ -23,12 +23,7 @@ import (
 const maxNote = 2000
 
 func (s *Server) annotatorAuth(c *fiber.Ctx) error {
-	a, err := s.cfg.Store.AnnotatorByToken(c.UserContext(), c.Params("token"))
-	if err != nil {
-		return err
-	}
-	c.Locals("annotator", a)
-	return c.Next()
+	return tokenAuth(c, "annotator", s.cfg.Store.AnnotatorByToken)
 }
 
 func annotatorOf(c *fiber.Ctx) audit.Annotator { return c.Locals("annotator").(audit.Annotator) }

@@ -105,11 +105,17 @@ func (ps *peers) current(sessionID string) *rtc.Peer {
 }
 
 func (s *Server) participantAuth(c *fiber.Ctx) error {
-	p, err := s.cfg.Store.ParticipantByToken(c.UserContext(), c.Params("token"))
+	return tokenAuth(c, "participant", s.cfg.Store.ParticipantByToken)
+}
+
+// tokenAuth admits a request to the pages behind a link token (the :token parameter) when lookup
+// finds the token's holder, whom it keeps in the request's locals under key.
+func tokenAuth[T any](c *fiber.Ctx, key string, lookup func(context.Context, string) (T, error)) error {
+	holder, err := lookup(c.UserContext(), c.Params("token"))
 	if err != nil {
 		return err
 	}
-	c.Locals("participant", p)
+	c.Locals(key, holder)
 	return c.Next()
 }
 

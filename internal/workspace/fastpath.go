@@ -62,9 +62,7 @@ func (p *plainParser) value(depth int) (any, bool) {
 		if m == nil {
 			m = make(map[string]any, 4)
 		}
-		p.space()
-		if p.i < len(p.b) && p.b[p.i] == '}' {
-			p.i++
+		if p.closes('}') {
 			return m, true
 		}
 		for {
@@ -76,36 +74,25 @@ func (p *plainParser) value(depth int) (any, bool) {
 			if _, dup := m[k]; dup {
 				return nil, false
 			}
-			p.space()
-			if p.i >= len(p.b) || p.b[p.i] != ':' {
+			if !p.colon() {
 				return nil, false
 			}
-			p.i++
-			p.space()
 			v, ok := p.value(depth + 1)
 			if !ok {
 				return nil, false
 			}
 			m[k] = v
-			p.space()
-			if p.i >= len(p.b) {
+			switch done, ok := p.afterItem('}'); {
+			case !ok:
 				return nil, false
-			}
-			if p.b[p.i] == '}' {
-				p.i++
+			case done:
 				return m, true
 			}
-			if p.b[p.i] != ',' {
-				return nil, false
-			}
-			p.i++
 		}
 	case c == '[':
 		p.i++
 		a := []any{}
-		p.space()
-		if p.i < len(p.b) && p.b[p.i] == ']' {
-			p.i++
+		if p.closes(']') {
 			return a, true
 		}
 		for {
@@ -115,18 +102,12 @@ func (p *plainParser) value(depth int) (any, bool) {
 				return nil, false
 			}
 			a = append(a, v)
-			p.space()
-			if p.i >= len(p.b) {
+			switch done, ok := p.afterItem(']'); {
+			case !ok:
 				return nil, false
-			}
-			if p.b[p.i] == ']' {
-				p.i++
+			case done:
 				return a, true
 			}
-			if p.b[p.i] != ',' {
-				return nil, false
-			}
-			p.i++
 		}
 	case c == '"':
 		return p.str()
@@ -138,21 +119,67 @@ func (p *plainParser) value(depth int) (any, bool) {
 		return nil, p.word("null")
 	case c == '-' || c >= '0' && c <= '9':
 		start := p.i
-		for p.i < len(p.b) {
-			c := p.b[p.i]
-			if c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' || c >= '0' && c <= '9' {
-				p.i++
-				continue
-			}
-			break
-		}
-		n := string(p.b[start:p.i])
-		if !validNumber(n) {
+		if !p.number() {
 			return nil, false
 		}
-		return json.Number(n), true
+		return json.Number(p.b[start:p.i]), true
 	}
 	return nil, false
+}
+
+// closes skips whitespace and then end, the closing bracket of an empty object or array, if it
+// comes next.
+func (p *plainParser) closes(end byte) bool {
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == end {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// afterItem reads what follows a member or element: end (done) or a comma (not done); anything
+// else is not ok.
+func (p *plainParser) afterItem(end byte) (done, ok bool) {
+	p.space()
+	if p.i >= len(p.b) {
+		return false, false
+	}
+	switch p.b[p.i] {
+	case end:
+		p.i++
+		return true, true
+	case ',':
+		p.i++
+		return false, true
+	}
+	return false, false
+}
+
+// colon reads the colon between a member's name and its value, with the whitespace around it.
+func (p *plainParser) colon() bool {
+	p.space()
+	if p.i >= len(p.b) || p.b[p.i] != ':' {
+		return false
+	}
+	p.i++
+	p.space()
+	return true
+}
+
+// number reads the characters a JSON number can hold and reports whether they are a number
+// literal.
+func (p *plainParser) number() bool {
+	start := p.i
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		if c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' || c >= '0' && c <= '9' {
+			p.i++
+			continue
+		}
+		break
+	}
+	return validNumber(string(p.b[start:p.i]))
 }
 
 func (p *plainParser) word(w string) bool {
@@ -434,10 +461,7 @@ func plainArgs(raw []byte, into []plainArg) ([]plainArg, bool) {
 		return nil, false
 	}
 	p.i++
-	p.space()
-	if p.i < len(p.b) && p.b[p.i] == '}' {
-		p.i++
-	} else {
+	if !p.closes('}') {
 		for {
 			p.space()
 			ks := p.i
@@ -450,30 +474,19 @@ func plainArgs(raw []byte, into []plainArg) ([]plainArg, bool) {
 					return nil, false
 				}
 			}
-			p.space()
-			if p.i >= len(p.b) || p.b[p.i] != ':' {
+			if !p.colon() {
 				return nil, false
 			}
-			p.i++
-			p.space()
 			vs := p.i
 			var kind byte
-			switch c := byte(0); {
+			switch {
 			case p.i < len(p.b) && p.b[p.i] == '"':
 				if _, ok := p.strSpan(); !ok {
 					return nil, false
 				}
 				kind = 's'
 			case p.i < len(p.b) && (p.b[p.i] == '-' || p.b[p.i] >= '0' && p.b[p.i] <= '9'):
-				for p.i < len(p.b) {
-					c = p.b[p.i]
-					if c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' || c >= '0' && c <= '9' {
-						p.i++
-						continue
-					}
-					break
-				}
-				if !validNumber(string(p.b[vs:p.i])) {
+				if !p.number() {
 					return nil, false
 				}
 				kind = 'n'
@@ -485,18 +498,13 @@ func plainArgs(raw []byte, into []plainArg) ([]plainArg, bool) {
 				return nil, false
 			}
 			out = append(out, plainArg{key: key, raw: p.b[vs:p.i], kind: kind})
-			p.space()
-			if p.i >= len(p.b) {
+			done, ok := p.afterItem('}')
+			if !ok {
 				return nil, false
 			}
-			if p.b[p.i] == '}' {
-				p.i++
+			if done {
 				break
 			}
-			if p.b[p.i] != ',' {
-				return nil, false
-			}
-			p.i++
 		}
 	}
 	p.space()

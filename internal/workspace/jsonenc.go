@@ -58,27 +58,7 @@ func appendCanonical(b []byte, v any) ([]byte, bool) {
 		}
 		return append(b, ']'), true
 	case map[string]any:
-		if x == nil {
-			return append(b, "null"...), true
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, k)
-			b = append(b, ':')
-			var ok bool
-			if b, ok = appendCanonical(b, x[k]); !ok {
-				return b, false
-			}
-		}
-		return append(b, '}'), true
+		return appendObject(b, x)
 	case float64:
 		return appendFloat(b, x)
 	case []Hit:
@@ -98,29 +78,35 @@ func appendCanonical(b []byte, v any) ([]byte, bool) {
 		}
 		return append(b, ']'), true
 	case map[string]json.RawMessage:
-		if x == nil {
-			return append(b, "null"...), true
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, k)
-			b = append(b, ':')
-			var ok bool
-			if b, ok = appendCanonical(b, x[k]); !ok {
-				return b, false
-			}
-		}
-		return append(b, '}'), true
+		return appendObject(b, x)
 	}
 	return b, false
+}
+
+// appendObject appends m as a JSON object with its keys sorted (null for a nil map), as
+// encoding/json writes a map with string keys.
+func appendObject[V any](b []byte, m map[string]V) ([]byte, bool) {
+	if m == nil {
+		return append(b, "null"...), true
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		var ok bool
+		if b, ok = appendCanonical(b, m[k]); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
 }
 
 // appendFloat writes a float64 the way encoding/json does: the shortest decimal that reads back,

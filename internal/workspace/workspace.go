@@ -541,6 +541,19 @@ func (w *Workspace) DeclineSpoken(action, words string, meta map[string]string) 
 		Source: "caller_speech", Text: words, Meta: meta})
 }
 
+// ApplyPlan gives a synthetic caller's plan its effect on authorizations: an approval, revocation
+// or decline of the plan's action (Approve, Revoke, Decline); other plans change nothing here.
+func (w *Workspace) ApplyPlan(p trace.Plan) {
+	switch p.Kind {
+	case trace.PlanApprove:
+		w.Approve(p.Action)
+	case trace.PlanRevoke:
+		w.Revoke(p.Action)
+	case trace.PlanDecline:
+		w.Decline(p.Action)
+	}
+}
+
 // Snapshot is the workspace state at one moment.
 type Snapshot struct {
 	Fields    map[string]json.RawMessage `json:"fields"`

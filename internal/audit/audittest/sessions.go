@@ -23,16 +23,11 @@ func (s *Store) CreateSession(_ context.Context, ns audit.NewSession) (audit.Ses
 	if ns.ID == "" {
 		ns.ID = "s_" + newToken(24)[:22]
 	}
-	if ns.Mode == "" {
-		ns.Mode = audit.ModeHuman
-	}
-	if err := ns.Mode.Check(); err != nil {
+	clone(&ns.ID, &ns.StudyID, &ns.TaskID, &ns.System, &ns.ConsoleID, &ns.Condition)
+	sess, err := ns.Created(s.stamp())
+	if err != nil {
 		return audit.Session{}, err
 	}
-	clone(&ns.ID, &ns.StudyID, &ns.TaskID, &ns.System, &ns.ConsoleID, &ns.Condition)
-	sess := audit.Session{ID: ns.ID, StudyID: ns.StudyID, AssignmentID: ns.AssignmentID, ParticipantID: ns.ParticipantID,
-		TaskID: ns.TaskID, TaskVersion: ns.TaskVersion, System: ns.System, Mode: ns.Mode, Seed: ns.Seed,
-		Status: audit.SessionCreated, CreatedAt: s.stamp(), Attempt: 1, ConsoleID: ns.ConsoleID, Condition: ns.Condition}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var a *audit.Assignment

@@ -139,10 +139,7 @@ func plausibleToken(t string) bool { return len(t) >= 22 && len(t) <= 128 }
 
 // CreateStudy stores a new study; an existing ID is ErrConflict.
 func (s *Store) CreateStudy(_ context.Context, st audit.Study) (audit.Study, error) {
-	if err := audit.CheckStudyID(st.ID); err != nil {
-		return audit.Study{}, err
-	}
-	cfg, err := audit.ConfigObject(st.Config, "study config")
+	st, err := st.Checked()
 	if err != nil {
 		return audit.Study{}, err
 	}
@@ -152,7 +149,7 @@ func (s *Store) CreateStudy(_ context.Context, st audit.Study) (audit.Study, err
 	if s.studies[st.ID] != nil {
 		return audit.Study{}, audit.Errorf(audit.ErrConflict, "create study %s", st.ID)
 	}
-	st.Config, st.CreatedAt = cfg, s.stamp()
+	st.CreatedAt = s.stamp()
 	s.studies[st.ID] = &st
 	return st, nil
 }
@@ -172,10 +169,7 @@ func (s *Store) Study(_ context.Context, id string) (audit.Study, error) {
 func (s *Store) Studies(_ context.Context) ([]audit.Study, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := []audit.Study{}
-	for _, st := range s.studies {
-		out = append(out, *st)
-	}
+	out := copies(s.studies)
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
 			return out[i].CreatedAt.Before(out[j].CreatedAt)
@@ -204,10 +198,7 @@ func (s *Store) SetStudyConfig(_ context.Context, id string, config json.RawMess
 // UpsertSystem stores sys, or updates an existing system with the same label; an empty alias gets
 // the next free "Agent A", "Agent B", ….
 func (s *Store) UpsertSystem(_ context.Context, sys audit.System) (audit.System, error) {
-	if strings.TrimSpace(sys.Label) == "" {
-		return audit.System{}, audit.Errorf(audit.ErrInvalid, "system label is empty")
-	}
-	cfg, err := audit.ConfigObject(sys.Config, "system "+sys.Label+" config")
+	sys, err := sys.Checked()
 	if err != nil {
 		return audit.System{}, err
 	}
@@ -229,7 +220,7 @@ func (s *Store) UpsertSystem(_ context.Context, sys audit.System) (audit.System,
 			return audit.System{}, audit.Errorf(audit.ErrConflict, "store system %s", sys.Label)
 		}
 	}
-	sys.Config, sys.CreatedAt = cfg, s.stamp()
+	sys.CreatedAt = s.stamp()
 	if old != nil {
 		sys.CreatedAt = old.CreatedAt
 	}
@@ -254,6 +245,15 @@ func mapValues[K comparable, V any](m map[K]V) []V {
 	return out
 }
 
+// copies returns copies of the records m points to, in no order (empty, not nil, for none).
+func copies[K comparable, V any](m map[K]*V) []V {
+	out := make([]V, 0, len(m))
+	for _, v := range m {
+		out = append(out, *v)
+	}
+	return out
+}
+
 // System returns the system with label.
 func (s *Store) System(_ context.Context, label string) (audit.System, error) {
 	s.mu.Lock()
@@ -268,10 +268,7 @@ func (s *Store) System(_ context.Context, label string) (audit.System, error) {
 func (s *Store) Systems(_ context.Context) ([]audit.System, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := []audit.System{}
-	for _, sys := range s.systems {
-		out = append(out, *sys)
-	}
+	out := copies(s.systems)
 	sort.Slice(out, func(i, j int) bool {
 		if len(out[i].Alias) != len(out[j].Alias) {
 			return len(out[i].Alias) < len(out[j].Alias)

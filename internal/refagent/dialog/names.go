@@ -427,7 +427,7 @@ var addressStops = map[string]bool{"it's": true, "there's": true, "that's": true
 func addressText(ws []asr.Word) string {
 	start := -1
 	for i, w := range ws {
-		if !canon.IsNumberWord(w.Text) && !isNumeral(w.Text) {
+		if !canon.IsNumberWord(w.Text) && !canon.IsDigits(w.Text) {
 			continue
 		}
 		// "The unit is nineteen. Fifteen oh two Magnolia …": a unit number said before the
@@ -471,14 +471,14 @@ func addressText(ws []asr.Word) string {
 		kept = append(kept, w)
 	}
 	a := strings.Fields(canon.Address(strings.Join(kept, " ")))
-	if n := len(a); n >= 2 && len(a[n-1]) == 5 && isNumeral(a[n-1]) {
+	if n := len(a); n >= 2 && len(a[n-1]) == 5 && canon.IsDigits(a[n-1]) {
 		if st := zipState(a[n-1]); st != "" && a[n-2] != st {
 			a = append(a[:n-1], st, a[n-1])
 		}
 	}
 	for i, w := range a {
 		switch {
-		case len(w) <= 2 && !isNumeral(w) && w != "st" && w != "rd" && w != "dr" && w != "ln" && w != "ct" && w != "pl":
+		case len(w) <= 2 && !canon.IsDigits(w) && w != "st" && w != "rd" && w != "dr" && w != "ln" && w != "ct" && w != "pl":
 			a[i] = strings.ToUpper(w) // directionals, state codes
 		default:
 			a[i] = titleWord(w)
@@ -500,18 +500,6 @@ func afterUnitWord(ws []asr.Word, i int) bool {
 		return false
 	}
 	return false
-}
-
-func isNumeral(w string) bool {
-	if w == "" {
-		return false
-	}
-	for _, r := range w {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // zipRanges map the first three digits of a US ZIP code to the state (USPS): each entry is the

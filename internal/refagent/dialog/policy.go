@@ -3,10 +3,10 @@ package dialog
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -511,11 +511,7 @@ func prefixed(v fieldValue) []fieldValue {
 // column of the field's name ("nightly_rate"), or the last words of it ("slot_id" for
 // new_slot_id, when only one field ends so).
 func (p *policy) fillFromLookup(t *toolInfo, rec map[string]any) {
-	keys := make([]string, 0, len(rec))
-	for k := range rec {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(rec))
 	record := map[string]json.RawMessage{}
 	argWords := map[string]bool{}
 	for _, a := range t.Params {
@@ -767,14 +763,9 @@ func (p *policy) next() action {
 			return p.calls(ack, cs...)
 		}
 	}
-	if p.kbDone && !p.derived {
-		p.derived = true
-		if rec := p.deriveFromKnowledge(); len(rec) > 0 {
-			p.queueRecord(rec)
-			q := p.queue
-			p.queue = nil
-			p.ack = ack
-			return action{calls: q}
+	if p.kbDone {
+		if a, ok := p.recordDerived(ack); ok {
+			return a
 		}
 	}
 	// One question per turn for each field not yet filled.
@@ -794,14 +785,9 @@ func (p *policy) next() action {
 			return p.calls(ack, call{name: t.Name, args: b})
 		}
 	}
-	if p.kbContext && !p.derived {
-		p.derived = true
-		if rec := p.deriveFromKnowledge(); len(rec) > 0 {
-			p.queueRecord(rec)
-			q := p.queue
-			p.queue = nil
-			p.ack = ack
-			return action{calls: q}
+	if p.kbContext {
+		if a, ok := p.recordDerived(ack); ok {
+			return a
 		}
 	}
 	// Mark the artifact ready.
@@ -979,12 +965,7 @@ func (p *policy) contextQuery() string {
 		}
 	}
 	for _, rec := range p.lookups {
-		keys := make([]string, 0, len(rec))
-		for k := range rec {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(rec)) {
 			if s, ok := rec[k].(string); ok && len(strings.Fields(s)) <= 3 && strings.IndexFunc(s, unicode.IsDigit) < 0 {
 				add(s)
 			}
@@ -1161,6 +1142,24 @@ func (p *policy) knowledgeValue(f *field, s, low string, named bool) (fieldValue
 	return fieldValue{}, false
 }
 
+// recordDerived, once per knowledge-base answer, records what the knowledge base says of the fields
+// (deriveFromKnowledge); ok is false when it already ran or derived nothing.
+func (p *policy) recordDerived(ack string) (a action, ok bool) {
+	if p.derived {
+		return action{}, false
+	}
+	p.derived = true
+	rec := p.deriveFromKnowledge()
+	if len(rec) == 0 {
+		return action{}, false
+	}
+	p.queueRecord(rec)
+	q := p.queue
+	p.queue = nil
+	p.ack = ack
+	return action{calls: q}, true
+}
+
 func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
 	var sentences []string
 	for _, t := range p.kbTexts {
@@ -1168,12 +1167,7 @@ func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
 	}
 	var looked []string
 	for _, rec := range p.lookups {
-		keys := make([]string, 0, len(rec))
-		for k := range rec {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(rec)) {
 			if s, ok := rec[k].(string); ok && len(s) > 2 {
 				looked = append(looked, strings.ToLower(s))
 			}

@@ -1306,16 +1306,7 @@ var soundAlikes = map[string]bool{"of": true, "for": true, "to": true, "too": tr
 // returned the nearest of its sentences, not what was said. (A word or two the open model misheard
 // in a plain answer, "share" for "sure", does not count.)
 func forced(s *asr.Slot, words []string) bool {
-	vocab := map[string]bool{}
-	for _, w := range s.Grammar().Vocabulary() {
-		vocab[w] = true
-	}
-	out := 0
-	for _, w := range words {
-		if !vocab[w] && !fillerWords[w] && !soundAlikes[w] && !numberWords[w] {
-			out++
-		}
-	}
+	out := outsideGrammar(s, words)
 	return out >= 2 && 5*out >= len(words)
 }
 

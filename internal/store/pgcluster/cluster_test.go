@@ -12,34 +12,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/voicebench/humanaudit/internal/store"
 	"github.com/voicebench/humanaudit/internal/store/pgcluster"
 	"github.com/voicebench/humanaudit/internal/store/storetest"
 )
-
-// alive reports whether pid runs and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
-}
-
-func waitDead(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d still running", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // processUID returns the real uid of pid.
 func processUID(t *testing.T, pid int) int {
@@ -58,10 +35,6 @@ func processUID(t *testing.T, pid int) int {
 	return -1
 }
 
-func stopOnCleanup(t *testing.T, dir string) {
-	t.Cleanup(func() { pgcluster.Stop(context.Background(), pgcluster.Config{Dir: dir}) })
-}
-
 func TestClusterReusedAcrossRunsAndStoppedByLastUser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL cluster")
@@ -69,7 +42,7 @@ func TestClusterReusedAcrossRunsAndStoppedByLastUser(t *testing.T) {
 	ctx := context.Background()
 	// A root long enough that the socket cannot live in it (sun_path holds 107 bytes).
 	dir := filepath.Join(storetest.ClusterDir(t), strings.Repeat("long-directory-name-", 5), "pg")
-	stopOnCleanup(t, dir)
+	storetest.StopOnCleanup(t, dir)
 
 	// An earlier run starts the cluster and exits without stopping it.
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -79,7 +52,7 @@ func TestClusterReusedAcrossRunsAndStoppedByLastUser(t *testing.T) {
 		t.Fatalf("helper run: %v: %s", err, out)
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	if err != nil || !alive(pid) {
+	if err != nil || !storetest.Alive(pid) {
 		t.Fatalf("helper printed %q; want the pid of a running postmaster", out)
 	}
 
@@ -128,13 +101,13 @@ func TestClusterReusedAcrossRunsAndStoppedByLastUser(t *testing.T) {
 	if err := a.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if !alive(pid) {
+	if !storetest.Alive(pid) {
 		t.Fatal("first Close stopped the server while another user still holds it")
 	}
 	if err := b.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitDead(t, pid)
+	storetest.WaitDead(t, pid)
 	if _, err := os.Stat(a.SocketDir()); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket directory %s left behind after stop (%v)", a.SocketDir(), err)
 	}
@@ -160,13 +133,13 @@ func TestClusterReusedAcrossRunsAndStoppedByLastUser(t *testing.T) {
 	if err := c.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if !alive(c.PID()) {
+	if !storetest.Alive(c.PID()) {
 		t.Fatal("a held cluster was stopped by Close")
 	}
 	if err := pgcluster.Stop(ctx, pgcluster.Config{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	waitDead(t, c.PID())
+	storetest.WaitDead(t, c.PID())
 }
 
 func TestClusterPermissionProblemIsOneLineNamingTheDirectory(t *testing.T) {
@@ -242,7 +215,7 @@ func TestStalePIDOfAnotherProcessIsNotTheServer(t *testing.T) {
 	}
 	ctx := context.Background()
 	dir := filepath.Join(storetest.ClusterDir(t), "pg")
-	stopOnCleanup(t, dir)
+	storetest.StopOnCleanup(t, dir)
 	c, err := pgcluster.Start(ctx, pgcluster.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +230,7 @@ func TestStalePIDOfAnotherProcessIsNotTheServer(t *testing.T) {
 	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitDead(t, pid)
+	storetest.WaitDead(t, pid)
 	c.Close(ctx)
 	if st, err := pgcluster.Inspect(pgcluster.Config{Dir: dir}); err != nil || st.Running {
 		t.Fatalf("Inspect after the crash = %+v, %v; want stopped", st, err)
@@ -278,7 +251,7 @@ func TestStalePIDOfAnotherProcessIsNotTheServer(t *testing.T) {
 	if err := pgcluster.Stop(ctx, pgcluster.Config{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	if !alive(decoy) {
+	if !storetest.Alive(decoy) {
 		t.Fatal("Stop signalled an unrelated process that had the stale pid")
 	}
 	again, err := pgcluster.Start(ctx, pgcluster.Config{Dir: dir})
@@ -291,7 +264,7 @@ func TestStalePIDOfAnotherProcessIsNotTheServer(t *testing.T) {
 	if err := again.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitDead(t, again.PID())
+	storetest.WaitDead(t, again.PID())
 }
 
 // sessionOf returns the session id of pid (field 6 of /proc/PID/stat).

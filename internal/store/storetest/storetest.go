@@ -190,6 +190,35 @@ func ClusterDir(tb testing.TB) string {
 	return dir
 }
 
+// StopOnCleanup stops the private cluster in dir when the test ends. Call it after ClusterDir, so
+// that the cluster stops before its directory is removed.
+func StopOnCleanup(tb testing.TB, dir string) {
+	tb.Cleanup(func() { pgcluster.Stop(context.Background(), pgcluster.Config{Dir: dir}) })
+}
+
+// Alive reports whether pid runs and is not a zombie.
+func Alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
+
+// WaitDead waits for pid to end (up to 30 s, then the test fails).
+func WaitDead(tb testing.TB, pid int) {
+	tb.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for Alive(pid) {
+		if time.Now().After(deadline) {
+			tb.Fatalf("process %d still running", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // StartDecoy runs a process whose name is postgres but that is no postmaster (a copy of sleep), as
 // an unrelated process may take over a crashed server's pid after a reboot; it is killed when the
 // test ends.
