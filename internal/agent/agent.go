@@ -80,6 +80,15 @@ type Tool struct {
 	Parameters  json.RawMessage
 }
 
+// Schema is the tool's parameters, or the schema of no parameters (an empty object) that the
+// providers require when it has none.
+func (t Tool) Schema() json.RawMessage {
+	if len(t.Parameters) == 0 {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	return t.Parameters
+}
+
 // Config is what a session asks of the agent for one call.
 type Config struct {
 	Instructions string
@@ -113,6 +122,13 @@ type Applied struct {
 	// Notes say what the adapter changed to make the provider accept the session (schema
 	// keywords dropped or rewritten, a voice substituted).
 	Notes []string
+}
+
+// Clone returns a copy that shares no slice with a.
+func (a Applied) Clone() Applied {
+	a.Tools = append([]string(nil), a.Tools...)
+	a.Notes = append([]string(nil), a.Notes...)
+	return a
 }
 
 // SessionReporter is an Adapter that reports what the provider applied, once Connect succeeded.

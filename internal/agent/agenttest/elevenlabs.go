@@ -57,24 +57,16 @@ type ElevenLabsOptions struct {
 // closes the conversation when pongs do not come, refuses overrides its security settings do not
 // allow by closing with 1008, and ignores tool results that do not echo a pending tool_call_id.
 type ElevenLabsFake struct {
-	script Script
+	script cursor
 	opts   ElevenLabsOptions
-	srv    *httptest.Server
-	up     websocket.Upgrader
+	server
 
 	traffic
-	next        int
-	transcript  int
 	signatures  map[string]string // signature → agent id (single use)
 	nsig        int
 	initiations []map[string]any
-	closes      []string
 	pings       int
 	pongs       int
-	conns       map[*elConn]bool
-	nconn       int
-	wg          sync.WaitGroup
-	closed      bool
 }
 
 // NewElevenLabsFake starts a fake on loopback; it is closed when tb ends.
@@ -92,56 +84,20 @@ func NewElevenLabsFake(tb testing.TB, opts ElevenLabsOptions, s Script) *ElevenL
 	if opts.SilenceMS <= 0 {
 		opts.SilenceMS = 500
 	}
-	f := &ElevenLabsFake{script: s, opts: opts, signatures: map[string]string{}, conns: map[*elConn]bool{},
-		traffic: traffic{audioType: elevenlabs.AudioKey}}
+	f := &ElevenLabsFake{script: cursor{s: s}, opts: opts, signatures: map[string]string{}, traffic: traffic{audioType: elevenlabs.AudioKey}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serveHTTP))
 	tb.Cleanup(f.Close)
 	return f
 }
 
 // URL is the conversation WebSocket endpoint (the REST API is on the same host).
-func (f *ElevenLabsFake) URL() string {
-	return "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/v1/convai/conversation"
-}
-
-// Close drops every connection and stops the server.
-func (f *ElevenLabsFake) Close() {
-	f.mu.Lock()
-	f.closed = true
-	conns := make([]*elConn, 0, len(f.conns))
-	for c := range f.conns {
-		conns = append(conns, c)
-	}
-	f.mu.Unlock()
-	for _, c := range conns {
-		c.ws.Close()
-	}
-	f.wg.Wait()
-	f.srv.Close()
-}
-
-// DropAll closes every connection's TCP socket without a close frame.
-func (f *ElevenLabsFake) DropAll() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for c := range f.conns {
-		c.ws.UnderlyingConn().Close()
-	}
-}
+func (f *ElevenLabsFake) URL() string { return f.wsURL("/v1/convai/conversation") }
 
 // Initiations returns the conversation_initiation_client_data events received.
-func (f *ElevenLabsFake) Initiations() []map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.initiations)
-}
+func (f *ElevenLabsFake) Initiations() []map[string]any { return snapshot(&f.mu, &f.initiations) }
 
 // Closes returns the close frames the fake sent ("1008 reason").
-func (f *ElevenLabsFake) Closes() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.closes)
-}
+func (f *ElevenLabsFake) Closes() []string { return f.closeFrames() }
 
 // Pings returns how many pings the fake sent and how many were answered with their event id.
 func (f *ElevenLabsFake) Pings() (sent, answered int) {
@@ -159,28 +115,6 @@ func (f *ElevenLabsFake) agent(id string) (ElevenLabsAgent, bool) {
 	return ElevenLabsAgent{}, false
 }
 
-func (f *ElevenLabsFake) nextReply() Reply {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.next >= len(f.script.Replies) {
-		return Reply{Text: "Okay.", AudioMS: 200}
-	}
-	r := f.script.Replies[f.next]
-	f.next++
-	return r
-}
-
-func (f *ElevenLabsFake) nextTranscript() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.transcript >= len(f.script.CallerTranscripts) {
-		return "(caller speech)"
-	}
-	t := f.script.CallerTranscripts[f.transcript]
-	f.transcript++
-	return t
-}
-
 func writeDetail(w http.ResponseWriter, code int, status, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
@@ -188,11 +122,8 @@ func writeDetail(w http.ResponseWriter, code int, status, msg string) {
 }
 
 func (f *ElevenLabsFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	f.handshakes = append(f.handshakes, Handshake{Path: r.URL.Path, Auth: r.Header.Get(elevenlabs.KeyHeader) != ""})
-	closed := f.closed
-	f.mu.Unlock()
-	if closed {
+	f.upgrade(Handshake{Path: r.URL.Path, Auth: r.Header.Get(elevenlabs.KeyHeader) != ""})
+	if f.reg.Closed() {
 		http.NotFound(w, r)
 		return
 	}
@@ -291,39 +222,26 @@ func (f *ElevenLabsFake) serveConversation(w http.ResponseWriter, r *http.Reques
 		writeDetail(w, http.StatusNotFound, "agent_not_found", "Agent not found")
 		return
 	}
-	ws, err := f.up.Upgrade(w, r, nil)
-	if err != nil {
-		return
-	}
-	f.mu.Lock()
-	if f.closed {
+	f.reg.Serve(w, r, func(ws *websocket.Conn, n int) {
+		f.mu.Lock()
+		sig := r.URL.Query().Get("conversation_signature")
+		signed := f.signatures[sig] == id
+		delete(f.signatures, sig)
 		f.mu.Unlock()
-		ws.Close()
-		return
-	}
-	sig := r.URL.Query().Get("conversation_signature")
-	signed := f.signatures[sig] == id
-	delete(f.signatures, sig)
-	f.nconn++
-	c := &elConn{f: f, a: a, id: f.nconn, ws: ws, pendingPings: map[int64]time.Time{}, calls: map[string]bool{}, stop: make(chan struct{})}
-	f.conns[c] = true
-	f.wg.Add(1)
-	f.mu.Unlock()
-	defer f.wg.Done()
-	if a.Private && !signed {
-		c.closeWith(websocket.ClosePolicyViolation, "Authentication failed: conversation signature missing or invalid")
-		c.finish()
-		return
-	}
-	c.serve()
+		c := &elConn{wsConn: wsConn{t: &f.traffic, id: n, ws: ws}, f: f, a: a, pendingPings: map[int64]time.Time{}, stop: make(chan struct{})}
+		if a.Private && !signed {
+			c.closeWith(websocket.ClosePolicyViolation, "Authentication failed: conversation signature missing or invalid")
+			c.finish()
+			return
+		}
+		c.serve()
+	})
 }
 
 type elConn struct {
-	f   *ElevenLabsFake
-	a   ElevenLabsAgent
-	id  int
-	ws  *websocket.Conn
-	wmu sync.Mutex
+	wsConn
+	f *ElevenLabsFake
+	a ElevenLabsAgent
 
 	mu           sync.Mutex
 	started      bool
@@ -333,88 +251,41 @@ type elConn struct {
 	pingSeq      int64
 	pendingPings map[int64]time.Time
 	vad          vad
-	turn         *elTurn
-	calls        map[string]bool
-	callSeq      int
-	toolDone     chan struct{}
-	closing      bool
+	turns        turnQueue
+	calls        pendingCalls
 	stop         chan struct{}
 	stopOnce     sync.Once
-	wg           sync.WaitGroup
+	wg           sync.WaitGroup // the pinger
 }
 
+// elTurn is an agent response, numbered by the event id its messages carry.
 type elTurn struct {
-	event  int64
-	cancel chan struct{}
-	once   sync.Once
-	done   chan struct{}
+	*turn
+	event int64
 }
-
-func (t *elTurn) stop() { t.once.Do(func() { close(t.cancel) }) }
 
 func (c *elConn) send(kind string, msg any) error {
-	b, err := json.Marshal(msg)
-	if err != nil {
-		return err
-	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.f.mu.Lock()
-	c.f.sent = append(c.f.sent, kind)
-	c.f.mu.Unlock()
-	c.ws.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	return c.ws.WriteMessage(websocket.TextMessage, b)
-}
-
-func (c *elConn) closeWith(code int, reason string) {
-	c.mu.Lock()
-	c.closing = true
-	c.mu.Unlock()
-	c.f.mu.Lock()
-	c.f.closes = append(c.f.closes, fmt.Sprintf("%d %s", code, reason))
-	c.f.mu.Unlock()
-	c.wmu.Lock()
-	c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
-	c.wmu.Unlock()
-	c.ws.Close()
+	return c.sendJSON(websocket.TextMessage, kind, msg)
 }
 
 func (c *elConn) finish() {
 	c.ws.Close()
 	c.stopOnce.Do(func() { close(c.stop) })
-	c.mu.Lock()
-	if c.turn != nil {
-		c.turn.stop()
-	}
-	c.mu.Unlock()
+	c.turns.end()
 	c.wg.Wait()
-	c.f.mu.Lock()
-	delete(c.f.conns, c)
-	c.f.mu.Unlock()
 }
 
 func (c *elConn) serve() {
 	defer c.finish()
-	for {
-		c.ws.SetReadDeadline(time.Now().Add(2 * time.Minute))
-		_, data, err := c.ws.ReadMessage()
-		if err != nil {
-			return
-		}
-		if !c.handle(data) {
-			return
-		}
-	}
+	c.readLoop(c.handle)
 }
 
 func (c *elConn) record(typ string, data []byte) {
-	raw := data
+	audio := ""
 	if typ == elevenlabs.AudioKey {
-		raw = agent.ElideAudio(data, elevenlabs.AudioKey)
+		audio = elevenlabs.AudioKey
 	}
-	c.f.mu.Lock()
-	c.f.received = append(c.f.received, Received{Conn: c.id, Type: typ, Raw: raw})
-	c.f.mu.Unlock()
+	c.f.receive(c.id, typ, data, audio)
 }
 
 // handle processes one client message; false means the connection was closed.
@@ -567,41 +438,23 @@ func (c *elConn) audio(pcm []int16) {
 	c.mu.Lock()
 	ms := len(pcm) * 1000 / c.inRate
 	started, stopped := c.vad.feed(pcm, ms, c.f.opts.SilenceMS)
-	turn := c.turn
 	c.mu.Unlock()
+	turn := c.turns.current()
 	if started && turn != nil {
 		turn.stop()
 	}
 	if stopped {
 		c.send(elevenlabs.TypeUserTranscript, map[string]any{"type": elevenlabs.TypeUserTranscript,
-			"user_transcription_event": map[string]any{"user_transcript": c.f.nextTranscript()}})
+			"user_transcription_event": map[string]any{"user_transcript": c.f.script.callerTranscript("(caller speech)")}})
 		c.startTurn()
 	}
 }
 
-func (c *elConn) startTurn() { c.startReply(c.f.nextReply()) }
+func (c *elConn) startTurn() { c.startReply(c.f.script.reply()) }
 
 // startReply runs a reply as the next agent response, after any response still finishing.
 func (c *elConn) startReply(reply Reply) {
-	c.mu.Lock()
-	prev := c.turn
-	t := &elTurn{cancel: make(chan struct{}), done: make(chan struct{})}
-	c.turn = t
-	c.mu.Unlock()
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer close(t.done)
-		if prev != nil {
-			<-prev.done
-		}
-		c.runReply(t, reply)
-		c.mu.Lock()
-		if c.turn == t {
-			c.turn = nil
-		}
-		c.mu.Unlock()
-	}()
+	c.turns.start(func(t *turn) { c.runReply(&elTurn{turn: t}, reply) })
 }
 
 func (c *elConn) runReply(t *elTurn, reply Reply) {
@@ -633,20 +486,18 @@ func (c *elConn) runReply(t *elTurn, reply Reply) {
 		if !c.callTools(t, reply.Calls) {
 			return
 		}
-		reply = c.f.nextReply() // the agent goes on after its tools answered
+		reply = c.f.script.reply() // the agent goes on after its tools answered
 	}
 }
 
 // interrupted reports the interruption if the caller spoke over the response: an interruption
 // event, then one more chunk of the interrupted audio already in flight, then the correction.
 func (c *elConn) interrupted(t *elTurn) bool {
-	select {
-	case <-t.cancel:
-	default:
+	if !t.cancelled() {
 		return false
 	}
 	c.mu.Lock()
-	c.calls = map[string]bool{}
+	c.calls.drop()
 	rate := c.outRate
 	c.mu.Unlock()
 	c.send(elevenlabs.TypeInterruption, map[string]any{"type": elevenlabs.TypeInterruption, "interruption_event": map[string]any{"event_id": t.event}})
@@ -661,49 +512,29 @@ func (c *elConn) speak(t *elTurn, reply Reply) bool {
 	c.mu.Lock()
 	rate := c.outRate
 	c.mu.Unlock()
-	chunkMS := reply.chunkMS()
-	total := reply.audioMS()
-	n := (total + chunkMS - 1) / chunkMS
-	sent := 0
-	for i := 0; i < n; i++ {
-		timer := time.NewTimer(reply.Pace)
-		select {
-		case <-t.cancel:
-			timer.Stop()
-			return true
-		case <-timer.C:
-		}
-		ms := min(chunkMS, total-i*chunkMS)
-		pcm := Tone(ms*rate/1000, rate, sent)
-		sent += len(pcm)
+	_, end := reply.play(t.cancel, func() int { return rate }, func(ch chunk) bool {
 		c.send(elevenlabs.TypeAudio, map[string]any{"type": elevenlabs.TypeAudio, "audio_event": map[string]any{
-			"audio_base_64": agent.EncodePCM(pcm), "event_id": t.event}})
-		if i == 0 && reply.Text != "" {
+			"audio_base_64": agent.EncodePCM(ch.pcm), "event_id": t.event}})
+		if ch.i == 0 && reply.Text != "" {
 			c.send(elevenlabs.TypeAgentResponse, map[string]any{"type": elevenlabs.TypeAgentResponse,
 				"agent_response_event": map[string]any{"agent_response": reply.Text, "event_id": t.event}})
 		}
-		if reply.Drop && i+1 == reply.DropAfter {
-			c.ws.UnderlyingConn().Close()
-			return false
-		}
-	}
-	return true
+		return !c.dropAt(reply, ch.i)
+	})
+	return end != playStopped
 }
 
 // callTools sends one client_tool_call per call and waits for every result (or the tool
 // timeout); false when the turn was interrupted or the connection ended.
 func (c *elConn) callTools(t *elTurn, calls []Call) bool {
 	c.mu.Lock()
-	done := make(chan struct{})
-	c.toolDone = done
+	done := c.calls.batch()
 	var msgs []map[string]any
 	for _, call := range calls {
 		if len(c.a.Tools) > 0 && !slices.ContainsFunc(c.a.Tools, func(x elevenlabs.ToolConfig) bool { return x.Name == call.Name }) {
 			c.f.violation("script calls %s, which agent %s does not declare", call.Name, c.a.ID)
 		}
-		c.callSeq++
-		id := fmt.Sprintf("toolu_%02d_%03d", c.id, c.callSeq)
-		c.calls[id] = true
+		id := c.calls.add("toolu_%02d_%03d", c.id)
 		var params any
 		json.Unmarshal([]byte(call.Arguments), &params)
 		msgs = append(msgs, map[string]any{"type": elevenlabs.TypeClientToolCall, "client_tool_call": map[string]any{
@@ -723,13 +554,8 @@ func (c *elConn) callTools(t *elTurn, calls []Call) bool {
 		return false
 	case <-timeout.C:
 		c.mu.Lock()
-		var missing []string
-		for id := range c.calls {
-			missing = append(missing, id)
-		}
-		c.calls = map[string]bool{}
+		missing := c.calls.drop()
 		c.mu.Unlock()
-		slices.Sort(missing)
 		c.f.violation("no client_tool_result for %s within %s", strings.Join(missing, ", "), c.f.opts.ToolTimeout)
 		return true // the agent goes on without the result
 	case <-c.stop:
@@ -744,13 +570,9 @@ func (c *elConn) toolResult(msg map[string]any) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.calls[id] {
+	if !c.calls.answer(id) {
 		c.f.violation("client_tool_result for unknown tool_call_id %q: ignored", id)
 		return
 	}
-	delete(c.calls, id)
-	if len(c.calls) == 0 && c.toolDone != nil {
-		close(c.toolDone)
-		c.toolDone = nil
-	}
+	c.calls.settle()
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/voicebench/humanaudit/internal/agent"
 	"github.com/voicebench/humanaudit/internal/agent/gemini"
 	"github.com/voicebench/humanaudit/internal/agent/internal/params"
-	"github.com/voicebench/humanaudit/internal/agent/internal/wsserver"
 )
 
 // GeminiPath is the Live API's WebSocket path (v1beta).
@@ -38,14 +37,12 @@ type GeminiFake struct {
 	key       string
 	split     bool
 	setups    []map[string]any
-	closes    []string
 	handles   map[string]bool
 	handleSeq int
 	resumed   []string
 	conns     map[int]*geminiConn
 	bg        sync.WaitGroup // goAway timers
-	reg       wsserver.Registry
-	srv       *httptest.Server
+	server
 }
 
 // NewGeminiFake starts a fake on loopback; it is closed when tb ends.
@@ -59,31 +56,19 @@ func NewGeminiFake(tb testing.TB, s Script) *GeminiFake {
 }
 
 // URL is the ws:// endpoint.
-func (f *GeminiFake) URL() string { return "ws" + strings.TrimPrefix(f.srv.URL, "http") + GeminiPath }
+func (f *GeminiFake) URL() string { return f.wsURL(GeminiPath) }
 
-// Close drops every connection and stops the server.
+// Close drops every connection, stops the server and waits for the goAway timers.
 func (f *GeminiFake) Close() {
-	f.reg.Close()
-	f.srv.Close()
+	f.server.Close()
 	f.bg.Wait()
 }
 
-// DropAll closes every connection's TCP socket without a close frame.
-func (f *GeminiFake) DropAll() { f.reg.DropAll() }
-
 // Setups returns the setup objects received (keys in camelCase).
-func (f *GeminiFake) Setups() []map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]map[string]any(nil), f.setups...)
-}
+func (f *GeminiFake) Setups() []map[string]any { return snapshot(&f.mu, &f.setups) }
 
 // Resumed returns the handles that setups resumed from, in order.
-func (f *GeminiFake) Resumed() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.resumed...)
-}
+func (f *GeminiFake) Resumed() []string { return snapshot(&f.mu, &f.resumed) }
 
 // ForgetHandles makes every resumption handle issued so far invalid, as when they expire.
 func (f *GeminiFake) ForgetHandles() {
@@ -116,20 +101,14 @@ func (f *GeminiFake) GoAway(timeLeft time.Duration) {
 }
 
 // Closes returns the close frames the fake sent ("1007 reason").
-func (f *GeminiFake) Closes() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.closes...)
-}
+func (f *GeminiFake) Closes() []string { return f.closeFrames() }
 
 func (f *GeminiFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	key := r.Header.Get("x-goog-api-key")
 	if key == "" {
 		key = r.URL.Query().Get("key")
 	}
-	f.mu.Lock()
-	f.handshakes = append(f.handshakes, Handshake{Path: r.URL.Path, Auth: key != "", Model: r.URL.Query().Get("model")})
-	f.mu.Unlock()
+	f.upgrade(Handshake{Path: r.URL.Path, Auth: key != "", Model: r.URL.Query().Get("model")})
 	if f.reg.Closed() || r.URL.Path != GeminiPath {
 		http.NotFound(w, r)
 		return
@@ -143,12 +122,11 @@ func (f *GeminiFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			`"metadata":{"service":"generativelanguage.googleapis.com"}}]}}`)
 		return
 	}
-	ws, id, ok := f.reg.Accept(w, r)
-	if !ok {
-		return
-	}
-	defer f.reg.Release(ws)
-	c := &geminiConn{f: f, id: id, ws: ws, calls: map[string]bool{}, gone: make(chan struct{})}
+	f.reg.Serve(w, r, f.serveConn)
+}
+
+func (f *GeminiFake) serveConn(ws *websocket.Conn, id int) {
+	c := &geminiConn{wsConn: wsConn{t: &f.traffic, id: id, ws: ws}, f: f, gone: make(chan struct{})}
 	f.mu.Lock()
 	f.conns[id] = c
 	f.mu.Unlock()
@@ -161,10 +139,8 @@ func (f *GeminiFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 type geminiConn struct {
-	f   *GeminiFake
-	id  int
-	ws  *websocket.Conn
-	wmu sync.Mutex
+	wsConn
+	f *GeminiFake
 
 	mu            sync.Mutex
 	setupDone     bool
@@ -175,77 +151,30 @@ type geminiConn struct {
 	activity      bool
 	activityAudio int
 	vad           vad
-	turn          *geminiTurn
-	calls         map[string]bool // pending function call ids
-	callSeq       int
-	toolDone      chan struct{} // closed when every pending call has a response
-	closing       bool
+	turns         turnQueue
+	calls         pendingCalls  // function calls waiting for their responses
 	resumption    bool          // the setup asked for resumption handles
 	gone          chan struct{} // closed when the connection has ended
-	wg            sync.WaitGroup
 }
-
-type geminiTurn struct {
-	cancel chan struct{}
-	once   sync.Once
-	done   chan struct{}
-}
-
-func (t *geminiTurn) stop() { t.once.Do(func() { close(t.cancel) }) }
 
 func (c *geminiConn) send(kind string, msg any) error {
-	b, err := json.Marshal(msg)
-	if err != nil {
-		return err
-	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.f.mu.Lock()
-	c.f.sent = append(c.f.sent, kind)
-	c.f.mu.Unlock()
-	c.ws.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	return c.ws.WriteMessage(websocket.BinaryMessage, b) // the Live API's JSON comes in binary frames
+	return c.sendJSON(websocket.BinaryMessage, kind, msg) // the Live API's JSON comes in binary frames
 }
 
 func (c *geminiConn) closeWith(code int, reason string) {
 	if len(reason) > 123 { // a close frame's payload is at most 125 bytes, the code included
 		reason = strings.ToValidUTF8(reason[:123], "")
 	}
-	c.mu.Lock()
-	c.closing = true
-	c.mu.Unlock()
-	c.f.mu.Lock()
-	c.f.closes = append(c.f.closes, fmt.Sprintf("%d %s", code, reason))
-	c.f.mu.Unlock()
-	c.wmu.Lock()
-	c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
-	c.wmu.Unlock()
-	c.ws.Close()
-}
-
-func (c *geminiConn) finish() {
-	c.ws.Close()
-	close(c.gone)
-	c.mu.Lock()
-	if c.turn != nil {
-		c.turn.stop()
-	}
-	c.mu.Unlock()
-	c.wg.Wait()
+	c.wsConn.closeWith(code, reason)
 }
 
 func (c *geminiConn) serve() {
-	defer c.finish()
-	for {
-		c.ws.SetReadDeadline(time.Now().Add(2 * time.Minute))
-		_, data, err := c.ws.ReadMessage()
-		if err != nil {
-			return
-		}
-		if !c.handle(data) {
-			return
-		}
-	}
+	defer func() {
+		c.ws.Close()
+		close(c.gone)
+		c.turns.end()
+	}()
+	c.readLoop(c.handle)
 }
 
 var geminiClientFields = []string{"setup", "clientContent", "realtimeInput", "toolResponse"}
@@ -317,13 +246,11 @@ func (c *geminiConn) handle(data []byte) bool {
 }
 
 func (c *geminiConn) record(typ string, data []byte) {
-	raw := data
+	audio := ""
 	if strings.HasPrefix(typ, "realtimeInput") {
-		raw = agent.ElideAudio(data, "data")
+		audio = "data"
 	}
-	c.f.mu.Lock()
-	c.f.received = append(c.f.received, Received{Conn: c.id, Type: typ, Raw: raw})
-	c.f.mu.Unlock()
+	c.f.receive(c.id, typ, data, audio)
 }
 
 var (
@@ -456,7 +383,7 @@ func (c *geminiConn) realtimeInput(v any) bool {
 		}
 		c.mu.Lock()
 		start, open := ri["activityStart"] != nil, c.activity
-		turn := c.turn
+		turn := c.turns.current()
 		if start {
 			c.activity, c.activityAudio = true, 0
 		} else {
@@ -491,8 +418,8 @@ func (c *geminiConn) audio(pcm []int16, manual bool) {
 		return
 	}
 	started, stopped := c.vad.feed(pcm, ms, c.silenceMS)
-	turn := c.turn
 	c.mu.Unlock()
+	turn := c.turns.current()
 	if started && turn != nil {
 		turn.stop()
 	}
@@ -503,29 +430,11 @@ func (c *geminiConn) audio(pcm []int16, manual bool) {
 
 // startTurn runs the next reply as a model turn, after any turn still finishing.
 func (c *geminiConn) startTurn() {
-	c.mu.Lock()
-	prev := c.turn
-	t := &geminiTurn{cancel: make(chan struct{}), done: make(chan struct{})}
-	c.turn = t
-	c.mu.Unlock()
 	reply := c.f.script.reply()
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer close(t.done)
-		if prev != nil {
-			<-prev.done
-		}
-		c.runTurn(t, reply)
-		c.mu.Lock()
-		if c.turn == t {
-			c.turn = nil
-		}
-		c.mu.Unlock()
-	}()
+	c.turns.start(func(t *turn) { c.runTurn(t, reply) })
 }
 
-func (c *geminiConn) runTurn(t *geminiTurn, reply Reply) {
+func (c *geminiConn) runTurn(t *turn, reply Reply) {
 	switch {
 	case reply.CloseCode != 0:
 		c.closeWith(reply.CloseCode, reply.CloseReason)
@@ -583,22 +492,15 @@ func (c *geminiConn) turnComplete(audioMS int) {
 }
 
 // interrupted ends the turn as interrupted if it was cancelled.
-func (c *geminiConn) interrupted(t *geminiTurn) bool {
-	select {
-	case <-t.cancel:
-	default:
+func (c *geminiConn) interrupted(t *turn) bool {
+	if !t.cancelled() {
 		return false
 	}
 	c.mu.Lock()
-	var ids []string
-	for id := range c.calls {
-		ids = append(ids, id)
-	}
-	c.calls = map[string]bool{}
+	ids := c.calls.drop()
 	c.mu.Unlock()
 	c.send("serverContent.interrupted", map[string]any{"serverContent": map[string]any{"interrupted": true}})
 	if len(ids) > 0 {
-		sort.Strings(ids)
 		c.send("toolCallCancellation", map[string]any{"toolCallCancellation": map[string]any{"ids": ids}})
 	}
 	c.send("serverContent.turnComplete", map[string]any{"serverContent": map[string]any{"turnComplete": true}})
@@ -606,46 +508,29 @@ func (c *geminiConn) interrupted(t *geminiTurn) bool {
 }
 
 // speak streams the reply's audio (and output transcription); false when the connection dropped.
-func (c *geminiConn) speak(t *geminiTurn, reply Reply, transcribe bool) (int, bool) {
-	chunkMS := reply.chunkMS()
-	n := (reply.audioMS() + chunkMS - 1) / chunkMS
-	pieces := reply.pieces(n)
-	sent := 0
-	for i := 0; i < n; i++ {
-		timer := time.NewTimer(reply.Pace)
-		select {
-		case <-t.cancel:
-			timer.Stop()
-			return sent * 1000 / gemini.OutputRate, true
-		case <-timer.C:
-		}
-		ms := min(chunkMS, reply.audioMS()-i*chunkMS)
-		pcm := Tone(ms*gemini.OutputRate/1000, gemini.OutputRate, sent)
-		sent += len(pcm)
+func (c *geminiConn) speak(t *turn, reply Reply, transcribe bool) (int, bool) {
+	sent, end := reply.play(t.cancel, func() int { return gemini.OutputRate }, func(ch chunk) bool {
 		c.send("serverContent.modelTurn", map[string]any{"serverContent": map[string]any{"modelTurn": map[string]any{"parts": []any{
-			map[string]any{"inlineData": map[string]any{"mimeType": "audio/pcm;rate=24000", "data": agent.EncodePCM(pcm)}}}}}})
-		if transcribe && pieces[i] != "" {
-			c.send("serverContent.outputTranscription", map[string]any{"serverContent": map[string]any{"outputTranscription": map[string]any{"text": pieces[i]}}})
+			map[string]any{"inlineData": map[string]any{"mimeType": "audio/pcm;rate=24000", "data": agent.EncodePCM(ch.pcm)}}}}}})
+		if transcribe && ch.text != "" {
+			c.send("serverContent.outputTranscription", map[string]any{"serverContent": map[string]any{"outputTranscription": map[string]any{"text": ch.text}}})
 		}
-		if reply.Drop && i+1 == reply.DropAfter {
-			c.ws.UnderlyingConn().Close()
-			return 0, false
-		}
+		return !c.dropAt(reply, ch.i)
+	})
+	if end == playStopped {
+		return 0, false
 	}
 	return sent * 1000 / gemini.OutputRate, true
 }
 
 // callTools sends one toolCall with every call and waits for their responses; false when the turn
 // was interrupted (then already reported) or the connection ended.
-func (c *geminiConn) callTools(t *geminiTurn, calls []Call) bool {
+func (c *geminiConn) callTools(t *turn, calls []Call) bool {
 	c.mu.Lock()
-	done := make(chan struct{})
-	c.toolDone = done
+	done := c.calls.batch()
 	var fcs []any
 	for _, call := range calls {
-		c.callSeq++
-		id := fmt.Sprintf("function-call-%d-%d", c.id, c.callSeq)
-		c.calls[id] = true
+		id := c.calls.add("function-call-%d-%d", c.id)
 		var args any
 		json.Unmarshal([]byte(call.Arguments), &args)
 		fcs = append(fcs, map[string]any{"id": id, "name": call.Name, "args": args})
@@ -682,15 +567,10 @@ func (c *geminiConn) toolResponse(v any) bool {
 			c.mu.Lock()
 			return ok
 		}
-		if !c.calls[id] {
+		if !c.calls.answer(id) {
 			c.f.violation("functionResponse for unknown or answered call %q", id)
-			continue
 		}
-		delete(c.calls, id)
 	}
-	if len(c.calls) == 0 && c.toolDone != nil {
-		close(c.toolDone)
-		c.toolDone = nil
-	}
+	c.calls.settle()
 	return true
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/voicebench/humanaudit/internal/agent"
 	"github.com/voicebench/humanaudit/internal/agent/gptlive"
 	"github.com/voicebench/humanaudit/internal/agent/internal/params"
-	"github.com/voicebench/humanaudit/internal/agent/internal/wsserver"
 )
 
 // GPTLivePath is GPT-Live's WebSocket path.
@@ -38,8 +37,7 @@ type GPTLiveFake struct {
 	key    string
 	greet  bool
 	starts []map[string]any
-	reg    wsserver.Registry
-	srv    *httptest.Server
+	server
 }
 
 // GPTLiveOptions are the fake's deviations, for tests of the client's handshake.
@@ -60,25 +58,13 @@ func NewGPTLiveFake(tb testing.TB, s Script, o GPTLiveOptions) *GPTLiveFake {
 }
 
 // URL is the ws:// endpoint.
-func (f *GPTLiveFake) URL() string { return "ws" + strings.TrimPrefix(f.srv.URL, "http") + GPTLivePath }
-
-// Close drops every connection and stops the server.
-func (f *GPTLiveFake) Close() {
-	f.reg.Close()
-	f.srv.Close()
-}
+func (f *GPTLiveFake) URL() string { return f.wsURL(GPTLivePath) }
 
 // Starts returns the session objects of the session.start events received.
-func (f *GPTLiveFake) Starts() []map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]map[string]any(nil), f.starts...)
-}
+func (f *GPTLiveFake) Starts() []map[string]any { return snapshot(&f.mu, &f.starts) }
 
 func (f *GPTLiveFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	f.handshakes = append(f.handshakes, Handshake{Path: r.URL.Path, Auth: r.Header.Get("Authorization") != "", Model: r.URL.Query().Get("model")})
-	f.mu.Unlock()
+	f.upgrade(Handshake{Path: r.URL.Path, Auth: r.Header.Get("Authorization") != "", Model: r.URL.Query().Get("model")})
 	switch {
 	case f.reg.Closed():
 		httpError(w, http.StatusServiceUnavailable, "server_error", "shutting down")
@@ -94,13 +80,10 @@ func (f *GPTLiveFake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "unknown_parameter", "GPT-Live takes no query parameters; name the model in session.start.")
 		return
 	}
-	ws, id, ok := f.reg.Accept(w, r)
-	if !ok {
-		return
-	}
-	defer f.reg.Release(ws)
-	c := &liveConn{f: f, id: id, ws: ws, calls: map[string]bool{}, rate: gptlive.SampleRate}
-	c.serve()
+	f.reg.Serve(w, r, func(ws *websocket.Conn, id int) {
+		c := &liveConn{wsConn: wsConn{t: &f.traffic, id: id, ws: ws}, f: f, calls: map[string]bool{}, rate: gptlive.SampleRate}
+		c.serve()
+	})
 }
 
 func httpError(w http.ResponseWriter, status int, code, msg string) {
@@ -110,31 +93,22 @@ func httpError(w http.ResponseWriter, status int, code, msg string) {
 }
 
 type liveConn struct {
+	wsConn
 	f   *GPTLiveFake
-	id  int
-	ws  *websocket.Conn
-	wmu sync.Mutex
-	seq int
+	seq int // event ids sent, guarded by wmu
 
 	mu       sync.Mutex
 	started  bool
 	tools    bool
 	rate     int // the session's PCM rate, both ways
 	vad      vad
-	speaking *liveReply // the reply being played
+	speaking *turn // the reply being played
 	dlSeq    int
 	calls    map[string]bool // backend calls without an output
 	outputs  chan struct{}   // closed once every call has its output and response.create came
 	created  bool            // response.create received for the current backend response
 	wg       sync.WaitGroup
 }
-
-type liveReply struct {
-	cancel chan struct{}
-	once   sync.Once
-}
-
-func (r *liveReply) stop() { r.once.Do(func() { close(r.cancel) }) }
 
 func (c *liveConn) send(ev map[string]any) error {
 	c.wmu.Lock()
@@ -145,11 +119,7 @@ func (c *liveConn) send(ev map[string]any) error {
 	if err != nil {
 		return err
 	}
-	c.f.mu.Lock()
-	c.f.sent = append(c.f.sent, fmt.Sprint(ev["type"]))
-	c.f.mu.Unlock()
-	c.ws.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	return c.ws.WriteMessage(websocket.TextMessage, b)
+	return c.writeLocked(websocket.TextMessage, fmt.Sprint(ev["type"]), b)
 }
 
 func (c *liveConn) fail(clientEventID, code, param, msg string) {
@@ -176,16 +146,7 @@ func (c *liveConn) serve() {
 	if c.f.greet {
 		c.send(map[string]any{"type": "session.created", "session": map[string]any{"id": fmt.Sprintf("sess_live%d", c.id), "tools": []any{}}})
 	}
-	for {
-		c.ws.SetReadDeadline(time.Now().Add(2 * time.Minute))
-		_, data, err := c.ws.ReadMessage()
-		if err != nil {
-			return
-		}
-		if !c.handle(data) {
-			return
-		}
-	}
+	c.readLoop(c.handle)
 }
 
 // The startup configuration GPT-Live accepts (it refuses unknown fields).
@@ -242,13 +203,11 @@ func (c *liveConn) handle(data []byte) bool {
 }
 
 func (f *GPTLiveFake) record(conn int, typ string, data []byte) {
-	raw := data
+	audio := ""
 	if typ == gptlive.InputAudioAppend {
-		raw = agent.ElideAudio(data, "audio")
+		audio = "audio"
 	}
-	f.mu.Lock()
-	f.received = append(f.received, Received{Conn: conn, Type: typ, Raw: raw})
-	f.mu.Unlock()
+	f.receive(conn, typ, data, audio)
 }
 
 // start validates session.start as the published API does and answers session.started; a
@@ -345,7 +304,7 @@ func (c *liveConn) audio(pcm []int16) {
 // answer plays the script's next reply: speech, then (for a reply with calls) delegated work
 // whose result the live model speaks as the following reply, as long as replies call tools.
 func (c *liveConn) answer() {
-	r := &liveReply{cancel: make(chan struct{})}
+	r := &turn{cancel: make(chan struct{})} // a new reply cuts off the one playing: done is not used
 	c.mu.Lock()
 	prev := c.speaking
 	c.speaking = r
@@ -375,37 +334,26 @@ func (c *liveConn) answer() {
 }
 
 // speak streams a reply's audio and transcript; false when it was cut off.
-func (c *liveConn) speak(r *liveReply, reply Reply) bool {
-	chunkMS := reply.chunkMS()
-	n := (reply.audioMS() + chunkMS - 1) / chunkMS
-	pieces := reply.pieces(n)
-	sent := 0
-	for i := 0; i < n; i++ {
-		timer := time.NewTimer(reply.Pace)
-		select {
-		case <-r.cancel:
-			timer.Stop()
-			return false
-		case <-timer.C:
-		}
-		ms := min(chunkMS, reply.audioMS()-i*chunkMS)
+func (c *liveConn) speak(r *turn, reply Reply) bool {
+	rate := func() int {
 		c.mu.Lock()
-		rate := c.rate
-		c.mu.Unlock()
-		pcm := Tone(ms*rate/1000, rate, sent)
-		sent += len(pcm)
-		c.send(map[string]any{"type": gptlive.OutputAudioDelta, "delta": agent.EncodePCM(pcm)})
-		if pieces[i] != "" {
-			c.send(map[string]any{"type": gptlive.OutputTranscriptDelta, "delta": pieces[i], "start_ms": i * chunkMS, "end_ms": i*chunkMS + ms})
-		}
+		defer c.mu.Unlock()
+		return c.rate
 	}
-	return true
+	_, end := reply.play(r.cancel, rate, func(ch chunk) bool {
+		c.send(map[string]any{"type": gptlive.OutputAudioDelta, "delta": agent.EncodePCM(ch.pcm)})
+		if ch.text != "" {
+			c.send(map[string]any{"type": gptlive.OutputTranscriptDelta, "delta": ch.text, "start_ms": ch.startMS, "end_ms": ch.startMS + ch.ms})
+		}
+		return true
+	})
+	return end == playedAll
 }
 
 // delegate hands calls to the backend Responses model: session.delegation.created, the calls
 // as output items, response.completed; after every output and a response.create the backend
 // finishes with a message. False when the connection ended first.
-func (c *liveConn) delegate(r *liveReply, calls []Call) bool {
+func (c *liveConn) delegate(r *turn, calls []Call) bool {
 	c.mu.Lock()
 	c.dlSeq++
 	dl, resp := fmt.Sprintf("dl_live%d_%d", c.id, c.dlSeq), fmt.Sprintf("resp_live%d_%d", c.id, c.dlSeq)

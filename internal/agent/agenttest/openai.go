@@ -82,11 +82,7 @@ func (f *OpenAIFake) Close() {
 func (f *OpenAIFake) DropAll() { f.rt.DropAll() }
 
 // ErrorsSent returns the error events the fake sent, in order.
-func (f *OpenAIFake) ErrorsSent() []wire.ErrorDetail {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]wire.ErrorDetail(nil), f.errorsSent...)
-}
+func (f *OpenAIFake) ErrorsSent() []wire.ErrorDetail { return snapshot(&f.mu, &f.errorsSent) }
 
 // ErrorCodes returns the codes of ErrorsSent.
 func (f *OpenAIFake) ErrorCodes() []string {
@@ -103,19 +99,15 @@ type openaiObserver struct{ f *OpenAIFake }
 func (o openaiObserver) Upgrade(r *http.Request) {
 	hs := Handshake{Path: r.URL.Path, Model: r.URL.Query().Get("model"), BetaHeader: r.Header.Get("OpenAI-Beta"),
 		Auth: r.Header.Get("Authorization") != ""}
-	o.f.mu.Lock()
-	o.f.handshakes = append(o.f.handshakes, hs)
-	o.f.mu.Unlock()
+	o.f.upgrade(hs)
 }
 
 func (o openaiObserver) Received(conn int, typ string, data []byte) {
-	raw := data
+	audio := ""
 	if typ == wire.InputAudioAppend || typ == wire.ItemCreate {
-		raw = agent.ElideAudio(data, "audio")
+		audio = "audio"
 	}
-	o.f.mu.Lock()
-	o.f.received = append(o.f.received, Received{Conn: conn, Type: typ, Raw: raw})
-	o.f.mu.Unlock()
+	o.f.receive(conn, typ, data, audio)
 }
 
 func (o openaiObserver) Sent(_ int, ev *wire.ServerEvent) {
@@ -239,29 +231,24 @@ func play(r *realtimeserver.Response, reply Reply) (status, reason string) {
 		if _, err := r.BeginAudio(); err != nil {
 			return "", ""
 		}
-		pieces := reply.pieces(n)
-		sent := 0
-		for i := 0; i < n; i++ {
-			timer := time.NewTimer(reply.Pace)
-			select {
-			case <-r.Cancelled():
-				timer.Stop()
-				return agent.StatusCancelled, r.Reason()
-			case <-timer.C:
+		_, end := reply.play(r.Cancelled(), func() int { return wire.SampleRate }, func(ch chunk) bool {
+			if r.Audio(ch.pcm) != nil {
+				return false
 			}
-			ms := min(chunkMS, reply.audioMS()-i*chunkMS)
-			pcm := Tone(ms*wire.SampleRate/1000, wire.SampleRate, sent)
-			if r.Audio(pcm) != nil {
-				return "", ""
+			if ch.text != "" {
+				r.Transcript(ch.text)
 			}
-			sent += len(pcm)
-			if pieces[i] != "" {
-				r.Transcript(pieces[i])
-			}
-			if reply.Drop && i+1 == reply.DropAfter {
+			if reply.Drop && ch.i+1 == reply.DropAfter {
 				r.Drop()
-				return "", ""
+				return false
 			}
+			return true
+		})
+		switch end {
+		case playCancelled:
+			return agent.StatusCancelled, r.Reason()
+		case playStopped:
+			return "", ""
 		}
 	}
 	select {

@@ -102,11 +102,7 @@ func (r *Recorder) WaitType(tb testing.TB, timeout time.Duration, t agent.EventT
 }
 
 // Events returns every event recorded so far.
-func (r *Recorder) Events() []agent.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]agent.Event(nil), r.events...)
-}
+func (r *Recorder) Events() []agent.Event { return snapshot(&r.mu, &r.events) }
 
 // Of returns the recorded events of type t.
 func (r *Recorder) Of(t agent.EventType) []agent.Event {

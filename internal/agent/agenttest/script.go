@@ -135,6 +135,51 @@ func (r Reply) pieces(n int) []string {
 	return out
 }
 
+// chunk is one audio delta of a reply being spoken.
+type chunk struct {
+	i       int     // its index, from 0
+	startMS int     // where it starts in the reply's audio
+	ms      int     // its length
+	pcm     []int16 // the tone, continuing the chunks before
+	text    string  // the reply's transcript piece that goes with it
+}
+
+// playEnd is how the playing of a reply ended.
+type playEnd int
+
+const (
+	playedAll playEnd = iota
+	playCancelled
+	playStopped // deliver refused a chunk: the connection is gone
+)
+
+// play speaks the reply as paced chunks of tone at rate (read before each chunk): it waits Pace
+// before each chunk, ending early when cancel is closed, then hands the chunk to deliver. It
+// returns the samples delivered and how it ended.
+func (r Reply) play(cancel <-chan struct{}, rate func() int, deliver func(chunk) bool) (int, playEnd) {
+	chunkMS, total := r.chunkMS(), r.audioMS()
+	n := (total + chunkMS - 1) / chunkMS
+	pieces := r.pieces(n)
+	sent := 0
+	for i := 0; i < n; i++ {
+		timer := time.NewTimer(r.Pace)
+		select {
+		case <-cancel:
+			timer.Stop()
+			return sent, playCancelled
+		case <-timer.C:
+		}
+		ms := min(chunkMS, total-i*chunkMS)
+		hz := rate()
+		pcm := Tone(ms*hz/1000, hz, sent)
+		sent += len(pcm)
+		if !deliver(chunk{i: i, startMS: i * chunkMS, ms: ms, pcm: pcm, text: pieces[i]}) {
+			return sent, playStopped
+		}
+	}
+	return sent, playedAll
+}
+
 // Tone returns n samples of a 220 Hz tone at rate, starting at sample offset; fake agents speak
 // with it so tests can tell agent audio from silence.
 func Tone(n, rate, offset int) []int16 {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+
+	"github.com/voicebench/humanaudit/internal/agent"
 )
 
 // traffic is what a fake server saw and did, shared by the fakes of every family: the client
@@ -15,15 +17,12 @@ type traffic struct {
 	handshakes []Handshake
 	sent       []string
 	violations []string
-	audioType  string // the received type whose runs Types collapses
+	closes     []string // close frames sent, "1008 reason"
+	audioType  string   // the received type whose runs Types collapses
 }
 
 // Received returns the client messages received so far.
-func (t *traffic) Received() []Received {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]Received(nil), t.received...)
-}
+func (t *traffic) Received() []Received { return snapshot(&t.mu, &t.received) }
 
 // Types returns the types of the client messages received, with runs of audio collapsed.
 func (t *traffic) Types() []string {
@@ -38,50 +37,67 @@ func (t *traffic) Types() []string {
 }
 
 // Count returns how many client messages of type typ were received.
-func (t *traffic) Count(typ string) int {
-	n := 0
-	for _, r := range t.Received() {
-		if r.Type == typ {
-			n++
-		}
-	}
-	return n
-}
+func (t *traffic) Count(typ string) int { return len(t.of(typ)) }
 
 // Find returns the received messages of type typ, decoded into maps.
 func (t *traffic) Find(typ string) []map[string]any {
 	var out []map[string]any
+	for _, r := range t.of(typ) {
+		var m map[string]any
+		json.Unmarshal(r.Raw, &m)
+		out = append(out, m)
+	}
+	return out
+}
+
+// of returns the client messages of type typ received so far.
+func (t *traffic) of(typ string) []Received {
+	var out []Received
 	for _, r := range t.Received() {
 		if r.Type == typ {
-			var m map[string]any
-			json.Unmarshal(r.Raw, &m)
-			out = append(out, m)
+			out = append(out, r)
 		}
 	}
 	return out
 }
 
 // Handshakes returns the upgrade requests seen.
-func (t *traffic) Handshakes() []Handshake {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]Handshake(nil), t.handshakes...)
-}
+func (t *traffic) Handshakes() []Handshake { return snapshot(&t.mu, &t.handshakes) }
 
 // Sent returns the types of the server messages written (or being written) so far, in order.
-func (t *traffic) Sent() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]string(nil), t.sent...)
-}
+func (t *traffic) Sent() []string { return snapshot(&t.mu, &t.sent) }
 
 // Violations lists misuse the real provider answers by stalling rather than with an error (an
 // OpenAI response.create before every output of a tool batch, a Gemini activityEnd without
 // activityStart).
-func (t *traffic) Violations() []string {
+func (t *traffic) Violations() []string { return snapshot(&t.mu, &t.violations) }
+
+// closeFrames returns the close frames sent so far ("1007 reason").
+func (t *traffic) closeFrames() []string { return snapshot(&t.mu, &t.closes) }
+
+// snapshot returns a copy of *s taken under mu: what a fake saw so far, safe from its appends.
+func snapshot[T any](mu *sync.Mutex, s *[]T) []T {
+	mu.Lock()
+	defer mu.Unlock()
+	return append([]T(nil), *s...)
+}
+
+// upgrade records an upgrade request.
+func (t *traffic) upgrade(h Handshake) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]string(nil), t.violations...)
+	t.handshakes = append(t.handshakes, h)
+	t.mu.Unlock()
+}
+
+// receive records a client message of type typ on connection conn; audioKey, if not empty, is the
+// field of caller audio whose base64 is elided from the record.
+func (t *traffic) receive(conn int, typ string, data []byte, audioKey string) {
+	if audioKey != "" {
+		data = agent.ElideAudio(data, audioKey)
+	}
+	t.mu.Lock()
+	t.received = append(t.received, Received{Conn: conn, Type: typ, Raw: data})
+	t.mu.Unlock()
 }
 
 func (t *traffic) violation(format string, args ...any) {

@@ -41,13 +41,9 @@ type Options struct {
 	HTTPClient   *http.Client
 }
 
-// Timeouts bound every wait. Zero fields take the defaults.
-type Timeouts struct {
-	Handshake time.Duration // agent check, signed URL, dial and metadata (default 15 s)
-	Write     time.Duration // one frame (default 5 s)
-	Idle      time.Duration // nothing from the server, pongs included (default 60 s)
-	Ping      time.Duration // WebSocket keep-alive (default 15 s)
-}
+// Timeouts bound every wait (zero fields take the defaults); the handshake is the agent check,
+// the signed URL, the dial and the metadata.
+type Timeouts = socket.Timeouts
 
 // Adapter is an agent.Adapter for one ElevenLabs Agents Platform conversation.
 //
@@ -98,10 +94,7 @@ var _ agent.Adapter = (*Adapter)(nil)
 
 // New returns an unconnected adapter.
 func New(opts Options) *Adapter {
-	to := opts.Timeouts
-	if to.Handshake <= 0 {
-		to.Handshake = 15 * time.Second
-	}
+	to := opts.Timeouts.WithDefaults()
 	limit := opts.EventLimit
 	if limit <= 0 {
 		limit = 8192
@@ -115,14 +108,13 @@ func New(opts Options) *Adapter {
 	}
 	return &Adapter{
 		opts: opts, to: to, idle: idle,
-		sockOpt: socket.Options{HandshakeTimeout: to.Handshake, WriteTimeout: to.Write, IdleTimeout: to.Idle,
-			PingInterval: to.Ping, Redact: []string{opts.Key}}.WithDefaults(),
-		stream: socket.NewEventStream(limit, 256),
-		log:    slog.New(slog.DiscardHandler),
-		hs:     make(chan error, 1),
-		format: agent.Format{InputRate: 16000, OutputRate: 16000},
-		calls:  map[string]string{},
-		seen:   map[string]bool{},
+		sockOpt: to.Options(opts.Key).WithDefaults(),
+		stream:  socket.NewEventStream(limit, 256),
+		log:     slog.New(slog.DiscardHandler),
+		hs:      make(chan error, 1),
+		format:  agent.Format{InputRate: 16000, OutputRate: 16000},
+		calls:   map[string]string{},
+		seen:    map[string]bool{},
 	}
 }
 
@@ -174,8 +166,8 @@ func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
 	if base == "" {
 		base = DefaultURL
 	}
-	if u, err := url.Parse(base); err != nil || (u.Scheme != "ws" && u.Scheme != "wss") {
-		return protocolErr("bad_url", "endpoint %q is not a ws:// or wss:// URL", socket.Endpoint(base))
+	if _, err := socket.ParseURL(base); err != nil {
+		return err
 	}
 	target := base + "?agent_id=" + url.QueryEscape(a.opts.AgentID)
 	sockOpt := a.sockOpt
@@ -277,18 +269,7 @@ func (a *Adapter) getJSON(ctx context.Context, path string, query url.Values, in
 	if resp.StatusCode != http.StatusOK {
 		n, _ := resp.Body.Read(body[:])
 		msg := a.sockOpt.Scrub(fmt.Sprintf("GET %s: HTTP %d: %s", path, resp.StatusCode, strings.Join(strings.Fields(string(body[:n])), " ")))
-		e := &agent.Error{Code: "http_" + strconv.Itoa(resp.StatusCode), Message: msg, Fatal: true}
-		switch {
-		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-			e.Class = agent.ClassAuth
-		case resp.StatusCode == http.StatusTooManyRequests:
-			e.Class = agent.ClassRateLimit
-		case resp.StatusCode >= 500:
-			e.Class = agent.ClassProvider
-		default:
-			e.Class = agent.ClassProtocol
-		}
-		return e
+		return &agent.Error{Class: socket.StatusClass(resp.StatusCode, false), Code: "http_" + strconv.Itoa(resp.StatusCode), Message: msg, Fatal: true}
 	}
 	if err := json.NewDecoder(resp.Body).Decode(into); err != nil {
 		return protocolErr("bad_json", "GET %s: %v", path, err)
@@ -458,8 +439,7 @@ func (a *Adapter) emitLocked(ev agent.Event) {
 	if err := a.stream.Emit(ev); errors.Is(err, socket.ErrOverflow) && !a.lost {
 		a.lost = true
 		a.stopTimerLocked()
-		a.stream.Finish(agent.Event{Type: agent.EventError, Err: &agent.Error{Class: agent.ClassOverflow, Code: "overflow", Fatal: true,
-			Message: fmt.Sprintf("event consumer fell behind by %d events; connection dropped", a.stream.Pending())}})
+		a.stream.FinishOverflow()
 		if a.conn != nil {
 			a.conn.Kill()
 		}

@@ -1,10 +1,6 @@
 package elevenlabs
 
-import (
-	"encoding/json"
-
-	"github.com/voicebench/humanaudit/internal/agent"
-)
+import "github.com/voicebench/humanaudit/internal/agent"
 
 // Provisioning is what the platform needs so that an ElevenLabs system gets the same prompt and
 // tools as every other system: one agent per task (its client tools are the task's tools, with
@@ -25,11 +21,7 @@ type Provisioning struct {
 func Provision(name string, tools []agent.Tool, llm, voiceID string) Provisioning {
 	var ts []ToolConfig
 	for _, t := range tools {
-		params := t.Parameters
-		if len(params) == 0 {
-			params = json.RawMessage(`{"type":"object","properties":{}}`)
-		}
-		ts = append(ts, ToolConfig{Type: "client", Name: t.Name, Description: t.Description, Parameters: params,
+		ts = append(ts, ToolConfig{Type: "client", Name: t.Name, Description: t.Description, Parameters: t.Schema(),
 			ExpectsResponse: true, ResponseTimeoutSecs: 20})
 	}
 	prompt := map[string]any{"prompt": "Placeholder: the audit console overrides this prompt on every conversation.", "tools": ts}

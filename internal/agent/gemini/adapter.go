@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -39,13 +40,9 @@ type Options struct {
 	EventLimit   int // undelivered events before an overflow failure (default 8192)
 }
 
-// Timeouts bound every wait. Zero fields take the defaults.
-type Timeouts struct {
-	Handshake time.Duration // dial plus setupComplete (default 15 s)
-	Write     time.Duration // one frame (default 5 s)
-	Idle      time.Duration // nothing from the server, pongs included (default 60 s)
-	Ping      time.Duration // keep-alive interval (default 15 s)
-}
+// Timeouts bound every wait (zero fields take the defaults); the handshake is the dial plus
+// setupComplete.
+type Timeouts = socket.Timeouts
 
 // Adapter is an agent.Adapter for one Gemini Live call, which may span several connections.
 //
@@ -66,7 +63,6 @@ type Timeouts struct {
 // the call goes on (the caller's audio meanwhile is held and sent on the new connection).
 type Adapter struct {
 	opts Options
-	to   Timeouts
 
 	mu     sync.Mutex // guards link and everything below
 	link   *link.Link
@@ -103,14 +99,9 @@ type Adapter struct {
 
 // New returns an unconnected adapter.
 func New(opts Options) *Adapter {
-	to := opts.Timeouts
-	if to.Handshake <= 0 {
-		to.Handshake = 15 * time.Second
-	}
-	a := &Adapter{opts: opts, to: to, calls: map[string]string{}, seen: map[string]bool{}}
-	a.link = link.New(&a.mu, link.Options{Family: "gemini",
-		Socket: socket.Options{HandshakeTimeout: to.Handshake, WriteTimeout: to.Write, IdleTimeout: to.Idle,
-			PingInterval: to.Ping, Redact: []string{opts.Key}},
+	to := opts.Timeouts.WithDefaults()
+	a := &Adapter{opts: opts, calls: map[string]string{}, seen: map[string]bool{}}
+	a.link = link.New(&a.mu, link.Options{Family: "gemini", Socket: to.Options(opts.Key),
 		EventLimit: opts.EventLimit, PreRollMS: opts.PreRollMS, InputRate: InputRate,
 		Classify: classifyClose, Message: a.handle, Stop: a.stopTimersLocked, Resume: a.resumeOnLossLocked})
 	return a
@@ -139,11 +130,8 @@ func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
 		a.link.Finish()
 		return err
 	}
-	target := a.opts.URL
-	if target == "" {
-		target = DefaultURL
-	}
-	if _, err := link.ParseURL(target); err != nil {
+	target := cmp.Or(a.opts.URL, DefaultURL)
+	if _, err := socket.ParseURL(target); err != nil {
 		a.link.Finish()
 		return err
 	}
@@ -229,13 +217,7 @@ func (a *Adapter) setup(cfg agent.Config) (*Setup, error) {
 
 // sendLocked encodes and queues one client message; control messages are also kept as outbound
 // raw events (audio chunks are not, to keep traces small).
-func (a *Adapter) sendLocked(kind string, msg any) error {
-	b, err := json.Marshal(msg)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", kind, err)
-	}
-	return a.link.SendLocked(kind, b)
-}
+func (a *Adapter) sendLocked(kind string, msg any) error { return a.link.SendJSONLocked(kind, msg) }
 
 // SendAudio sends one 16 kHz caller frame as realtimeInput audio. In matched turn-taking, audio
 // outside an activity is held back and its last PreRollMS sent right after the next activityStart:

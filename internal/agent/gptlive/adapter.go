@@ -1,6 +1,7 @@
 package gptlive
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -31,13 +32,9 @@ type Options struct {
 	EventLimit int // undelivered events before an overflow failure (default 8192)
 }
 
-// Timeouts bound every wait. Zero fields take the defaults.
-type Timeouts struct {
-	Handshake time.Duration // dial plus session.started (default 15 s)
-	Write     time.Duration // one frame (default 5 s)
-	Idle      time.Duration // nothing from the server, pongs included (default 60 s)
-	Ping      time.Duration // keep-alive interval (default 15 s)
-}
+// Timeouts bound every wait (zero fields take the defaults); the handshake is the dial plus
+// session.started.
+type Timeouts = socket.Timeouts
 
 // Adapter is an agent.Adapter for one GPT-Live session over its primary WebSocket.
 //
@@ -54,11 +51,9 @@ type Timeouts struct {
 // protocol has no end-of-turn event.
 type Adapter struct {
 	opts Options
-	to   Timeouts
 
 	mu      sync.Mutex // guards link and everything below
 	link    *link.Link
-	seq     int
 	voice   string
 	tools   []string // names of the tools sent
 	applied agent.Applied
@@ -99,19 +94,14 @@ var (
 
 // New returns an unconnected adapter.
 func New(opts Options) *Adapter {
-	to := opts.Timeouts
-	if to.Handshake <= 0 {
-		to.Handshake = 15 * time.Second
-	}
+	to := opts.Timeouts.WithDefaults()
 	if opts.QuietMS <= 0 {
 		opts.QuietMS = 700
 	}
-	a := &Adapter{opts: opts, to: to, closing: make(chan struct{}),
+	a := &Adapter{opts: opts, closing: make(chan struct{}),
 		open: map[string]bool{}, backend: map[string]*backendResp{}, calls: map[string]string{}, seen: map[string]bool{},
 		respOfDl: map[string]map[string]bool{}}
-	a.link = link.New(&a.mu, link.Options{Family: "live",
-		Socket: socket.Options{HandshakeTimeout: to.Handshake, WriteTimeout: to.Write, IdleTimeout: to.Idle,
-			PingInterval: to.Ping, Redact: []string{opts.Key}},
+	a.link = link.New(&a.mu, link.Options{Family: "live", Socket: to.Options(opts.Key),
 		EventLimit: opts.EventLimit, InputRate: SampleRate, Message: a.handle, Stop: a.stopTimerLocked})
 	return a
 }
@@ -132,11 +122,8 @@ func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
 	if err := a.link.Begin(cfg); err != nil {
 		return err
 	}
-	target := a.opts.URL
-	if target == "" {
-		target = DefaultURL
-	}
-	if _, err := link.ParseURL(target); err != nil {
+	target := cmp.Or(a.opts.URL, DefaultURL)
+	if _, err := socket.ParseURL(target); err != nil {
 		a.link.Finish()
 		return err
 	}
@@ -169,11 +156,7 @@ func (a *Adapter) sessionStart(cfg agent.Config) *ClientEvent {
 		parallel := true
 		r := &Responses{Model: backend, Instructions: cfg.Instructions, ToolChoice: "auto", ParallelToolCalls: &parallel}
 		for _, t := range cfg.Tools {
-			params := t.Parameters
-			if len(params) == 0 {
-				params = json.RawMessage(`{"type":"object","properties":{}}`)
-			}
-			r.Tools = append(r.Tools, Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params})
+			r.Tools = append(r.Tools, Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: t.Schema()})
 			a.tools = append(a.tools, t.Name)
 		}
 		s.Delegation = &Delegation{Type: "responses", Responses: r}
@@ -190,21 +173,13 @@ func (a *Adapter) sessionStart(cfg agent.Config) *ClientEvent {
 func (a *Adapter) Applied() agent.Applied {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := a.applied
-	out.Tools = append([]string(nil), out.Tools...)
-	out.Notes = append([]string(nil), out.Notes...)
-	return out
+	return a.applied.Clone()
 }
 
 // sendLocked encodes ev with a fresh event id and queues it as an outbound raw event.
 func (a *Adapter) sendLocked(ev *ClientEvent) error {
-	a.seq++
-	ev.EventID = fmt.Sprintf("evt_%d", a.seq)
-	b, err := json.Marshal(ev)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", ev.Type, err)
-	}
-	return a.link.SendLocked(ev.Type, b)
+	ev.EventID = a.link.NextEventIDLocked()
+	return a.link.SendJSONLocked(ev.Type, ev)
 }
 
 // SendAudio streams one caller frame (GPT-Live listens continuously).
@@ -260,11 +235,7 @@ func (a *Adapter) SendToolResult(callID, name string, output json.RawMessage) er
 	if !ok {
 		return fmt.Errorf("tool result %s (%s): %w", callID, name, agent.ErrUnknownCall)
 	}
-	text := string(output)
-	var s string
-	if json.Unmarshal(output, &s) == nil {
-		text = s
-	}
+	text := link.OutputText(output)
 	if err := a.sendLocked(&ClientEvent{Type: ResponseItemCreate, Item: &Item{Type: "function_call_output", CallID: callID, Output: &text}}); err != nil {
 		return err
 	}

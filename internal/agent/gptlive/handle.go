@@ -3,7 +3,6 @@ package gptlive
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -138,17 +137,7 @@ func (a *Adapter) startedLocked(session json.RawMessage) error {
 			ap.Tools = append(ap.Tools, t.Name)
 		}
 	}
-	var missing []string
-	for _, name := range a.tools {
-		if !slices.Contains(ap.Tools, name) {
-			missing = append(missing, name)
-		}
-	}
-	if len(missing) > 0 {
-		return &agent.Error{Class: agent.ClassProtocol, Code: "tools_dropped", Fatal: true,
-			Message: fmt.Sprintf("session.started delegates %d of %d tools; refused: %s", len(a.tools)-len(missing), len(a.tools), strings.Join(missing, ", "))}
-	}
-	return nil
+	return link.CheckAppliedTools(a.tools, ap.Tools, "session.started delegates")
 }
 
 // outputLocked notes agent output: it opens the agent's turn (the caller's speech is then over)

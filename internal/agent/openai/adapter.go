@@ -33,7 +33,6 @@ type Adapter struct {
 	mu    sync.Mutex // guards link and everything below
 	link  *link.Link
 	phase phase
-	seq   int
 
 	sentTools     []string          // names of the tools sent in the session
 	pendingUpdate *wire.ClientEvent // session.update, sent once the provider's first event arrives
@@ -139,14 +138,11 @@ func (a *Adapter) Connect(ctx context.Context, cfg agent.Config) error {
 func (a *Adapter) Applied() agent.Applied {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := a.applied
-	out.Tools = append([]string(nil), out.Tools...)
-	out.Notes = append([]string(nil), out.Notes...)
-	return out
+	return a.applied.Clone()
 }
 
 func (a *Adapter) dialTarget() (string, http.Header, error) {
-	u, err := link.ParseURL(a.opts.URL)
+	u, err := socket.ParseURL(a.opts.URL)
 	if err != nil {
 		return "", nil, err
 	}
@@ -176,11 +172,7 @@ func (a *Adapter) sessionFrame(cfg agent.Config) (*wire.ClientEvent, error) {
 	tools := make([]wire.Tool, len(cfg.Tools))
 	a.sentTools = make([]string, len(cfg.Tools))
 	for i, t := range cfg.Tools {
-		params := t.Parameters
-		if len(params) == 0 {
-			params = json.RawMessage(`{"type":"object","properties":{}}`)
-		}
-		tools[i] = wire.Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params}
+		tools[i] = wire.Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: t.Schema()}
 		a.sentTools[i] = t.Name
 	}
 	a.applied = agent.Applied{Voice: voice, InputRate: wire.SampleRate, OutputRate: wire.SampleRate, TurnDetection: "manual"}
@@ -200,13 +192,8 @@ func (a *Adapter) sessionFrame(cfg agent.Config) (*wire.ClientEvent, error) {
 // sendLocked encodes ev with a fresh event id, queues it and records it as an outbound raw
 // event. Failures are logged: the connection's loss is reported through the event stream.
 func (a *Adapter) sendLocked(ev *wire.ClientEvent) error {
-	a.seq++
-	ev.EventID = fmt.Sprintf("evt_%d", a.seq)
-	b, err := json.Marshal(ev)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", ev.Type, err)
-	}
-	return a.link.SendLocked(ev.Type, b)
+	ev.EventID = a.link.NextEventIDLocked()
+	return a.link.SendJSONLocked(ev.Type, ev)
 }
 
 // SendAudio appends one caller frame to the provider's input buffer; in matched turn-taking,
@@ -349,11 +336,7 @@ func (a *Adapter) SendToolResult(callID, name string, output json.RawMessage) er
 	if !ok {
 		return fmt.Errorf("tool result %s (%s): %w", callID, name, agent.ErrUnknownCall)
 	}
-	text := string(output)
-	var s string
-	if json.Unmarshal(output, &s) == nil {
-		text = s
-	}
+	text := link.OutputText(output)
 	if err := a.sendLocked(&wire.ClientEvent{Type: wire.ItemCreate,
 		Item: &wire.Item{Type: "function_call_output", CallID: callID, Output: &text}}); err != nil {
 		return err

@@ -6,7 +6,6 @@ package openai
 
 import (
 	"encoding/json"
-	"strings"
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/agent/openai/wire"
@@ -65,17 +64,7 @@ var Dialects = map[string]Dialect{GA.Name: GA, Beta.Name: Beta, Grok.Name: Grok,
 // VoicesFor returns the voices model may use: ModelVoices' entry for the longest model name (or
 // prefix of it) that matches, else Voices.
 func (d Dialect) VoicesFor(model string) []string {
-	m := strings.ToLower(model)
-	best := ""
-	for k := range d.ModelVoices {
-		if strings.HasPrefix(m, strings.ToLower(k)) && len(k) > len(best) {
-			best = k
-		}
-	}
-	if best == "" {
-		return d.Voices
-	}
-	return d.ModelVoices[best]
+	return wire.VoicesFor(model, d.Voices, d.ModelVoices)
 }
 
 // Options configure an Adapter.

@@ -2,9 +2,7 @@ package openai
 
 import (
 	"encoding/json"
-	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 
 	"github.com/voicebench/humanaudit/internal/agent"
@@ -190,17 +188,7 @@ func (a *Adapter) checkSessionLocked(session json.RawMessage) error {
 			ap.TurnDetection = t.Type
 		}
 	}
-	var missing []string
-	for _, name := range a.sentTools {
-		if !slices.Contains(ap.Tools, name) {
-			missing = append(missing, name)
-		}
-	}
-	if len(missing) > 0 {
-		return &agent.Error{Class: agent.ClassProtocol, Code: "tools_dropped", Fatal: true,
-			Message: fmt.Sprintf("provider applied %d of %d tools; refused: %s", len(a.sentTools)-len(missing), len(a.sentTools), strings.Join(missing, ", "))}
-	}
-	return nil
+	return link.CheckAppliedTools(a.sentTools, ap.Tools, "provider applied")
 }
 
 // rateOf is the sample rate of a GA audio format object or a beta format name (pcm16 is 24 kHz).

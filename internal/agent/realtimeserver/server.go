@@ -218,14 +218,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model = p.DefaultModel
 	}
-	ws, id, ok := s.reg.Accept(w, r)
-	if !ok {
-		return
-	}
-	defer s.reg.Release(ws)
-	c := newConn(s, id, ws, model)
-	host, _, _ := net.SplitHostPort(r.RemoteAddr)
-	c.log.Info("agent connection opened", slog.String("remote", host), slog.String("model", model))
-	c.serve()
-	c.log.Info("agent connection closed")
+	s.reg.Serve(w, r, func(ws *websocket.Conn, id int) {
+		c := newConn(s, id, ws, model)
+		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		c.log.Info("agent connection opened", slog.String("remote", host), slog.String("model", model))
+		c.serve()
+		c.log.Info("agent connection closed")
+	})
 }

@@ -73,17 +73,7 @@ type KeyRefusal struct {
 
 // voicesFor returns the voices model may use.
 func (p *Provider) voicesFor(model string) []string {
-	m := strings.ToLower(model)
-	best := ""
-	for k := range p.ModelVoices {
-		if strings.HasPrefix(m, strings.ToLower(k)) && len(k) > len(best) {
-			best = k
-		}
-	}
-	if best == "" {
-		return p.Voices
-	}
-	return p.ModelVoices[best]
+	return wire.VoicesFor(model, p.Voices, p.ModelVoices)
 }
 
 // invalid is a rejected client event: the error the real API sends.

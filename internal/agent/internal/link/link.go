@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -85,6 +85,7 @@ type Link struct {
 	inTurn    bool // between StartTurn and EndTurn
 	preroll   preroll.Buffer
 	inSamples int // caller samples sent since TakeInputSamples
+	eventIDs  int // client event ids handed out
 }
 
 // New returns an unconnected link guarded by mu.
@@ -139,16 +140,6 @@ type Target struct {
 	Tools int
 }
 
-// ParseURL checks that an endpoint is a ws:// or wss:// URL.
-func ParseURL(raw string) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") {
-		return nil, &agent.Error{Class: agent.ClassProtocol, Code: "bad_url", Fatal: true,
-			Message: fmt.Sprintf("endpoint %q is not a ws:// or wss:// URL", socket.Endpoint(raw))}
-	}
-	return u, nil
-}
-
 // CheckTools refuses tools whose parameters are not JSON, before anything is sent.
 func CheckTools(tools []agent.Tool) error {
 	for _, t := range tools {
@@ -158,6 +149,16 @@ func CheckTools(tools []agent.Tool) error {
 		}
 	}
 	return nil
+}
+
+// OutputText is a tool output as the OpenAI family's function_call_output string: the contents of
+// a JSON string, else the JSON text itself.
+func OutputText(output json.RawMessage) string {
+	var s string
+	if json.Unmarshal(output, &s) == nil {
+		return s
+	}
+	return string(output)
 }
 
 // Voice returns the allowed voice for requested (agent.ClampVoice), logging a substitution:
@@ -389,8 +390,7 @@ func (l *Link) EmitLocked(ev agent.Event) {
 		if l.o.Stop != nil {
 			l.o.Stop()
 		}
-		l.stream.Finish(agent.Event{Type: agent.EventError, Err: &agent.Error{Class: agent.ClassOverflow, Code: "overflow", Fatal: true,
-			Message: fmt.Sprintf("event consumer fell behind by %d events; connection dropped", l.stream.Pending())}})
+		l.stream.FinishOverflow()
 		if l.conn != nil {
 			l.conn.Kill()
 		}
@@ -421,6 +421,37 @@ func (l *Link) ReceiveLocked(f Frame, what string, err error, rawType string, ra
 	for _, e := range out {
 		l.EmitLocked(e)
 	}
+}
+
+// NextEventIDLocked returns a fresh client event id: "evt_1", "evt_2", … over the link's life.
+func (l *Link) NextEventIDLocked() string {
+	l.eventIDs++
+	return fmt.Sprintf("evt_%d", l.eventIDs)
+}
+
+// SendJSONLocked encodes msg and queues it as SendLocked does.
+func (l *Link) SendJSONLocked(kind string, msg any) error {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", kind, err)
+	}
+	return l.SendLocked(kind, b)
+}
+
+// CheckAppliedTools refuses a session whose provider dropped tools: every name in sent must be
+// in applied. what says who applied them ("provider applied").
+func CheckAppliedTools(sent, applied []string, what string) error {
+	var missing []string
+	for _, name := range sent {
+		if !slices.Contains(applied, name) {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return &agent.Error{Class: agent.ClassProtocol, Code: "tools_dropped", Fatal: true,
+			Message: fmt.Sprintf("%s %d of %d tools; refused: %s", what, len(sent)-len(missing), len(sent), strings.Join(missing, ", "))}
+	}
+	return nil
 }
 
 // SendLocked queues one control frame and records it as an outbound raw event of type kind.
@@ -558,15 +589,7 @@ func (l *Link) readerClosed(gen int, err *agent.Error) {
 	if l.redialing && l.awaiting {
 		// The new connection of a Redial ended before the provider confirmed it: Redial reports
 		// the failure (and ends the link).
-		l.awaiting = false
-		var hsErr error = agent.ErrClosed
-		if err != nil {
-			hsErr = err
-		}
-		select {
-		case l.hs <- hsErr:
-		default:
-		}
+		l.HandshakeDoneLocked(closedDuringHandshake(err))
 		l.mu.Unlock()
 		return
 	}
@@ -580,21 +603,20 @@ func (l *Link) readerClosed(gen int, err *agent.Error) {
 	}
 	wasLost := l.lost
 	l.lost = true
-	if l.awaiting {
-		l.awaiting = false
-		var hsErr error = agent.ErrClosed
-		if err != nil {
-			hsErr = err
-		}
-		select {
-		case l.hs <- hsErr:
-		default:
-		}
-	}
+	l.HandshakeDoneLocked(closedDuringHandshake(err))
 	l.mu.Unlock()
 	if err != nil && !wasLost {
 		l.stream.Finish(agent.Event{Type: agent.EventError, Err: err})
 		return
 	}
 	l.stream.Finish()
+}
+
+// closedDuringHandshake is the handshake's failure when its connection ended with err (nil: a
+// close without a reason).
+func closedDuringHandshake(err *agent.Error) error {
+	if err != nil {
+		return err
+	}
+	return agent.ErrClosed
 }

@@ -30,6 +30,29 @@ type Options struct {
 	Redact []string
 }
 
+// Timeouts bound every wait of an adapter's connection. Zero fields take the defaults.
+type Timeouts struct {
+	Handshake time.Duration // dial plus the family's handshake (default 15 s)
+	Write     time.Duration // one frame (default 5 s)
+	Idle      time.Duration // nothing from the server, pongs included (default 60 s)
+	Ping      time.Duration // keep-alive interval (default 15 s)
+}
+
+// WithDefaults fills a zero Handshake (the socket fills the others).
+func (t Timeouts) WithDefaults() Timeouts {
+	if t.Handshake <= 0 {
+		t.Handshake = 15 * time.Second
+	}
+	return t
+}
+
+// Options are the socket options of a connection bounded by t, with key scrubbed from what is
+// logged and reported.
+func (t Timeouts) Options(key string) Options {
+	return Options{HandshakeTimeout: t.Handshake, WriteTimeout: t.Write, IdleTimeout: t.Idle, PingInterval: t.Ping,
+		Redact: []string{key}}
+}
+
 // WithDefaults fills zero fields.
 func (o Options) WithDefaults() Options {
 	if o.HandshakeTimeout <= 0 {
@@ -112,20 +135,10 @@ func classifyDial(err error, resp *http.Response, o Options) *agent.Error {
 			}
 			msg += ": " + shown
 		}
-		e := &agent.Error{Code: fmt.Sprintf("http_%d", resp.StatusCode), Message: o.Scrub(msg), Fatal: true}
-		switch {
-		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden || authRefusal(body):
-			// Google refuses a bad key with HTTP 400 and API_KEY_INVALID; OpenAI-compatible
-			// servers sometimes answer invalid_api_key with 400 or 404.
-			e.Class = agent.ClassAuth
-		case resp.StatusCode == http.StatusTooManyRequests:
-			e.Class = agent.ClassRateLimit
-		case resp.StatusCode >= 500:
-			e.Class = agent.ClassProvider
-		default:
-			e.Class = agent.ClassProtocol
-		}
-		return e
+		// Google refuses a bad key with HTTP 400 and API_KEY_INVALID; OpenAI-compatible servers
+		// sometimes answer invalid_api_key with 400 or 404.
+		return &agent.Error{Class: StatusClass(resp.StatusCode, authRefusal(body)), Code: fmt.Sprintf("http_%d", resp.StatusCode),
+			Message: o.Scrub(msg), Fatal: true}
 	}
 	e := &agent.Error{Class: agent.ClassUnreachable, Code: "connect", Fatal: true}
 	var dnsErr *net.DNSError
@@ -160,6 +173,31 @@ func authRefusal(body string) bool {
 		}
 	}
 	return false
+}
+
+// ParseURL checks that an endpoint is a ws:// or wss:// URL.
+func ParseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") {
+		return nil, &agent.Error{Class: agent.ClassProtocol, Code: "bad_url", Fatal: true,
+			Message: fmt.Sprintf("endpoint %q is not a ws:// or wss:// URL", Endpoint(raw))}
+	}
+	return u, nil
+}
+
+// StatusClass classifies a provider's HTTP refusal: 401 and 403 (or authRefused, a body that
+// names a bad key) as auth, 429 as a rate limit, 5xx as the provider's failure, any other status
+// as a protocol error.
+func StatusClass(status int, authRefused bool) agent.ErrorClass {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden || authRefused:
+		return agent.ClassAuth
+	case status == http.StatusTooManyRequests:
+		return agent.ClassRateLimit
+	case status >= 500:
+		return agent.ClassProvider
+	}
+	return agent.ClassProtocol
 }
 
 func isTimeout(err error) bool {

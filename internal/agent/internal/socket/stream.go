@@ -5,6 +5,7 @@ package socket
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/voicebench/humanaudit/internal/agent"
@@ -64,6 +65,13 @@ func (s *EventStream) Emit(ev agent.Event) error {
 	s.mu.Unlock()
 	s.signal()
 	return nil
+}
+
+// FinishOverflow ends the stream with the overflow failure: the consumer fell behind by the events
+// pending, and the adapter drops the connection.
+func (s *EventStream) FinishOverflow() {
+	s.Finish(agent.Event{Type: agent.EventError, Err: &agent.Error{Class: agent.ClassOverflow, Code: "overflow", Fatal: true,
+		Message: fmt.Sprintf("event consumer fell behind by %d events; connection dropped", s.Pending())}})
 }
 
 // Pending reports how many events wait for the consumer beyond the channel buffer.

@@ -1,6 +1,7 @@
 // Package wsserver keeps the connections of the WebSocket servers that stand in for realtime
-// agent APIs (the OpenAI-family server, the Gemini fake): it upgrades only while open, numbers the
-// connections, and on Close refuses new ones, closes the open ones and waits for their handlers.
+// agent APIs (the OpenAI-family server; the Gemini, GPT-Live and ElevenLabs fakes): it upgrades
+// only while open, numbers the connections, and on Close refuses new ones, closes the open ones
+// and waits for their handlers.
 package wsserver
 
 import (
@@ -67,6 +68,17 @@ func (r *Registry) Release(ws *websocket.Conn) {
 	delete(r.conns, ws)
 	r.mu.Unlock()
 	r.wg.Done()
+}
+
+// Serve accepts req (see Accept) and runs handle on the connection, then releases it; when the
+// upgrade is refused it returns at once.
+func (r *Registry) Serve(w http.ResponseWriter, req *http.Request, handle func(ws *websocket.Conn, id int)) {
+	ws, id, ok := r.Accept(w, req)
+	if !ok {
+		return
+	}
+	defer r.Release(ws)
+	handle(ws, id)
 }
 
 // Len reports the connections accepted and not yet released.

@@ -6,7 +6,25 @@ package wire
 
 import (
 	"encoding/json"
+	"strings"
 )
+
+// VoicesFor returns the voices model may use: byModel's entry for the longest model name (or
+// prefix of it, in any case) that matches, else voices. Client and servers of the family narrow
+// a provider's allow-list with it the same way.
+func VoicesFor(model string, voices []string, byModel map[string][]string) []string {
+	m := strings.ToLower(model)
+	best := ""
+	for k := range byModel {
+		if strings.HasPrefix(m, strings.ToLower(k)) && len(k) > len(best) {
+			best = k
+		}
+	}
+	if best == "" {
+		return voices
+	}
+	return byModel[best]
+}
 
 // Schema is a layout of the protocol: session shape and server event names.
 type Schema string
