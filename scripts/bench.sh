@@ -18,7 +18,7 @@ bench() { # bench BENCHTIME PACKAGE...
 echo "# grading on one core: grading alone, and verification (format checks, workspace replay) then grading"
 bench 2s -cpu 1 ./internal/grade
 echo "# statistics, planning, adapters, codecs"
-bench 2s ./internal/stats ./internal/study ./internal/agent/openai ./internal/agent/gemini ./internal/media ./internal/condition
+bench 2s ./internal/stats ./internal/study ./internal/agent/openai ./internal/agent/gemini ./internal/media ./internal/media/libopus ./internal/condition
 echo "# media path over loopback WebRTC (latency per frame, CPU per session-second, sessions with no late tick), and a call through 10% loss and 30 ms jitter (tc netem in a network namespace: root only)"
 bench 1x ./internal/rtc
 echo "# power of the 150-session plan: 2,000 simulated studies analysed with the report's intervals (load: $(cut -d' ' -f1-3 /proc/loadavg))"
