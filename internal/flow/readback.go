@@ -46,7 +46,8 @@ func ReadBack(t *task.Task, known map[string]int, text string) []ReadValue {
 			continue
 		}
 		at, end := -1, 0
-		for _, p := range mentionPhrases(t, f) {
+		phrases := mentionPhrases(t, f)
+		for _, p := range phrases {
 			if i := wordIndex(lower, p); i >= 0 && (at < 0 || i < at) {
 				at, end = i, i+len(p)
 			}
@@ -59,7 +60,7 @@ func ReadBack(t *task.Task, known map[string]int, text string) []ReadValue {
 			rest = rest[:m[0]]
 		}
 		said := strings.TrimSpace(strings.TrimRight(readBackLead.ReplaceAllString(rest, ""), " ,"))
-		said = trimNaming(t, f, said)
+		said = trimNaming(phrases, f.Label, said)
 		if said == "" {
 			continue
 		}
@@ -75,11 +76,11 @@ func ReadBack(t *task.Task, known map[string]int, text string) []ReadValue {
 var namingFiller = map[string]bool{"the": true, "your": true, "my": true, "of": true, "on": true, "for": true,
 	"a": true, "an": true, "is": true, "are": true, "was": true, "as": true, "file": true, "that": true, "number": true}
 
-// trimNaming drops the words before a value that still name the fact (the fact's label, its field
-// name, its asked_as phrases) or join name and value, so that the value alone is compared.
-func trimNaming(t *task.Task, f *task.Fact, said string) string {
+// trimNaming drops the words before a value that still name the fact (its mention phrases and
+// its label) or join name and value, so that the value alone is compared.
+func trimNaming(phrases []string, label, said string) string {
 	own := map[string]bool{}
-	for _, p := range append(mentionPhrases(t, f), strings.ToLower(f.Label)) {
+	for _, p := range append(phrases, strings.ToLower(label)) {
 		for _, w := range strings.Fields(strings.NewReplacer("_", " ", "'s", "").Replace(p)) {
 			own[w] = true
 		}
