@@ -78,17 +78,32 @@ func connect(t *testing.T, script agenttest.Script, cfg agent.Config) harness {
 // speak sends ms of caller speech then silenceMS of silence in 40 ms frames at rate.
 func speak(t *testing.T, a agent.Adapter, rate, ms, silenceMS int) {
 	t.Helper()
-	send := func(pcm []int16) {
+	if err := sendSpeech(a, rate, ms, silenceMS); err != nil {
+		t.Fatalf("send audio: %v", err)
+	}
+}
+
+// speakUntilClosed is speak for a turn the provider answers by closing the
+// socket: the close can land while the trailing silence is still being sent,
+// and audio refused with ErrClosed then is the adapter being right.
+func speakUntilClosed(t *testing.T, a agent.Adapter, rate, ms, silenceMS int) {
+	t.Helper()
+	if err := sendSpeech(a, rate, ms, silenceMS); err != nil && !errors.Is(err, agent.ErrClosed) {
+		t.Fatalf("send audio: %v", err)
+	}
+}
+
+func sendSpeech(a agent.Adapter, rate, ms, silenceMS int) error {
+	for _, pcm := range [][]int16{agenttest.Speech(ms, rate), agenttest.Silence(silenceMS, rate)} {
 		for len(pcm) > 0 {
 			n := min(len(pcm), rate/25)
 			if err := a.SendAudio(pcm[:n]); err != nil {
-				t.Fatalf("send audio: %v", err)
+				return err
 			}
 			pcm = pcm[n:]
 		}
 	}
-	send(agenttest.Speech(ms, rate))
-	send(agenttest.Silence(silenceMS, rate))
+	return nil
 }
 
 func clean(t *testing.T, f *agenttest.ElevenLabsFake) {
@@ -352,7 +367,7 @@ func TestProviderFailuresClassified(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := connect(t, agenttest.Script{Replies: []agenttest.Reply{tt.reply}}, agent.Config{Tools: []agent.Tool{lookupTool}})
-			speak(t, h.a, 16000, 300, 700)
+			speakUntilClosed(t, h.a, 16000, 300, 700)
 			e := h.rec.WaitType(t, wait, agent.EventError)
 			if e.Err.Class != tt.class || !e.Err.Fatal {
 				t.Fatalf("error %+v, want fatal %s", e.Err, tt.class)
@@ -368,7 +383,7 @@ func TestProviderFailuresClassified(t *testing.T) {
 func TestAgentHangingUpIsNoError(t *testing.T) {
 	h := connect(t, agenttest.Script{Replies: []agenttest.Reply{{CloseCode: 1000, CloseReason: "Conversation ended by the agent"}}},
 		agent.Config{Tools: []agent.Tool{lookupTool}})
-	speak(t, h.a, 16000, 300, 700)
+	speakUntilClosed(t, h.a, 16000, 300, 700)
 	h.rec.WaitClosed(t, wait)
 	if errs := h.rec.Of(agent.EventError); len(errs) > 0 {
 		t.Fatalf("the agent's hang-up reported as %+v", errs[0].Err)
