@@ -500,9 +500,16 @@ func (c *elConn) interrupted(t *elTurn) bool {
 	c.calls.drop()
 	rate := c.outRate
 	c.mu.Unlock()
-	c.send(elevenlabs.TypeInterruption, map[string]any{"type": elevenlabs.TypeInterruption, "interruption_event": map[string]any{"event_id": t.event}})
-	c.send(elevenlabs.TypeAudio, map[string]any{"type": elevenlabs.TypeAudio, "audio_event": map[string]any{
+	// One write: the chunk was in flight behind the interruption, so no other message
+	// (the caller's next transcript) goes between them.
+	intr, _ := json.Marshal(map[string]any{"type": elevenlabs.TypeInterruption, "interruption_event": map[string]any{"event_id": t.event}})
+	stale, _ := json.Marshal(map[string]any{"type": elevenlabs.TypeAudio, "audio_event": map[string]any{
 		"audio_base_64": agent.EncodePCM(Tone(rate/10, rate, 0)), "event_id": t.event}})
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.writeLocked(websocket.TextMessage, elevenlabs.TypeInterruption, intr) == nil {
+		c.writeLocked(websocket.TextMessage, elevenlabs.TypeAudio, stale)
+	}
 	return true
 }
 

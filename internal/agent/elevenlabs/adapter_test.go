@@ -580,7 +580,7 @@ func TestOverflowEndsStreamWithError(t *testing.T) {
 	if err := a.Connect(context.Background(), agent.Config{Tools: []agent.Tool{lookupTool}}); err != nil {
 		t.Fatal(err)
 	}
-	speak(t, a, 16000, 300, 700) // nobody drains Events
+	speakUntilClosed(t, a, 16000, 300, 700) // nobody drains Events, so the overflow may close it mid-send
 	deadline := time.After(wait)
 	for {
 		select {
