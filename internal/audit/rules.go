@@ -45,7 +45,15 @@ func (s System) Checked() (System, error) {
 	}
 	cfg, err := ConfigObject(s.Config, "system "+s.Label+" config")
 	s.Config = cfg
-	return s, err
+	if err != nil {
+		return s, err
+	}
+	// A rule of the record, not of one repository: a key stored with a system would be in every
+	// backup and export of the study.
+	if path := credentialPath(cfg); path != "" {
+		return s, Errorf(ErrInvalid, "system %s config field %s looks like a credential: keys belong in secrets.txt, never in the database", s.Label, path)
+	}
+	return s, nil
 }
 
 // ConfigObject checks that a config document is a JSON object (empty means {}) and returns it.
@@ -270,4 +278,40 @@ func (it RatingItem) Checked() (RatingItem, error) {
 	payload, err := ConfigObject(it.Payload, "rating item "+it.ID+" payload")
 	it.Payload = payload
 	return it, err
+}
+
+// credentialPath returns the JSON path of the first field whose name suggests a credential.
+func credentialPath(doc json.RawMessage) string {
+	var v any
+	if json.Unmarshal(doc, &v) != nil {
+		return ""
+	}
+	var walk func(v any, path string) string
+	walk = func(v any, path string) string {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, sub := range t {
+				n := strings.ToLower(strings.NewReplacer("_", "", "-", "", " ", "").Replace(k))
+				if n == "key" || strings.HasSuffix(n, "apikey") || strings.Contains(n, "secret") || strings.Contains(n, "password") ||
+					strings.Contains(n, "token") || strings.Contains(n, "authorization") || strings.Contains(n, "bearer") || strings.Contains(n, "credential") {
+					return path + "." + k
+				}
+				if p := walk(sub, path+"."+k); p != "" {
+					return p
+				}
+			}
+		case []any:
+			for i, sub := range t {
+				if p := walk(sub, fmt.Sprintf("%s[%d]", path, i)); p != "" {
+					return p
+				}
+			}
+		case string:
+			if strings.HasPrefix(t, "sk-") && len(t) > 20 {
+				return path
+			}
+		}
+		return ""
+	}
+	return walk(v, "$")
 }

@@ -1,6 +1,7 @@
 package audit_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -82,5 +83,26 @@ func TestWithConfigKeepsOtherKeys(t *testing.T) {
 	}
 	if _, err := audit.ConfigObject([]byte(`[1]`), "study config"); !errors.Is(err, audit.ErrInvalid) {
 		t.Errorf("a JSON array as config: %v", err)
+	}
+}
+
+func TestSystemConfigRefusesCredentials(t *testing.T) {
+	for cfg, field := range map[string]string{
+		`{"api_key":"abc"}`:                                      "$.api_key",
+		`{"auth":{"Authorization":"Bearer x"}}`:                  "$.auth.Authorization",
+		`{"headers":[{"x":"sk-proj-0123456789abcdefghij"}]}`:     "$.headers[0].x",
+		`{"openaiApiKey":"k"}`:                                   "$.openaiApiKey",
+		`{"model":"gpt-realtime","session":{"client-secret":1}}`: "$.session.client-secret",
+	} {
+		_, err := audit.System{Label: "leaky", Config: json.RawMessage(cfg)}.Checked()
+		if !errors.Is(err, audit.ErrInvalid) || !strings.Contains(err.Error(), field) || !strings.Contains(err.Error(), "secrets.txt") {
+			t.Errorf("config %s: %v; want ErrInvalid naming %s and secrets.txt", cfg, err, field)
+		}
+	}
+	// Settings whose names merely resemble a credential's stay allowed.
+	for _, cfg := range []string{`{"model":"gpt-realtime","voice":"marin"}`, `{"keyboard":"en","monkey":1,"sk":"sk-short"}`, ``} {
+		if _, err := (audit.System{Label: "ok", Config: json.RawMessage(cfg)}).Checked(); err != nil {
+			t.Errorf("config %q refused: %v", cfg, err)
+		}
 	}
 }

@@ -20,8 +20,8 @@ type System struct {
 	Label  string // the experimenter's name for it, also the key under which its API key is found
 	Alias  string // blind name shown to participants ("Agent A"); assigned when empty
 	Family string // protocol family (openai-realtime, …)
-	// Config holds non-secret settings (model, voice, endpoint). Keys never go here: UpsertSystem
-	// refuses anything that looks like a credential.
+	// Config holds non-secret settings (model, voice, endpoint). Keys never go here: Checked,
+	// which every repository's UpsertSystem calls, refuses anything that looks like a credential.
 	Config    json.RawMessage
 	CreatedAt time.Time
 }

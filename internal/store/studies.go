@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -68,9 +67,6 @@ func (db *DB) UpsertSystem(ctx context.Context, s audit.System) (audit.System, e
 	if err != nil {
 		return audit.System{}, err
 	}
-	if path := secretPath(s.Config); path != "" {
-		return audit.System{}, audit.Errorf(audit.ErrInvalid, "system %s config field %s looks like a credential: keys belong in secrets.txt, never in the database", s.Label, path)
-	}
 	err = db.tx(ctx, func(tx pgx.Tx) error {
 		// Serialise alias assignment so two systems never pick the same next letter.
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrateLockKey+1); err != nil {
@@ -117,42 +113,6 @@ func letters(n int) string {
 		s = string(rune('A'+(n-1)%26)) + s
 	}
 	return s
-}
-
-// secretPath returns the JSON path of the first field whose name suggests a credential.
-func secretPath(doc json.RawMessage) string {
-	var v any
-	if json.Unmarshal(doc, &v) != nil {
-		return ""
-	}
-	var walk func(v any, path string) string
-	walk = func(v any, path string) string {
-		switch t := v.(type) {
-		case map[string]any:
-			for k, sub := range t {
-				n := strings.ToLower(strings.NewReplacer("_", "", "-", "", " ", "").Replace(k))
-				if n == "key" || strings.HasSuffix(n, "apikey") || strings.Contains(n, "secret") || strings.Contains(n, "password") ||
-					strings.Contains(n, "token") || strings.Contains(n, "authorization") || strings.Contains(n, "bearer") || strings.Contains(n, "credential") {
-					return path + "." + k
-				}
-				if p := walk(sub, path+"."+k); p != "" {
-					return p
-				}
-			}
-		case []any:
-			for i, sub := range t {
-				if p := walk(sub, fmt.Sprintf("%s[%d]", path, i)); p != "" {
-					return p
-				}
-			}
-		case string:
-			if strings.HasPrefix(t, "sk-") && len(t) > 20 {
-				return path
-			}
-		}
-		return ""
-	}
-	return walk(v, "$")
 }
 
 const systemCols = `label, alias, family, config, created_at`
