@@ -873,7 +873,7 @@ var leadFillers = map[string]bool{"it's": true, "it": true, "is": true, "um": tr
 	"think": true, "we": true, "they": true, "just": true, "hmm": true, "let": true, "me": true, "see": true}
 
 var (
-	listSeparators = map[string]bool{"and": true, "then": true, "also": true, "plus": true}
+	listSeparators = map[string]bool{"and": true, "or": true, "then": true, "also": true, "plus": true}
 	determiners    = map[string]bool{"the": true, "my": true, "our": true, "their": true}
 )
 
@@ -1071,6 +1071,54 @@ func hasAlt(alts []fieldValue, v fieldValue) bool {
 // listHedges are words that open a list item without being part of it ("mostly Go").
 var listHedges = map[string]bool{"mostly": true, "mainly": true, "primarily": true, "but": true, "also": true, "plus": true}
 
+// trailingHedges are what a caller says after a list item that is not part of it ("the upstairs
+// bathroom floor for sure", "Tuesdays or Thursdays, I'm afraid"), longest first.
+var trailingHedges = [][]string{{"i'm", "afraid"}, {"for", "sure"}, {"i", "think"}, {"i", "guess"}, {"i", "believe"},
+	{"as", "well"}, {"i'm", "sure"}, {"both"}, {"too"}, {"also"}, {"underneath"}, {"below"}}
+
+// carrierWords make up an item that names no thing: the frame of the answer ("she needs …"),
+// or a quantifier over the items that follow ("both: email and text").
+var carrierWords = map[string]bool{"i": true, "she": true, "he": true, "we": true, "they": true, "you": true,
+	"need": true, "needs": true, "want": true, "wants": true, "would": true, "like": true, "uses": true, "use": true,
+	"both": true, "all": true, "either": true, "of": true, "them": true, "those": true, "these": true, "i'd": true, "she'd": true,
+	"he'd": true, "we'd": true}
+
+var weekdays = []string{"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+
+// listItem cleans one list item: hedges before and after it dropped, a weekday written as the
+// day's name ("tuesdays" → Tuesday); false when nothing that names a thing is left.
+func listItem(it string) (string, bool) {
+	ws := strings.Fields(it)
+	for len(ws) > 0 && (listHedges[strings.ToLower(ws[0])] || strings.EqualFold(ws[0], "only")) {
+		ws = ws[1:]
+	}
+	for trimmed := true; trimmed && len(ws) > 0; {
+		trimmed = false
+		for _, h := range trailingHedges {
+			if len(ws) >= len(h) && slices.EqualFunc(ws[len(ws)-len(h):], h, strings.EqualFold) {
+				ws, trimmed = ws[:len(ws)-len(h)], true
+				break
+			}
+		}
+	}
+	carrier := true
+	for _, w := range ws {
+		carrier = carrier && carrierWords[strings.ToLower(w)]
+	}
+	if len(ws) == 0 || carrier {
+		return "", false
+	}
+	if len(ws) == 1 {
+		w := strings.ToLower(ws[0])
+		for _, d := range weekdays {
+			if w == d || w == d+"s" {
+				return strings.ToUpper(d[:1]) + d[1:], true
+			}
+		}
+	}
+	return strings.Join(ws, " "), true
+}
+
 // restated cleans a list the caller may have said twice ("mostly Go and Python and SQL, I did
 // some Java way back, but mostly Go and Python and SQL"): hedges dropped, and when two or more
 // items were said again, the list is the items said again (what the caller stressed), each once.
@@ -1078,14 +1126,10 @@ func restated(items []string) []string {
 	var clean []string
 	count := map[string]int{}
 	for _, it := range items {
-		ws := strings.Fields(it)
-		for len(ws) > 0 && listHedges[strings.ToLower(ws[0])] {
-			ws = ws[1:]
-		}
-		if len(ws) == 0 {
+		s, ok := listItem(it)
+		if !ok {
 			continue
 		}
-		s := strings.Join(ws, " ")
 		clean = append(clean, s)
 		count[strings.ToLower(s)]++
 	}

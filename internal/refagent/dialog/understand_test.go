@@ -42,6 +42,32 @@ func TestSplitItems(t *testing.T) {
 	}
 }
 
+// A list answer's items are the things named: not the answer's frame ("she needs"), a quantifier
+// ("both"), or the hedge after an item; weekdays are recorded as the day's name.
+func TestListItemsAreTheThingsNamed(t *testing.T) {
+	list := &field{Name: "systems", Kind: kindList, Subject: "systems"}
+	l := &listener{}
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"she needs the finance shared drive and workday reporting", []string{"finance shared drive", "workday reporting"}},
+		{"both | email and text message", []string{"email", "text message"}},
+		{"only tuesdays or thursdays | i'm afraid", []string{"Tuesday", "Thursday"}},
+		{"the upstairs bathroom floor for sure | uh the kitchen ceiling underneath and um the kitchen cabinets",
+			[]string{"upstairs bathroom floor", "kitchen ceiling", "kitchen cabinets"}},
+		// A thing whose name holds a carrier word stays whole.
+		{"the shared drive they use and outlook", []string{"shared drive they use", "outlook"}},
+		{"sunday school and the monday meeting", []string{"sunday school", "monday meeting"}},
+	} {
+		v, ok := l.freeValue(list, words(c.text), c.text, Utterance{})
+		got, _ := v.value.([]string)
+		if !ok || !slices.Equal(got, c.want) {
+			t.Errorf("list from %q = %q, %v; want %q", c.text, got, ok, c.want)
+		}
+	}
+}
+
 func TestFreeValues(t *testing.T) {
 	l := &listener{now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
 	email := &field{Name: "email", Kind: kindEmail, Subject: "email address"}
