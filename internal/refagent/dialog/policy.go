@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/voicebench/humanaudit/internal/canon"
@@ -1076,8 +1077,9 @@ func (p *policy) recordInstruction(f *field, low string) (fieldValue, bool) {
 // damage is glass"), or an amount in a knowledge sentence about the field that also names a value
 // a lookup returned ("Preferred tier: … $100 deductible").
 var (
-	codeLead = regexp.MustCompile(`^\s*([0-9]+(?:\.[0-9]+)?)\s+(.+)`)
-	noCharge = regexp.MustCompile(`\b(at no charge|no charge|free of charge|no fee|at no cost)\b`)
+	codeLead  = regexp.MustCompile(`^\s*([0-9]+(?:\.[0-9]+)?)\s+(.+)`)
+	noCharge  = regexp.MustCompile(`\b(at no charge|no charge|free of charge|no fee|at no cost)\b`)
+	rateOrCap = regexp.MustCompile(`\b(every|each|per|up to|at most|maximum|minimum|at least|above|below|over|under)\b`)
 )
 
 // knowledgeValue reads a field the caller cannot know from one knowledge sentence s (low: lower
@@ -1113,12 +1115,31 @@ func (p *policy) knowledgeValue(f *field, s, low string, named bool) (fieldValue
 		}
 	case kindNumber:
 		feeLike := slices.Contains(words, "fee") || slices.Contains(words, "charge") || slices.Contains(words, "cost")
-		if named && feeLike && noCharge.MatchString(low) {
+		title := " " + strings.Join(words, " ") + " "
+		// "… carries no change fee": the rule names this very fee as none.
+		waived := len(words) > 1 && strings.Contains(low, " no"+title)
+		if feeLike && ((named && noCharge.MatchString(low)) || waived) {
 			var val any = "0"
 			if slices.Contains(f.JSONTypes, "number") || slices.Contains(f.JSONTypes, "integer") {
 				val = 0
 			}
 			return fieldValue{field: f, value: val, spoken: spokenNumber(f, 0)}, true
+		}
+		if v, ok := p.ratedAmount(f, low); ok {
+			return v, true
+		}
+		// "… issue a hotel voucher of $150 for the night": the sentence names the field in full
+		// and gives one amount that is not a rate or a cap (those need arithmetic on the call).
+		if len(words) > 1 && strings.Contains(low, title) {
+			if m := dollars.FindAllStringSubmatch(s, -1); len(m) == 1 && !rateOrCap.MatchString(low) {
+				if n, ok := canon.Number(m[0][1]); ok {
+					var val any = m[0][1]
+					if slices.Contains(f.JSONTypes, "number") || slices.Contains(f.JSONTypes, "integer") {
+						val = n
+					}
+					return fieldValue{field: f, value: val, spoken: spokenNumber(f, n)}, true
+				}
+			}
 		}
 	case kindYesNo:
 		toks := strings.FieldsFunc(low, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r == '\'') })
@@ -1256,4 +1277,93 @@ func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
 		}
 	}
 	return out
+}
+
+var (
+	perPeriod = regexp.MustCompile(`\$\s?([0-9][0-9,]*(?:\.[0-9]+)?) for (?:every|each) (full )?([0-9]+) (hour|day)s? between (?:the )?(.+?) and (?:the )?(.+?)(?:,|$)`)
+	upTo      = regexp.MustCompile(`up to \$\s?([0-9][0-9,]*(?:\.[0-9]+)?)`)
+)
+
+// ratedAmount reads an amount the policy gives as a rate over the time between two moments the
+// lookups returned ("Meal vouchers: $12 for every full 4 hours between the original scheduled
+// departure and the new departure, up to $48"): whole periods (or started ones without "full")
+// times the rate, capped. The moments are the lookup values whose names share the most words with
+// each phrase; a phrase nothing matches, or a value that is no time, reads nothing.
+func (p *policy) ratedAmount(f *field, low string) (fieldValue, bool) {
+	if !strings.Contains(low, " "+strings.Join(nameWords(f.Name), " ")) {
+		return fieldValue{}, false
+	}
+	m := perPeriod.FindStringSubmatch(strings.TrimSpace(strings.TrimRight(strings.TrimSpace(low), ".")))
+	if m == nil {
+		return fieldValue{}, false
+	}
+	rate, ok1 := canon.Number(m[1])
+	n, err := strconv.Atoi(m[3])
+	if !ok1 || err != nil || n <= 0 {
+		return fieldValue{}, false
+	}
+	period := time.Duration(n) * time.Hour
+	if m[4] == "day" {
+		period *= 24
+	}
+	from, key := p.lookedUpTime(m[5], "")
+	to, _ := p.lookedUpTime(m[6], key)
+	if from.IsZero() || to.IsZero() || !to.After(from) {
+		return fieldValue{}, false
+	}
+	periods := float64(to.Sub(from) / period)
+	if m[2] == "" && to.Sub(from)%period != 0 {
+		periods++
+	}
+	amount := rate * periods
+	if c := upTo.FindStringSubmatch(low); c != nil {
+		if limit, ok := canon.Number(c[1]); ok {
+			amount = min(amount, limit)
+		}
+	}
+	var val any = strconv.FormatFloat(amount, 'f', -1, 64)
+	if slices.Contains(f.JSONTypes, "number") || slices.Contains(f.JSONTypes, "integer") {
+		val = amount
+	}
+	return fieldValue{field: f, value: val, spoken: spokenNumber(f, amount)}, true
+}
+
+// lookedUpTime finds the time value a lookup returned under the name closest to phrase ("original
+// scheduled departure" → scheduled_departure), other than the key skip.
+func (p *policy) lookedUpTime(phrase, skip string) (time.Time, string) {
+	var best time.Time
+	bestKey, bestScore := "", 0
+	for _, rec := range p.lookups {
+		for _, k := range slices.Sorted(maps.Keys(rec)) {
+			s, ok := rec[k].(string)
+			if !ok || k == skip {
+				continue
+			}
+			t, ok := lookedTime(s)
+			if !ok {
+				continue
+			}
+			score := 0
+			for _, w := range strings.Fields(phrase) {
+				for _, kw := range nameWords(k) {
+					if a, b := stem(w), stem(kw); len(a) >= 5 && len(b) >= 5 && a[:5] == b[:5] {
+						score++
+					}
+				}
+			}
+			if score > bestScore {
+				best, bestKey, bestScore = t, k, score
+			}
+		}
+	}
+	return best, bestKey
+}
+
+func lookedTime(s string) (time.Time, bool) {
+	for _, layout := range []string{"2006-01-02 15:04", "2006-01-02T15:04", time.RFC3339, "2006-01-02 15:04:05"} {
+		if t, err := time.Parse(layout, strings.TrimSpace(s)); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }

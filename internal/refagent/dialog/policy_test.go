@@ -256,3 +256,43 @@ func TestModelFromToolDefinitions(t *testing.T) {
 var kindNames = map[valueKind]string{kindText: "text", kindName: "name", kindEmail: "email", kindAddress: "address", kindList: "list",
 	kindDateList: "date list", kindDigits: "digits", kindIdentifier: "identifier", kindPhone: "phone", kindDate: "date",
 	kindDateRange: "date range", kindNumber: "number", kindChoice: "choice", kindYesNo: "yes/no"}
+
+// Amounts the caller cannot know, read from policy sentences: a fee the rule names as none, one
+// amount for the field named in full, and a rate over the time between two looked-up moments.
+// Rates, caps and moments nothing looked up are not read as the amount.
+func TestKnowledgeAmounts(t *testing.T) {
+	num := func(name string) *field {
+		return &field{Name: name, Kind: kindNumber, JSONTypes: []string{"number", "string"}}
+	}
+	lookups := []map[string]any{{"scheduled_departure": "2026-12-14 19:05", "flight": "CA 418"},
+		{"departs": "2026-12-15 06:40", "flight": "CA 1187"}}
+	const rate = "Meal vouchers: $12 for every full 4 hours between the original scheduled departure and the new departure, up to $48"
+	for _, c := range []struct {
+		f        *field
+		sentence string
+		lookups  []map[string]any
+		want     any // nil: nothing read
+	}{
+		{num("change_fee"), "Rebooking on the same route within 7 days carries no change fee and no fare difference", nil, 0.0},
+		{num("change_fee"), "A change fee of $75 applies to basic fares", nil, 75.0},
+		{num("cancellation_fee"), "Rebooking carries no change fee", nil, nil},
+		{num("hotel_voucher"), "If the traveller has to stay overnight away from home, issue a hotel voucher of $150 for the night", nil, 150.0},
+		{num("hotel_voucher"), "Hotel vouchers cover up to $150 a night", nil, nil},
+		{num("meal_voucher"), rate, lookups, 24.0},                                            // 11 h 35 min: two full 4-hour blocks
+		{num("meal_voucher"), strings.Replace(rate, "every full", "every", 1), lookups, 36.0}, // three started blocks
+		{num("meal_voucher"), strings.Replace(rate, "up to $48", "up to $20", 1), lookups, 20.0},
+		{num("meal_voucher"), rate, lookups[:1], nil}, // no new departure looked up yet
+		{num("meal_voucher"), rate, nil, nil},
+	} {
+		p := newPolicy(&model{})
+		p.lookups = c.lookups
+		low := " " + strings.ToLower(c.sentence) + " "
+		v, ok := p.knowledgeValue(c.f, c.sentence, low, false)
+		switch {
+		case c.want == nil && ok:
+			t.Errorf("%s from %q = %v; want nothing read", c.f.Name, c.sentence, v.value)
+		case c.want != nil && (!ok || fmt.Sprint(v.value) != fmt.Sprint(c.want)):
+			t.Errorf("%s from %q = %v, %v; want %v", c.f.Name, c.sentence, v.value, ok, c.want)
+		}
+	}
+}
