@@ -54,6 +54,7 @@ type Engine struct {
 	known      map[string]int   // fact → version the caller knows (0: unknown)
 	knownSince map[string]int64 // fact → media time its current version was revealed
 	said       map[string]int   // fact → version the caller has said
+	lastGiven  []string         // facts the caller's last turn gave
 
 	pending       []trace.Plan
 	pendingMark   int // len(pending) when the current caller turn began
@@ -115,7 +116,11 @@ func (e *Engine) Observe(ev trace.Event) []Firing {
 	case trace.AgentTranscript:
 		// A read-back is checked value by value against what the caller knows now.
 		if readsBack(Classify(e.t, ev.Text)) {
-			e.turnRead = append(e.turnRead, ReadBack(e.t, e.known, ev.Text)...)
+			read := ReadBack(e.t, e.known, ev.Text)
+			if len(read) == 0 && len(e.lastGiven) == 1 {
+				read = UnnamedReadBack(e.t, e.known, e.lastGiven[0], ev.Text)
+			}
+			e.turnRead = append(e.turnRead, read...)
 		}
 	case trace.AgentAct:
 		act := parseAct(ev.Act)
@@ -468,7 +473,9 @@ func (e *Engine) Continuation() (trace.Plan, bool) {
 }
 
 func (e *Engine) markSaid(p trace.Plan) {
+	e.lastGiven = e.lastGiven[:0]
 	for _, f := range p.Facts {
+		e.lastGiven = append(e.lastGiven, f.Fact)
 		if f.Version > e.said[f.Fact] {
 			e.said[f.Fact] = f.Version
 		}

@@ -71,6 +71,47 @@ func ReadBack(t *task.Task, known map[string]int, text string) []ReadValue {
 	return out
 }
 
+// unnamedLead is what an agent says before a value it reads back without naming it ("That's six,
+// eight, five, two, three. Is that right?").
+var unnamedLead = regexp.MustCompile(`(?i)\b(?:so\s+)?(?:that's|that is|i have|i've got|i got|i heard|you said)\s+`)
+
+// UnnamedReadBack reads a read-back that names no fact as one of fact, the one value the caller
+// gave in its last turn: a person who has just said a ZIP code hears "that's six, eight, five, two,
+// three?" as the ZIP read back, and says no when it is wrong. Only facts whose values have a shape
+// (a code, a date, a number, a phone number, an e-mail) and said values that read that way are
+// judged.
+func UnnamedReadBack(t *task.Task, known map[string]int, fact, text string) []ReadValue {
+	f, ok := t.Fact(fact)
+	v := known[fact]
+	if !ok || v == 0 || v > len(f.Versions) {
+		return nil
+	}
+	// Only a value with a shape of its own: without the fact's name, words ("everything I need")
+	// are no read-back of a name or a description.
+	switch vt := valueType(t, f, f.Versions[v-1].Value); {
+	case vt == "identifier", vt == "date", vt == "number", vt == "phone", strings.Contains(f.Versions[v-1].Value, "@"):
+	default:
+		return nil
+	}
+	m := unnamedLead.FindStringIndex(text)
+	if m == nil {
+		return nil
+	}
+	rest := text[m[1]:]
+	if e := readBackEnd.FindStringIndex(rest); e != nil {
+		rest = rest[:e[0]]
+	}
+	said := strings.TrimSpace(strings.TrimRight(rest, " ,"))
+	if said == "" {
+		return nil
+	}
+	match, readable := sameValue(t, f, f.Versions[v-1].Value, said)
+	if !readable {
+		return nil
+	}
+	return []ReadValue{{Fact: fact, Version: v, Said: said, Judged: true, Match: match, pos: m[0]}}
+}
+
 // namingFiller are the words agents put between a fact's name and its value besides the fact's
 // own words ("last four digits of the card 7 3 0 6", "the policy number on file is …").
 var namingFiller = map[string]bool{"the": true, "your": true, "my": true, "of": true, "on": true, "for": true,
@@ -148,9 +189,9 @@ func fieldType(t *task.Task, f *task.Fact) string {
 // sameValue compares a read value with the fact's value the grader's way; readable is false when
 // what was said cannot be this kind of value (then it is no read-back of it).
 func sameValue(t *task.Task, f *task.Fact, value, said string) (match, readable bool) {
-	switch fieldType(t, f) {
+	switch valueType(t, f, value) {
 	case "identifier":
-		if canon.Identifier(said) == "" || !hasDigitOrUpper(said) {
+		if canon.Identifier(said) == "" || !hasDigitOrUpper(said) && !spokenSymbols(said) {
 			return false, false
 		}
 		return canon.Same("identifier", said, value), true
@@ -190,7 +231,7 @@ func sameValue(t *task.Task, f *task.Fact, value, said string) (match, readable 
 		return canon.Email(es[0]) == canon.Email(value), true
 	}
 	fs, fv := canon.Fold(said), canon.Fold(value)
-	switch fieldType(t, f) {
+	switch valueType(t, f, value) {
 	case "enum", "text", "set", "list", "interval", "ordered_list":
 		// A code or a paraphrase is no evidence of a wrong value; only a replaced version is.
 		if fs == "" || strings.Contains(fs, fv) {
@@ -210,6 +251,37 @@ func sameValue(t *task.Task, f *task.Fact, value, said string) (match, readable 
 		return strings.Contains(canon.Address(said), canon.Address(value)) || strings.Contains(canon.Address(value), canon.Address(said)), true
 	}
 	return strings.Contains(fs, fv) || strings.Contains(fv, fs) && len(fs) >= len(fv)*2/3, true
+}
+
+// valueType is the type a fact's value is compared as: its artifact field's, or for a fact that
+// fills no artifact field (a verification key such as a date of birth or the last four digits) the
+// shape of the value itself.
+func valueType(t *task.Task, f *task.Fact, value string) string {
+	if ft := fieldType(t, f); ft != "" {
+		return ft
+	}
+	if _, ok := canon.ParseDate(value); ok && strings.Count(value, "-") == 2 {
+		return "date"
+	}
+	if !strings.ContainsAny(value, " @") && canon.Identifier(value) != "" && strings.ContainsAny(value, "0123456789") {
+		return "identifier"
+	}
+	return ""
+}
+
+// spokenSymbols reports a value read out symbol by symbol ("six, eight, five, oh six", "P A two"):
+// number words, digits, single letters and separators only.
+func spokenSymbols(said string) bool {
+	n := 0
+	for _, w := range strings.FieldsFunc(strings.ToLower(said), func(r rune) bool { return r == ' ' || r == ',' || r == '-' || r == '.' }) {
+		switch {
+		case canon.IsNumberWord(w), canon.IsDigits(w), len(w) == 1 && w[0] >= 'a' && w[0] <= 'z', w == "double", w == "triple", w == "dash":
+			n++
+		default:
+			return false
+		}
+	}
+	return n > 0
 }
 
 func hasDigitOrUpper(s string) bool {

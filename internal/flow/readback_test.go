@@ -98,3 +98,65 @@ func TestWrongReadBackIsCorrectedBeforeAffirming(t *testing.T) {
 		t.Fatalf("plan after the right read-back: %+v, want affirm", p)
 	}
 }
+
+// A read-back that names nothing ("That's six, eight, five, two, three. Is that right?") right
+// after the caller gave one fact is of that fact: the caller corrects it when it is wrong and
+// affirms it when right. Values read symbol by symbol and verification keys that fill no artifact
+// field (a date of birth, a ZIP on file) are judged by their own shape.
+func TestUnnamedReadBackIsOfTheValueJustGiven(t *testing.T) {
+	tk, err := task.LoadFile(filepath.Join("..", "..", "tasks", "bank-address-change.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		fact, readBack string
+		want           string // the caller's next plan
+	}{
+		{"old_zip", "Thanks. That's six, eight, five, two, three. Is that right?", "fix_readback:old_zip"},
+		{"old_zip", "Thanks. That's six, eight, five, oh, six. Is that right?", "affirm"},
+		{"old_zip", "Thanks. That's 68506, is that right?", "affirm"},
+		{"dob", "Thanks. That's April 8th, 1999. Is that right?", "fix_readback:dob"},
+		{"dob", "Thanks. That's April 19th, 1987. Is that right?", "affirm"},
+		{"last4", "Got it. So that's six, zero, eight, seven? Is that correct?", "fix_readback:last4"},
+		// A value that cannot be read the fact's way is no evidence either way.
+		{"old_zip", "Thanks. That's the one on file. Is that right?", "affirm"},
+	} {
+		e := New(tk)
+		e.Observe(trace.Event{T: 0, Type: trace.CallerAudioStart})
+		e.NextPlan() // the opening
+		ask := map[string]string{"old_zip": "What is the ZIP code on file?", "dob": "What is your date of birth?", "last4": "What are the last four digits of your debit card?"}[c.fact]
+		say := func(text string) {
+			e.Observe(trace.Event{T: 1000, Type: trace.AgentTranscript, Text: text})
+			for _, a := range Classify(tk, text) {
+				e.Observe(trace.Event{T: 1000, Type: trace.AgentAct, Act: a.String()})
+			}
+		}
+		say(ask)
+		if p := e.NextPlan(); p.Kind != trace.PlanAnswer || p.Facts[0].Fact != c.fact {
+			t.Fatalf("%q: plan %+v, want the answer of %s", ask, p, c.fact)
+		}
+		say(c.readBack)
+		if p := e.NextPlan(); !strings.HasPrefix(p.ID, c.want) {
+			t.Errorf("after %s, %q: plan %s, want %s", c.fact, c.readBack, p.ID, c.want)
+		}
+	}
+	// After the caller affirmed, a read-back naming nothing is not taken as the last fact's.
+	e := New(tk)
+	e.Observe(trace.Event{T: 0, Type: trace.CallerAudioStart})
+	e.NextPlan()
+	for _, text := range []string{"What is the ZIP code on file?", "Thanks. That's six, eight, five, oh, six. Is that right?"} {
+		e.Observe(trace.Event{T: 1000, Type: trace.AgentTranscript, Text: text})
+		for _, a := range Classify(tk, text) {
+			e.Observe(trace.Event{T: 1000, Type: trace.AgentAct, Act: a.String()})
+		}
+		e.NextPlan()
+	}
+	text := "Great. That's six, eight, five, two, three. Is that right?"
+	e.Observe(trace.Event{T: 2000, Type: trace.AgentTranscript, Text: text})
+	for _, a := range Classify(tk, text) {
+		e.Observe(trace.Event{T: 2000, Type: trace.AgentAct, Act: a.String()})
+	}
+	if p := e.NextPlan(); p.ID != "affirm" {
+		t.Errorf("a read-back after the caller affirmed was judged as the ZIP's: plan %s", p.ID)
+	}
+}
