@@ -130,6 +130,9 @@ func (l *listener) known(w string) bool { return l.vocab == nil || l.vocab(w) }
 // understand interprets a recognized turn. Text-only turns (conversation items with input_text)
 // come here too, with the text as the open-vocabulary result and readings parsed from it.
 func (l *listener) understand(ctx context.Context, m *model, exp expectation, u Utterance) heard {
+	if u.Spoken {
+		u.Open = zeroForOr(u.Open)
+	}
 	lm := u.Open
 	text := strings.ToLower(strings.TrimSpace(lm.Text))
 	h := heard{transcript: lm.Text, spoken: u.Spoken}
@@ -1360,4 +1363,50 @@ func sane(f *field, v asr.Value) bool {
 		return len(v.Text) <= 16
 	}
 	return true
+}
+
+var (
+	digitWords = map[string]bool{"zero": true, "oh": true, "one": true, "two": true, "three": true, "four": true,
+		"five": true, "six": true, "seven": true, "eight": true, "nine": true}
+	teensAndTens = map[string]bool{"ten": true, "eleven": true, "twelve": true, "thirteen": true, "fourteen": true,
+		"fifteen": true, "sixteen": true, "seventeen": true, "eighteen": true, "nineteen": true, "twenty": true,
+		"thirty": true, "forty": true, "fifty": true, "sixty": true, "seventy": true, "eighty": true, "ninety": true}
+)
+
+// zeroForOr undoes the recognizer's commonest confusion in numbers: a spoken zero, "oh", written
+// "or" ("six or eight one" for 6081, "fifteen or two Magnolia" for 1502). It is zero inside a run
+// of three or more digit words, or between a teen or tens word and a digit; "two or three
+// payments" stays a choice.
+func zeroForOr(r asr.Result) asr.Result {
+	ws := r.Words
+	changed := false
+	for i := 1; i+1 < len(ws); i++ {
+		if ws[i].Text != "or" {
+			continue
+		}
+		left, right := 0, 0
+		for j := i - 1; j >= 0 && digitWords[ws[j].Text]; j-- {
+			left++
+		}
+		for j := i + 1; j < len(ws) && digitWords[ws[j].Text]; j++ {
+			right++
+		}
+		if left > 0 && right > 0 && left+right >= 3 || teensAndTens[ws[i-1].Text] && digitWords[ws[i+1].Text] && ws[i+1].Text != "oh" {
+			if !changed {
+				ws = slices.Clone(ws)
+				changed = true
+			}
+			ws[i].Text = "oh"
+		}
+	}
+	if !changed {
+		return r
+	}
+	r.Words = ws
+	texts := make([]string, len(ws))
+	for i, w := range ws {
+		texts[i] = w.Text
+	}
+	r.Text = strings.Join(texts, " ")
+	return r
 }

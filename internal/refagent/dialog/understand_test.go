@@ -68,6 +68,30 @@ func TestListItemsAreTheThingsNamed(t *testing.T) {
 	}
 }
 
+// The recognizer writes a spoken zero ("oh") as "or" in numbers; "or" between choices stays.
+func TestZeroForOr(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"six or eight one", "six oh eight one"},
+		{"fifteen or two magnolia boulevard in burbank unit nine nine one five or six", "fifteen oh two magnolia boulevard in burbank unit nine nine one five oh six"},
+		{"two or three payments", "two or three payments"},
+		{"email or text", "email or text"},
+		{"twenty or thirty minutes", "twenty or thirty minutes"},
+		{"or six", "or six"},
+	} {
+		got := zeroForOr(asr.Result{Text: c.in, Words: words(c.in)})
+		if got.Text != c.want || len(got.Words) != len(strings.Fields(c.want)) {
+			t.Errorf("zeroForOr(%q) = %q, want %q", c.in, got.Text, c.want)
+		}
+	}
+	// The caller's address as the recognizer heard it reads as the address said.
+	f := &field{Name: "new_address", Kind: kindAddress, Subject: "new address"}
+	text := zeroForOr(asr.Result{Text: "fifteen or two magnolia boulevard in burbank", Words: words("fifteen or two magnolia boulevard in burbank")})
+	v, ok := (&listener{}).freeValue(f, text.Words, text.Text, Utterance{})
+	if s, _ := v.value.(string); !ok || !strings.HasPrefix(s, "1502 Magnolia") {
+		t.Errorf("address from %q = %q, %v; want 1502 Magnolia …", text.Text, v.value, ok)
+	}
+}
+
 func TestFreeValues(t *testing.T) {
 	l := &listener{now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
 	email := &field{Name: "email", Kind: kindEmail, Subject: "email address"}
