@@ -61,7 +61,7 @@ func BenchmarkResponseLatency(b *testing.B) {
 	s := startServer(b, Config{Logger: slog.New(rec)})
 	var all []time.Duration
 	for b.Loop() {
-		res := syntheticCall(b, s, "fnol-auto-glass", 4*time.Minute)
+		res := syntheticCall(b, s, "fnol-auto-glass", callLimit)
 		all = append(all, responseLatencies(res.Events)...)
 	}
 	if len(all) == 0 {

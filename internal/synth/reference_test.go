@@ -46,7 +46,7 @@ func TestRunAgainstReferenceAgent(t *testing.T) {
 		Voice: func(tk *task.Task, seed int64) session.CallerVoice {
 			return &BankVoice{Task: tk, Seed: seed, Render: flite}
 		},
-		TimeLimit: 4 * time.Minute, Progress: io.Discard})
+		TimeLimit: 6 * time.Minute, Progress: io.Discard}) // the caller refuses wrong read-backs, so repairs take turns
 	if err != nil {
 		t.Fatal(err)
 	}
