@@ -118,6 +118,34 @@ func containsPhrase(text string, phrases []string) bool {
 	return false
 }
 
+// closeTail is how many words may follow a goodbye in the same turn ("that's everything, thanks
+// for the help, bye"); more, and the marker was a word of something else: the recognizer's "bye"
+// in a misheard spelled name, with the caller's request still to come.
+const closeTail = 6
+
+// saysGoodbye reports a turn that ends the call: a close marker followed by at most closeTail
+// words.
+func saysGoodbye(text string) bool {
+	ws := strings.Fields(text)
+	for _, p := range closeMarkers {
+		pw := strings.Fields(p)
+		for i := 0; i+len(pw) <= len(ws); i++ {
+			last := ws[i+len(pw)-1]
+			if !slices.Equal(ws[i:i+len(pw)-1], pw[:len(pw)-1]) {
+				continue
+			}
+			stem := pw[len(pw)-1]
+			if last != stem && last != stem+"s" && last != stem+"ed" && last != stem+"ing" {
+				continue
+			}
+			if len(ws)-(i+len(pw)) <= closeTail {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // listener reads what the agent understood from a recognized caller turn, with the agent's model.
 type listener struct {
 	vocab func(string) bool // the recognizer's vocabulary; nil knows every word
@@ -250,7 +278,7 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 		}
 		h.intent = intentOther
 	case expectApproval, expectAnythingElse:
-		if containsPhrase(text, closeMarkers) {
+		if saysGoodbye(text) {
 			h.intent = intentClose
 			return h
 		}
@@ -270,7 +298,7 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 		}
 	default:
 		h.intent = intentOther
-		if containsPhrase(text, closeMarkers) {
+		if saysGoodbye(text) {
 			h.intent = intentClose
 		}
 		h.values = l.openingValues(m, exp, lm.Words, text)
@@ -293,7 +321,7 @@ func (l *listener) confirmation(exp expectation, text string, cands []candidate,
 			break
 		}
 	}
-	if containsPhrase(text, closeMarkers) && len(cands) == 0 {
+	if saysGoodbye(text) && len(cands) == 0 {
 		// "No, that's everything, bye": the caller is done, and did not object to the read-back.
 		h.intent = intentClose
 		return *h, true

@@ -235,3 +235,21 @@ func TestOpenTranscriptIsAnAlternative(t *testing.T) {
 		t.Errorf("member_id %v with alternatives %v, want 8417 with 4417 first", v.value, alts)
 	}
 }
+
+// A goodbye ends the turn: "bye" heard inside a misheard spelled name, with the request still to
+// come, does not end the call.
+func TestGoodbyeEndsTheTurn(t *testing.T) {
+	for text, want := range map[string]bool{
+		"no that's everything thanks for the help by": true,
+		"no that's everything thanks a lot bye":       true,
+		"that's all thank you have a good one":        true,
+		"goodbye":                                     true,
+		"hi this is still measures bitch t w i p r g b i g k bye into nuanced i've got a contractor starting and i need to get her access shut up": false,
+		"that's it i also need to update my phone number and my email address please":                                                              false,
+		"my policy number is p a two zero": false,
+	} {
+		if got := saysGoodbye(text); got != want {
+			t.Errorf("saysGoodbye(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
