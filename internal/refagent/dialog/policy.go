@@ -1119,11 +1119,7 @@ func (p *policy) knowledgeValue(f *field, s, low string, named bool) (fieldValue
 		// "… carries no change fee": the rule names this very fee as none.
 		waived := len(words) > 1 && strings.Contains(low, " no"+title)
 		if feeLike && ((named && noCharge.MatchString(low)) || waived) {
-			var val any = "0"
-			if slices.Contains(f.JSONTypes, "number") || slices.Contains(f.JSONTypes, "integer") {
-				val = 0
-			}
-			return fieldValue{field: f, value: val, spoken: spokenNumber(f, 0)}, true
+			return amountValue(f, "0", 0), true
 		}
 		if v, ok := p.ratedAmount(f, low); ok {
 			return v, true
@@ -1133,11 +1129,7 @@ func (p *policy) knowledgeValue(f *field, s, low string, named bool) (fieldValue
 		if len(words) > 1 && strings.Contains(low, title) {
 			if m := dollars.FindAllStringSubmatch(s, -1); len(m) == 1 && !rateOrCap.MatchString(low) {
 				if n, ok := canon.Number(m[0][1]); ok {
-					var val any = m[0][1]
-					if slices.Contains(f.JSONTypes, "number") || slices.Contains(f.JSONTypes, "integer") {
-						val = n
-					}
-					return fieldValue{field: f, value: val, spoken: spokenNumber(f, n)}, true
+					return amountValue(f, m[0][1], n), true
 				}
 			}
 		}
@@ -1321,11 +1313,17 @@ func (p *policy) ratedAmount(f *field, low string) (fieldValue, bool) {
 			amount = min(amount, limit)
 		}
 	}
-	var val any = strconv.FormatFloat(amount, 'f', -1, 64)
+	return amountValue(f, strconv.FormatFloat(amount, 'f', -1, 64), amount), true
+}
+
+// amountValue is an amount for field f: the number where the field's schema takes one, else the
+// text.
+func amountValue(f *field, text string, n float64) fieldValue {
+	var val any = text
 	if slices.Contains(f.JSONTypes, "number") || slices.Contains(f.JSONTypes, "integer") {
-		val = amount
+		val = n
 	}
-	return fieldValue{field: f, value: val, spoken: spokenNumber(f, amount)}, true
+	return fieldValue{field: f, value: val, spoken: spokenNumber(f, n)}
 }
 
 // lookedUpTime finds the time value a lookup returned under the name closest to phrase ("original
