@@ -16,6 +16,7 @@ import (
 	"github.com/voicebench/humanaudit/internal/agent/openai"
 	"github.com/voicebench/humanaudit/internal/asr"
 	"github.com/voicebench/humanaudit/internal/media"
+	"github.com/voicebench/humanaudit/internal/refagent/turncall"
 	"github.com/voicebench/humanaudit/internal/session"
 	"github.com/voicebench/humanaudit/internal/synth"
 	"github.com/voicebench/humanaudit/internal/task"
@@ -78,30 +79,15 @@ func BenchmarkSuiteReference(b *testing.B) {
 // suiteTasks loads the audit24 tasks (or those REFAGENT_SUITE_TASKS names).
 func suiteTasks(tb testing.TB) []*task.Task {
 	tb.Helper()
-	paths, _ := filepath.Glob(filepath.Join("..", "..", "tasks", "*.json"))
-	want := map[string]bool{}
+	var only []string
 	if s := os.Getenv("REFAGENT_SUITE_TASKS"); s != "" {
-		for _, id := range strings.Split(s, ",") {
-			want[strings.TrimSpace(id)] = true
-		}
+		only = strings.Split(s, ",")
 	}
-	all := len(want) == 0
-	var out []*task.Task
-	for _, p := range paths {
-		tk, err := task.LoadFile(p)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if (all && tk.InSubset("audit24")) || want[tk.ID] {
-			out = append(out, tk)
-			delete(want, tk.ID)
-		}
+	tasks, err := turncall.Audit24(filepath.Join("..", "..", "tasks"), only)
+	if err != nil {
+		tb.Fatalf("REFAGENT_SUITE_TASKS: %v", err)
 	}
-	if len(want) > 0 {
-		tb.Fatalf("REFAGENT_SUITE_TASKS names tasks that do not exist: %v", want)
-	}
-	slices.SortFunc(out, func(a, b *task.Task) int { return cmp.Compare(a.ID, b.ID) })
-	return out
+	return tasks
 }
 
 // suiteCall says how the suite's calls are made.
