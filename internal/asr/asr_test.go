@@ -220,6 +220,12 @@ func TestParse(t *testing.T) {
 		{Slot{Kind: KindPhone}, "one five oh three five five five oh one four seven", "503-555-0147", true},
 		{Slot{Kind: KindPhone}, "five five five", "", false},
 		{Slot{Kind: KindDigits, Digits: 4}, "double four one nine", "4419", true},
+		// The run the caller settled on, when the turn holds other numbers too.
+		{Slot{Kind: KindDigits, Digits: 5}, "six eight five sorry six eight five oh six that's lincoln", "68506", true},
+		{Slot{Kind: KindDigits, Digits: 5}, "sorry no the zip code we have on file my old one is six eight five oh six not that", "68506", true},
+		{Slot{Kind: KindDigits, Digits: 5}, "my old one is six eight five", "", false},
+		{Slot{Kind: KindPhone}, "no the one i gave you is five oh three five five five oh one four seven", "503-555-0147", true},
+		{Slot{Kind: KindPhone}, "i flipped the last two digits it's kind of three five five five one seven four", "", false},
 		{Slot{Kind: KindIdentifier}, "h oh three seven seven three one oh five eight six", "HO377310586", true},
 		{Slot{Kind: KindIdentifier}, "zero x eight zero zero seven two e e seven", "0x80072EE7", true},
 		{Slot{Kind: KindIdentifier, Subject: "policy number"}, "my policy number is p a two zero", "PA20", true},

@@ -148,11 +148,13 @@ func (s Slot) Grammar() *Grammar {
 	case KindIdentifier:
 		// Digits are likelier than letters a priori: a letter must sound clearly like one. A
 		// letter may be said with the spelling alphabet ("papa") or by a word ("P as in Paul").
-		rules["sym"] = weighted(digitWords, 20) + " | " + weighted(letterWords, 1) + " | " + weighted(natoWords, 1) +
-			" | double <d1> | <l1> as in <asin> | dash"
+		// Digits may be said in pairs ("R F, twenty twenty-six", "B E, twenty-two ninety-one").
+		rules["pair"] = teenWords + " | (" + tensWords + ") [" + unitWords + "]"
 		rules["d1"] = digitWords
 		rules["l1"] = letterWords
 		rules["asin"] = natoWords + " | " + asInWords
+		rules["sym"] = weighted(digitWords, 20) + " | " + weighted(letterWords, 1) + " | " + weighted(natoWords, 1) +
+			" | double <d1> | <l1> as in <asin> | dash | <pair>"
 		body = "<sym>+"
 	case KindNumber:
 		addNumberRules(rules)

@@ -30,7 +30,10 @@ func (s Slot) Parse(text string) (Value, bool) {
 	switch s.Kind {
 	case KindDigits:
 		d := canon.Digits(strings.Join(words, " "))
-		if d == "" || (s.Digits > 0 && len(d) != s.Digits) {
+		if s.Digits > 0 && len(d) != s.Digits {
+			d = lastDigitRun(words, s.Digits)
+		}
+		if d == "" {
 			return v, false
 		}
 		v.Text = d
@@ -38,6 +41,11 @@ func (s Slot) Parse(text string) (Value, bool) {
 		d := canon.Digits(strings.Join(words, " "))
 		if len(d) == 11 && d[0] == '1' {
 			d = d[1:]
+		}
+		if len(d) != 10 && len(d) != 7 {
+			// Only a whole number: seven digits of a longer turn are more often a number that
+			// lost its area code to the recognizer than a local one.
+			d = lastDigitRun(words, 10)
 		}
 		switch len(d) {
 		case 10:
@@ -103,6 +111,19 @@ func (s Slot) Parse(text string) (Value, bool) {
 		return v, false
 	}
 	return v, true
+}
+
+// lastDigitRun is the last run of number words in words that makes exactly n digits, or "": the
+// value a caller settled on when the turn holds other numbers too ("six eight five, sorry, six
+// eight five oh six", "my old one is six eight five oh six").
+func lastDigitRun(words []string, n int) string {
+	toks := strings.Fields(canon.SpokenToDigits(strings.Join(words, " ")))
+	for i := len(toks) - 1; i >= 0; i-- {
+		if len(toks[i]) == n && canon.IsDigits(toks[i]) {
+			return toks[i]
+		}
+	}
+	return ""
 }
 
 // carrierWords are the words of the grammars' carrier phrases, never part of a value.
