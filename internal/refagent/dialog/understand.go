@@ -381,11 +381,25 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 	best := math.MinInt
 	for i := range u.Readings {
 		r := &u.Readings[i]
-		if r.Slot.Kind == asr.KindFiller || r.Slot.Kind == asr.KindSpelling || !r.Answer.OK {
+		if r.Slot.Kind == asr.KindFiller || r.Slot.Kind == asr.KindSpelling {
 			continue
 		}
 		kind := kindOfSlot(r.Slot.Kind)
 		outside := outsideGrammar(&r.Slot, words)
+		if !r.Answer.OK {
+			// The grammar found no sentence of its own in the turn ("starting January fourth,
+			// that's when the lease starts" is no date sentence): the asked field's value is read
+			// from the open transcript, when a date or a number can be read there at all.
+			v, ok := openValue(&r.Slot, exp, l, text)
+			if !ok {
+				continue
+			}
+			fr := *r
+			fr.Answer.OK, fr.Answer.Value, fr.Answer.Alternatives, fr.Answer.Words = true, v, nil, u.Open.Words
+			r = &fr
+			outside = 0
+			forcedOnly = append(forcedOnly, r)
+		}
 		// A code the caller was asked to spell is believed as the grammar heard it: the open
 		// vocabulary makes little of "P as in papa".
 		spelledAnswer := exp.spell && exp.field != nil && sameGrammar(exp.field.slot(l.known), &r.Slot)
@@ -471,6 +485,25 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 		notes = append([]string{fmt.Sprintf("%s=%v (%s, score %d)", out[0].f.Name, out[0].v.value, out[0].r.Slot.Kind, out[0].score)}, notes...)
 	}
 	return out, strings.Join(notes, "; ")
+}
+
+// openValue reads the asked field's value from the open transcript with the field's own grammar's
+// parser, for the kinds whose parser needs the whole value said (a date, a number, a run of digits
+// of the field's length, a phone number): a code the open vocabulary spelled is no reading.
+func openValue(s *asr.Slot, exp expectation, l *listener, text string) (asr.Value, bool) {
+	if exp.kind != expectField || exp.field == nil || !sameGrammar(exp.field.slot(l.known), s) {
+		return asr.Value{}, false
+	}
+	switch s.Kind {
+	case asr.KindDate, asr.KindDateRange, asr.KindNumber, asr.KindPhone:
+	case asr.KindDigits:
+		if s.Digits == 0 {
+			return asr.Value{}, false
+		}
+	default:
+		return asr.Value{}, false
+	}
+	return s.Parse(text)
 }
 
 // repeatsFilled reports a value that equals what a filled field of the same kind holds: the caller
@@ -577,15 +610,18 @@ func kindOfSlot(k asr.Kind) valueKind {
 }
 
 // outsideGrammar counts the open transcript's words that the grammar has no use for (fillers and
-// the sound-alikes of digits aside).
+// the sound-alikes of digits aside; for a grammar of digits alone, single letters too: the open
+// vocabulary writes dictated digits as letters, "six o h one" for six oh eight one; "i" and "a"
+// are words).
 func outsideGrammar(s *asr.Slot, words []string) int {
 	vocab := map[string]bool{}
 	for _, w := range s.Grammar().Vocabulary() {
 		vocab[w] = true
 	}
+	digitsOnly := s.Kind == asr.KindDigits || s.Kind == asr.KindPhone
 	out := 0
 	for _, w := range words {
-		if !vocab[w] && !fillerWords[w] && !soundAlikes[w] && !numberWords[w] {
+		if !vocab[w] && !fillerWords[w] && !soundAlikes[w] && !numberWords[w] && !(digitsOnly && isLetter(w) && w != "i" && w != "a") {
 			out++
 		}
 	}

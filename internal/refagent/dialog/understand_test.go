@@ -1,6 +1,7 @@
 package dialog
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -250,6 +251,60 @@ func TestGoodbyeEndsTheTurn(t *testing.T) {
 	} {
 		if got := saysGoodbye(text); got != want {
 			t.Errorf("saysGoodbye(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+// bankTools verify a bank customer and record an address change.
+var bankTools = []Tool{
+	{Name: "verify_customer", Description: "Verify the caller's identity.", Parameters: json.RawMessage(
+		`{"type":"object","properties":{"debit_last4":{"type":"string"},"zip_on_file":{"type":"string"}},"required":["debit_last4","zip_on_file"]}`)},
+	{Name: "record_change", Description: "Record the change.", Parameters: json.RawMessage(
+		`{"type":"object","properties":{"effective_date":{"type":"string","description":"YYYY-MM-DD"}}}`)},
+}
+
+// When the slot grammar's reading cannot be believed or found no sentence of its own, the asked
+// field's value is read from the open transcript: digits the open vocabulary wrote as letters
+// ("six o h one"), the run of digits that has the field's length ("my old one is six eight five oh
+// six"), a date inside a longer sentence.
+func TestOpenTranscriptBacksTheGrammar(t *testing.T) {
+	tools := make([]toolInfo, len(bankTools))
+	for i, tl := range bankTools {
+		tools[i] = parseTool(tl.Name, tl.Description, tl.Parameters)
+	}
+	m := newModel("Verify the customer, then record the change.", tools)
+	l := &listener{now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
+	for _, c := range []struct {
+		field   string
+		heard   string // open transcript
+		grammar string // what the slot grammar returned
+		want    any
+	}{
+		{"debit_last4", "six o h one", "six oh eight one", "6081"},
+		{"zip_on_file", "sorry know the zip code we have on file my old one is six eight five oh six not bad", "six eight five five six", "68506"},
+		{"effective_date", "starting january fourth that's when the lease charts", "sure june twenty oh three thanks", "2027-01-04"},
+	} {
+		var f *field
+		for _, af := range m.allFields() {
+			if af.Name == c.field {
+				f = af
+			}
+		}
+		if f == nil {
+			t.Fatalf("no field %s", c.field)
+		}
+		slot := f.slot(func(string) bool { return true })
+		ans := asr.Answer{Result: asr.Result{Text: c.grammar, Words: words(c.grammar)}}
+		ans.Value, ans.OK = slot.Parse(c.grammar)
+		lm := asr.Result{Text: c.heard, Words: words(c.heard)}
+		exp := expectation{kind: expectField, field: f, open: m.allFields()}
+		h := l.understand(t.Context(), m, exp, Utterance{Open: lm, Readings: []Reading{{Slot: *slot, Answer: ans}}, Spoken: true})
+		var got any
+		if len(h.values) == 1 && h.values[0].field == f {
+			got = h.values[0].value
+		}
+		if got != c.want {
+			t.Errorf("%s heard %q, grammar %q: got %v (%v), want %v (%s)", c.field, c.heard, c.grammar, got, h.values, c.want, h.why)
 		}
 	}
 }
