@@ -1,6 +1,7 @@
 package dialog
 
 import (
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -114,6 +115,11 @@ func (l *listener) nameValue(f *field, ws []asr.Word, u Utterance) (fieldValue, 
 			continue
 		}
 		if p.run {
+			// Letters the recognizer blurred ("A M G E R S" for "A N D E R S") spell the word
+			// the open vocabulary heard, when that word is a sound-alike spelling of them.
+			if w := confusableWith(p.text, parts); w != "" {
+				p.text = w
+			}
 			spelled = append(spelled, p.text)
 			// Runs said in pieces ("A C H T E R, B E R G") are one word when together they match
 			// better.
@@ -333,6 +339,55 @@ func containsPart(parts []part, w string) bool {
 	return false
 }
 
+// letterClass groups the letters whose names a recognizer confuses: the E-set (bee, cee, dee, …),
+// the A-set (ay, aitch, jay, kay), ef/es/ex, em/en and cue/you.
+var letterClass = func() map[byte]int {
+	m := map[byte]int{}
+	for i, set := range []string{"bcdegptvz", "ahjk", "fsx", "mn", "qu"} {
+		for j := range len(set) {
+			m[set[j]] = i + 1
+		}
+	}
+	return m
+}()
+
+// confusableWith returns, upper case, the name word already written down (heard by the open
+// vocabulary, not spelled) that the spelled run may be a misheard spelling of (see confusable),
+// or "" when there is none.
+func confusableWith(run string, parts []part) string {
+	for _, p := range parts {
+		if p.spelled {
+			continue
+		}
+		for _, comp := range strings.Split(p.text, "-") {
+			if w := strings.ToUpper(comp); len(w) >= 3 && confusable(run, w) {
+				return w
+			}
+		}
+	}
+	return ""
+}
+
+// confusable reports whether the spelled letters heard may be word's letters misheard: as many
+// letters, the differing ones of one confusion class, at least half heard exactly. A letter more
+// or fewer is a spelling of its own ("Mathew, M A T H E W"), never a mishearing.
+func confusable(heard, word string) bool {
+	a, b := strings.ToLower(heard), strings.ToLower(word)
+	if len(a) != len(b) || a == b {
+		return false
+	}
+	exact := 0
+	for i := range len(a) {
+		switch {
+		case a[i] == b[i]:
+			exact++
+		case letterClass[a[i]] == 0 || letterClass[a[i]] != letterClass[b[i]]:
+			return false
+		}
+	}
+	return 2*exact >= len(a)
+}
+
 // similarity is 1 minus the letter edit distance over the longer length, case ignored.
 func similarity(a, b string) float64 {
 	a, b = strings.ToLower(a), strings.ToLower(b)
@@ -470,7 +525,7 @@ func addressText(ws []asr.Word) string {
 		}
 		kept = append(kept, w)
 	}
-	a := strings.Fields(canon.Address(strings.Join(kept, " ")))
+	a := unitAfterStreet(strings.Fields(canon.Address(strings.Join(splitUnitZIP(kept), " "))))
 	if n := len(a); n >= 2 && len(a[n-1]) == 5 && canon.IsDigits(a[n-1]) {
 		if st := zipState(a[n-1]); st != "" && a[n-2] != st {
 			a = append(a[:n-1], st, a[n-1])
@@ -485,6 +540,61 @@ func addressText(ws []asr.Word) string {
 		}
 	}
 	return strings.Join(a, " ")
+}
+
+// splitUnitZIP separates a unit's number from a ZIP code said right after it ("unit nine, nine one
+// five oh six" would otherwise read as unit 991506): a run of six or more digit words after a
+// unit word ends in the five of a ZIP code.
+func splitUnitZIP(words []string) []string {
+	for i := 0; i < len(words); i++ {
+		if streetWordsUnit[words[i]] {
+			j := i + 1
+			for j < len(words) && digitWords[words[j]] {
+				j++
+			}
+			if j-(i+1) >= 6 {
+				out := slices.Clone(words[:j-5])
+				out = append(out, ",")
+				return append(out, words[j-5:]...)
+			}
+		}
+	}
+	return words
+}
+
+// streetWordsUnit are the words that introduce a unit's number.
+var streetWordsUnit = map[string]bool{"unit": true, "apartment": true, "apt": true, "suite": true}
+
+// streetTypes are the USPS street-type abbreviations canon.Address writes.
+var streetTypes = map[string]bool{"st": true, "ave": true, "rd": true, "blvd": true, "dr": true, "ln": true, "ct": true,
+	"pl": true, "ter": true, "hwy": true, "pkwy": true, "cir": true, "sq": true, "trl": true, "way": true}
+
+// unitAfterStreet moves a unit said after the city ("Magnolia Blvd Burbank Unit 9") to where an
+// address is written, after the street (and its directional): "Magnolia Blvd Unit 9 Burbank".
+func unitAfterStreet(a []string) []string {
+	st := -1
+	for i, w := range a {
+		if i > 0 && streetTypes[w] {
+			st = i
+			break
+		}
+	}
+	if st < 0 {
+		return a
+	}
+	if st+1 < len(a) && (a[st+1] == "n" || a[st+1] == "s" || a[st+1] == "e" || a[st+1] == "w" || a[st+1] == "ne" || a[st+1] == "nw" || a[st+1] == "se" || a[st+1] == "sw") {
+		st++
+	}
+	for u := st + 2; u+1 < len(a); u++ {
+		if a[u] == "unit" {
+			unit := []string{a[u], a[u+1]}
+			out := slices.Clone(a[:st+1])
+			out = append(out, unit...)
+			out = append(out, a[st+1:u]...)
+			return append(out, a[u+2:]...)
+		}
+	}
+	return a
 }
 
 // afterUnitWord reports a number that follows "unit", "apartment", "apt" or "suite" (with "is" or
