@@ -79,17 +79,19 @@ var unnamedLead = regexp.MustCompile(`(?i)\b(?:so\s+)?(?:that's|that is|i have|i
 // gave in its last turn: a person who has just said a ZIP code hears "that's six, eight, five, two,
 // three?" as the ZIP read back, and says no when it is wrong. Only facts whose values have a shape
 // (a code, a date, a number, a phone number, an e-mail) and said values that read that way are
-// judged.
+// judged, and names (see sameName).
 func UnnamedReadBack(t *task.Task, known map[string]int, fact, text string) []ReadValue {
 	f, ok := t.Fact(fact)
 	v := known[fact]
 	if !ok || v == 0 || v > len(f.Versions) {
 		return nil
 	}
-	// Only a value with a shape of its own: without the fact's name, words ("everything I need")
-	// are no read-back of a name or a description.
-	switch vt := valueType(t, f, f.Versions[v-1].Value); {
-	case vt == "identifier", vt == "date", vt == "number", vt == "phone", strings.Contains(f.Versions[v-1].Value, "@"):
+	// Only a value with a shape of its own, or a name: without the fact's name, words
+	// ("everything I need") are no read-back of a description.
+	value := f.Versions[v-1].Value
+	name := isProperName(value)
+	switch vt := valueType(t, f, value); {
+	case vt == "identifier", vt == "date", vt == "number", vt == "phone", strings.Contains(value, "@"), name:
 	default:
 		return nil
 	}
@@ -105,12 +107,75 @@ func UnnamedReadBack(t *task.Task, known map[string]int, fact, text string) []Re
 	if said == "" {
 		return nil
 	}
-	match, readable := sameValue(t, f, f.Versions[v-1].Value, said)
+	if name {
+		match, readable := sameName(value, said)
+		if !readable {
+			return nil
+		}
+		return []ReadValue{{Fact: fact, Version: v, Said: said, Judged: true, Match: match, pos: m[0]}}
+	}
+	match, readable := sameValue(t, f, value, said)
 	if !readable {
 		return nil
 	}
 	return []ReadValue{{Fact: fact, Version: v, Said: said, Judged: true, Match: match, pos: m[0]}}
 }
+
+// isProperName reports a value that is a name: one to five words, each capitalised ("Anders
+// Nakamura-Obi", "Harbor and Pine Restaurant Group", "Dr. Oluwaseun Adeyemi"), joiners aside.
+func isProperName(value string) bool {
+	ws := strings.Fields(value)
+	if len(ws) == 0 || len(ws) > 5 {
+		return false
+	}
+	caps := 0
+	for _, w := range ws {
+		switch {
+		case nameJoiners[strings.ToLower(w)]:
+		case w[0] >= 'A' && w[0] <= 'Z' && !strings.ContainsAny(w, "0123456789@"):
+			caps++
+		default:
+			return false
+		}
+	}
+	return caps > 0
+}
+
+// nameJoiners may sit inside a name uncapitalised.
+var nameJoiners = map[string]bool{"and": true, "of": true, "the": true, "de": true, "van": true, "von": true, "del": true, "la": true}
+
+// sameName judges a name read back right after the caller said it, as the caller hears it: right
+// when every word of it is a word of the name (a first name alone, "Mr. Nakamura-Obi", the name
+// with its spelling), wrong when it has a word the name does not ("Amgers Nakamura", "Charter"
+// for Harbor and Pine). Spelled letters, titles and joiners are not judged; a read-back with no
+// word left, or with a word not capitalised as a name is, is no read-back of the name.
+func sameName(value, said string) (match, readable bool) {
+	split := func(s string) []string {
+		return strings.FieldsFunc(s, func(r rune) bool {
+			return r == ' ' || r == ',' || r == '-' || r == '.' || r == '\'' || r == '"'
+		})
+	}
+	own := map[string]bool{}
+	for _, w := range split(strings.ToLower(value)) {
+		own[w] = true
+	}
+	words, wrong := 0, false
+	for _, w := range split(said) {
+		lw := strings.ToLower(w)
+		if len(w) == 1 || nameTitles[lw] || nameJoiners[lw] {
+			continue
+		}
+		if w[0] < 'A' || w[0] > 'Z' {
+			return false, false // "that's everything I need": words, not a name
+		}
+		words++
+		wrong = wrong || !own[lw]
+	}
+	return !wrong, words > 0
+}
+
+// nameTitles are what agents put before a name.
+var nameTitles = map[string]bool{"mr": true, "mrs": true, "ms": true, "miss": true, "dr": true, "doctor": true, "mx": true}
 
 // namingFiller are the words agents put between a fact's name and its value besides the fact's
 // own words ("last four digits of the card 7 3 0 6", "the policy number on file is …").

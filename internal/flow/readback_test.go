@@ -120,11 +120,17 @@ func TestUnnamedReadBackIsOfTheValueJustGiven(t *testing.T) {
 		{"last4", "Got it. So that's six, zero, eight, seven? Is that correct?", "fix_readback:last4"},
 		// A value that cannot be read the fact's way is no evidence either way.
 		{"old_zip", "Thanks. That's the one on file. Is that right?", "affirm"},
+		// A name: wrong when it has a word the name does not.
+		{"holder", "Thanks. That's Amgers Nakamura Okay, A M G E R S. Is that right?", "fix_readback:holder"},
+		{"holder", "Thanks. That's Anders Nakamura-Obi, A N D E R S. Is that right?", "affirm"},
+		{"holder", "Thanks. So that's Mr. Nakamura-Obi? Is that right?", "affirm"},
+		{"holder", "Thanks, that's everything I need for the name. Is that right?", "affirm"},
 	} {
 		e := New(tk)
 		e.Observe(trace.Event{T: 0, Type: trace.CallerAudioStart})
 		e.NextPlan() // the opening
-		ask := map[string]string{"old_zip": "What is the ZIP code on file?", "dob": "What is your date of birth?", "last4": "What are the last four digits of your debit card?"}[c.fact]
+		ask := map[string]string{"old_zip": "What is the ZIP code on file?", "dob": "What is your date of birth?", "last4": "What are the last four digits of your debit card?",
+			"holder": "What is the name of the account holder?"}[c.fact]
 		say := func(text string) {
 			e.Observe(trace.Event{T: 1000, Type: trace.AgentTranscript, Text: text})
 			for _, a := range Classify(tk, text) {
