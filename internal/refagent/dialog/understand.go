@@ -118,13 +118,16 @@ func containsPhrase(text string, phrases []string) bool {
 	return false
 }
 
+// affirmWords say yes.
+var affirmWords = map[string]bool{"yes": true, "yeah": true, "yep": true, "yup": true, "correct": true, "right": true}
+
 // closeTail is how many words may follow a goodbye in the same turn ("that's everything, thanks
 // for the help, bye"); more, and the marker was a word of something else: the recognizer's "bye"
 // in a misheard spelled name, with the caller's request still to come.
 const closeTail = 6
 
 // saysGoodbye reports a turn that ends the call: a close marker followed by at most closeTail
-// words.
+// words ("that's it" after a yes confirms instead).
 func saysGoodbye(text string) bool {
 	ws := strings.Fields(text)
 	for _, p := range closeMarkers {
@@ -137,6 +140,9 @@ func saysGoodbye(text string) bool {
 			stem := pw[len(pw)-1]
 			if last != stem && last != stem+"s" && last != stem+"ed" && last != stem+"ing" {
 				continue
+			}
+			if (p == "that's it" || p == "that's all") && i > 0 && affirmWords[ws[i-1]] {
+				continue // "yes, that's it": a read-back confirmed
 			}
 			if len(ws)-(i+len(pw)) <= closeTail {
 				return true

@@ -248,6 +248,8 @@ func TestGoodbyeEndsTheTurn(t *testing.T) {
 		"hi this is still measures bitch t w i p r g b i g k bye into nuanced i've got a contractor starting and i need to get her access shut up": false,
 		"that's it i also need to update my phone number and my email address please":                                                              false,
 		"my policy number is p a two zero": false,
+		"yes that's it":                    false, // a read-back confirmed
+		"yes that's it thank you bye":      true,
 	} {
 		if got := saysGoodbye(text); got != want {
 			t.Errorf("saysGoodbye(%q) = %v, want %v", text, got, want)
