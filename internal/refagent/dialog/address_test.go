@@ -27,8 +27,9 @@ func TestAddressTextStart(t *testing.T) {
 }
 
 // TestSpelledNameAgainstTheWordHeard: spelled letters that differ from the word the open
-// vocabulary heard only by letters a recognizer confuses (m/n, the E-set) spell that word; a
-// spelling with a letter more or fewer, or another letter, is the caller's own.
+// vocabulary heard only by letters a recognizer confuses (m/n, the E-set), or a long spelling
+// garbled in several letters, spell that word; a spelling one letter more, fewer or other is the
+// caller's own.
 func TestSpelledNameAgainstTheWordHeard(t *testing.T) {
 	f := &field{Name: "account_holder", Kind: kindName}
 	l := &listener{}
@@ -37,6 +38,11 @@ func TestSpelledNameAgainstTheWordHeard(t *testing.T) {
 		"matthew that's m a t h e w":         "Mathew",
 		"killian that's c i l l i a n":       "Cillian",
 		"anders that's a n d e r s":          "Anders",
+		"albrecht that's j l d r e g h t":    "Albrecht",
+		// A long spelling misheard beyond its letters' classes is still the word heard; one
+		// letter off is the caller's own spelling.
+		"lindquist that's l i n t k v i s t": "Lindquist",
+		"price that's p r y c e":             "Pryce",
 	} {
 		var ws []asr.Word
 		for _, w := range strings.Fields(said) {
@@ -46,5 +52,30 @@ func TestSpelledNameAgainstTheWordHeard(t *testing.T) {
 		if !ok || v.value != want {
 			t.Errorf("%q: name %v (%v), want %q", said, v.value, ok, want)
 		}
+	}
+}
+
+// TestNameAlternativeIsTheOpenReading: when the spelling grammar's letters are taken for a name,
+// the open vocabulary's reading of it is kept as the other candidate a failed verification tries.
+func TestNameAlternativeIsTheOpenReading(t *testing.T) {
+	f := &field{Name: "last_name", Kind: kindName}
+	l := &listener{}
+	words := func(s string) []asr.Word {
+		var ws []asr.Word
+		for _, w := range strings.Fields(s) {
+			ws = append(ws, asr.Word{Text: w})
+		}
+		return ws
+	}
+	open := words("vasquez that's the las que")
+	spelled := words("vasquez that's v l a s q")
+	u := Utterance{Open: asr.Result{Words: open}, Spoken: true,
+		Readings: []Reading{{Slot: asr.Slot{Kind: asr.KindSpelling}, Answer: asr.Answer{Result: asr.Result{Words: spelled}, OK: true}}}}
+	v, ok := l.nameValue(f, open, u)
+	if !ok || v.value != "Vasquez Vlasq" {
+		t.Fatalf("name %v (%v), want the spelled reading Vasquez Vlasq", v.value, ok)
+	}
+	if len(v.alts) != 1 || v.alts[0].value != "Vasquez" {
+		t.Errorf("alternatives %v, want the open reading Vasquez", v.alts)
 	}
 }

@@ -94,9 +94,20 @@ type part struct {
 func (l *listener) nameValue(f *field, ws []asr.Word, u Utterance) (fieldValue, bool) {
 	if r := u.reading(asr.KindSpelling); r != nil && r.Answer.OK && u.Spoken && len(pieces(r.Answer.Words)) > 0 {
 		if hasRun(pieces(r.Answer.Words)) {
-			ws = r.Answer.Words
+			// The open vocabulary's reading of the name is the other candidate a failed
+			// verification tries (its letters are the recognizer's weakest words).
+			v, ok := l.writeName(f, r.Answer.Words, u)
+			if open, ook := l.writeName(f, ws, u); ok && ook && open.value != v.value {
+				v.alts = append(v.alts, open)
+			}
+			return v, ok
 		}
 	}
+	return l.writeName(f, ws, u)
+}
+
+// writeName writes the name down from the turn's words (see nameValue).
+func (l *listener) writeName(f *field, ws []asr.Word, u Utterance) (fieldValue, bool) {
 	subject := map[string]bool{}
 	for _, w := range strings.Fields(strings.ToLower(f.Subject + " " + strings.Join(nameWords(f.Name), " "))) {
 		subject[w] = true
@@ -360,7 +371,7 @@ func confusableWith(run string, parts []part) string {
 			continue
 		}
 		for _, comp := range strings.Split(p.text, "-") {
-			if w := strings.ToUpper(comp); len(w) >= 3 && confusable(run, w) {
+			if w := strings.ToUpper(comp); len(w) >= 3 && (confusable(run, w) || garbled(run, w)) {
 				return w
 			}
 		}
@@ -386,6 +397,40 @@ func confusable(heard, word string) bool {
 		}
 	}
 	return 2*exact >= len(a)
+}
+
+// garbled reports a spelled run of five letters or more that is the word heard with two or more
+// letters misheard beyond their confusion classes, yet still like it (as long but for two letters,
+// similarity 0.5 or more; "L U M E N" of "Lumenwise" is a part of it, not a mishearing): a
+// caller's own spelling of a name differs from the dictionary's by a letter ("Cillian" and
+// Killian, "Mathew" and Matthew), the recognizer's reading of a long spelling by several
+// ("J L D R E G H T" for A L B R E C H T).
+func garbled(run, word string) bool {
+	if len(run) < 5 || len(word) < 5 || len(run)-len(word) > 2 || len(word)-len(run) > 2 || similarity(run, word) < 0.5 {
+		return false
+	}
+	return classEdits(strings.ToLower(run), strings.ToLower(word)) >= 2
+}
+
+// classEdits is the edit distance between a and b with substitutions within a confusion class free.
+func classEdits(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := 1
+			if a[i-1] == b[j-1] || letterClass[a[i-1]] != 0 && letterClass[a[i-1]] == letterClass[b[j-1]] {
+				sub = 0
+			}
+			cur[j] = min(prev[j-1]+sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // similarity is 1 minus the letter edit distance over the longer length, case ignored.
