@@ -79,3 +79,20 @@ func TestNameAlternativeIsTheOpenReading(t *testing.T) {
 		t.Errorf("alternatives %v, want the open reading Vasquez", v.alts)
 	}
 }
+
+// TestShortTextEndsAtAClause: a short answer ends where the caller goes on about it, pause or
+// not ("one cat, she'll hide under the bed").
+func TestShortTextEndsAtAClause(t *testing.T) {
+	for said, want := range map[string]string{
+		"just one cat he'll hide under the bed": "one cat",
+		"the lifetime fitness on lake street":   "lifetime fitness on lake street",
+	} {
+		var ws []asr.Word
+		for _, w := range strings.Fields(said) {
+			ws = append(ws, asr.Word{Text: w})
+		}
+		if got := shortText(ws, nil); got != want {
+			t.Errorf("%q: %q, want %q", said, got, want)
+		}
+	}
+}

@@ -508,13 +508,18 @@ func shortText(ws []asr.Word, subject map[string]bool) string {
 		if len(out) == 0 && (nameLeadIns[w.Text] || subject[w.Text] || leadFillers[w.Text]) {
 			continue
 		}
-		if len(out) > 0 && i > 0 && w.Start-ws[i-1].End >= 300*time.Millisecond {
+		if len(out) > 0 && (i > 0 && w.Start-ws[i-1].End >= 300*time.Millisecond || clauseStarts[w.Text]) {
 			break
 		}
 		out = append(out, w)
 	}
 	return phrase(out)
 }
+
+// clauseStarts begin what a caller adds after a short answer ("one cat, she'll hide under the
+// bed"), when the recognizer heard no pause before it.
+var clauseStarts = map[string]bool{"he'll": true, "she'll": true, "it'll": true, "they'll": true, "he's": true, "she's": true,
+	"they're": true, "he": true, "she": true, "they": true, "i": true, "i'm": true, "i've": true, "we": true, "we're": true}
 
 // addressStops begin what a caller adds after an address ("it's a big building").
 var addressStops = map[string]bool{"it's": true, "there's": true, "that's": true, "i": true, "i'm": true, "we": true, "they": true,

@@ -444,7 +444,7 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 			if !asked && !containsField(exp.filled, f) && repeatsFilled(m, exp, f, r.Answer.Value, l) {
 				continue // the caller said a value given before again
 			}
-			v, ok := l.fieldValue(f, r.Answer.Value)
+			v, ok := l.fieldValue(f, yearBorneOut(&r.Slot, r.Answer.Value, text))
 			if !ok {
 				continue
 			}
@@ -491,6 +491,24 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 		notes = append([]string{fmt.Sprintf("%s=%v (%s, score %d)", out[0].f.Name, out[0].v.value, out[0].r.Slot.Kind, out[0].score)}, notes...)
 	}
 	return out, strings.Join(notes, "; ")
+}
+
+// yearBorneOut drops the year a date grammar read when the open transcript has the same day
+// without one: the grammar made a year of what followed the date ("December second, so
+// yesterday" read as December second, twenty thirty-eight; "October thirty-first, he came just
+// after midnight" as nineteen seventeen). The day then resolves as a day said without a year does.
+func yearBorneOut(s *asr.Slot, v asr.Value, text string) asr.Value {
+	if s.Kind != asr.KindDate || len(v.Dates) != 1 || v.Dates[0].Year == 0 {
+		return v
+	}
+	ov, ok := s.Parse(text)
+	if !ok || len(ov.Dates) != 1 {
+		return v
+	}
+	if d := ov.Dates[0]; d.Year == 0 && d.Month == v.Dates[0].Month && d.Day == v.Dates[0].Day {
+		return ov
+	}
+	return v
 }
 
 // openValue reads the asked field's value from the open transcript with the field's own grammar's
@@ -854,7 +872,7 @@ func (l *listener) valueAfterPreamble(ctx context.Context, f *field, u Utterance
 			if cut >= 0 && reread {
 				reread = false
 				if ans, ok := u.Reread(ctx, lm.Words[cut].End, *slot); ok && ans.OK {
-					if v, ok := l.fieldValue(f, ans.Value); ok {
+					if v, ok := l.fieldValue(f, yearBorneOut(slot, ans.Value, rest)); ok {
 						return v, true
 					}
 				}
@@ -1156,12 +1174,20 @@ var carrierWords = map[string]bool{"i": true, "she": true, "he": true, "we": tru
 	"both": true, "all": true, "either": true, "of": true, "them": true, "those": true, "these": true, "i'd": true, "she'd": true,
 	"he'd": true, "we'd": true}
 
+// quantifiers over the items that follow, said before the first.
+var quantifiers = map[string]bool{"both": true, "either": true, "all": true}
+
 var weekdays = []string{"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
 
 // listItem cleans one list item: hedges before and after it dropped, a weekday written as the
 // day's name ("tuesdays" → Tuesday); false when nothing that names a thing is left.
 func listItem(it string) (string, bool) {
 	ws := strings.Fields(it)
+	// Hedges and a quantifier before the first item ("both the email …").
+	for len(ws) > 1 && (listHedges[strings.ToLower(ws[0])] || strings.EqualFold(ws[0], "only") ||
+		quantifiers[strings.ToLower(ws[0])] || strings.EqualFold(ws[0], "the")) {
+		ws = ws[1:]
+	}
 	for len(ws) > 0 && (listHedges[strings.ToLower(ws[0])] || strings.EqualFold(ws[0], "only")) {
 		ws = ws[1:]
 	}

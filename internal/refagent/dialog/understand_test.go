@@ -54,6 +54,7 @@ func TestListItemsAreTheThingsNamed(t *testing.T) {
 	}{
 		{"she needs the finance shared drive and workday reporting", []string{"finance shared drive", "workday reporting"}},
 		{"both | email and text message", []string{"email", "text message"}},
+		{"both the email and text message", []string{"email", "text message"}},
 		{"only tuesdays or thursdays | i'm afraid", []string{"Tuesday", "Thursday"}},
 		{"the upstairs bathroom floor for sure | uh the kitchen ceiling underneath and um the kitchen cabinets",
 			[]string{"upstairs bathroom floor", "kitchen ceiling", "kitchen cabinets"}},
@@ -268,7 +269,7 @@ var bankTools = []Tool{
 // When the slot grammar's reading cannot be believed or found no sentence of its own, the asked
 // field's value is read from the open transcript: digits the open vocabulary wrote as letters
 // ("six o h one"), the run of digits that has the field's length ("my old one is six eight five oh
-// six"), a date inside a longer sentence.
+// six"), a date inside a longer sentence, a date without the year the grammar made up.
 func TestOpenTranscriptBacksTheGrammar(t *testing.T) {
 	tools := make([]toolInfo, len(bankTools))
 	for i, tl := range bankTools {
@@ -285,6 +286,8 @@ func TestOpenTranscriptBacksTheGrammar(t *testing.T) {
 		{"debit_last4", "six o h one", "six oh eight one", "6081"},
 		{"zip_on_file", "sorry know the zip code we have on file my old one is six eight five oh six not bad", "six eight five five six", "68506"},
 		{"effective_date", "starting january fourth that's when the lease charts", "sure june twenty oh three thanks", "2027-01-04"},
+		// A year the open transcript does not bear out is the grammar's invention.
+		{"effective_date", "december second so yesterday", "december second twenty thirty eight", "2026-12-02"},
 	} {
 		var f *field
 		for _, af := range m.allFields() {
