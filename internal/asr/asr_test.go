@@ -247,6 +247,7 @@ func TestParse(t *testing.T) {
 		{Slot{Kind: KindChoice, Choices: []string{"single user", "team", "site"}}, "my whole team has the same problem", "team", true},
 		{Slot{Kind: KindChoice, Choices: []string{"frozen pipe", "storm"}}, "a frozen pipes", "frozen pipe", true},
 		{Slot{Kind: KindChoice, Choices: []string{"frozen pipe", "storm"}}, "a leak", "", false},
+		{Slot{Kind: KindChoice, Choices: []string{"pickup", "delivery"}}, "pick up please", "pickup", true},
 	} {
 		v, ok := c.slot.Parse(c.text)
 		if ok != c.ok || (ok && v.Text != c.want) {

@@ -247,9 +247,12 @@ func Polarity(text string) (yes bool, ok bool) {
 // ignored), preferring the longest choice.
 func matchChoice(words []string, choices []string) (string, bool) {
 	have := map[string]bool{}
-	for _, w := range words {
+	for i, w := range words {
 		have[strings.TrimSuffix(w, "s")] = true
 		have[w] = true
+		if i+1 < len(words) {
+			have[w+words[i+1]] = true // "pick up" says pickup
+		}
 	}
 	best, bestLen := "", 0
 	for _, c := range choices {

@@ -96,3 +96,13 @@ func TestShortTextEndsAtAClause(t *testing.T) {
 		}
 	}
 }
+
+// TestChoiceSaidInTwoWords: an enumeration value written as one word is named by its two words
+// ("pick up" for pickup).
+func TestChoiceSaidInTwoWords(t *testing.T) {
+	f := &field{Name: "pickup_option", Kind: kindChoice, Enum: []string{"pickup", "delivery"}}
+	v, ok := (&listener{}).choiceMention(f, "pick up i'll pick it up")
+	if !ok || v.value != "pickup" {
+		t.Errorf("choice %v (%v), want pickup", v.value, ok)
+	}
+}

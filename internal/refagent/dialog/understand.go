@@ -743,8 +743,12 @@ func withKinWords(text string) string {
 // at least half of a value's words).
 func (l *listener) choiceMention(f *field, text string) (fieldValue, bool) {
 	have := map[string]bool{}
-	for _, w := range strings.Fields(text) {
+	ws := strings.Fields(text)
+	for i, w := range ws {
 		have[stem(w)] = true
+		if i+1 < len(ws) {
+			have[stem(w+ws[i+1])] = true // "pick up" names pickup
+		}
 	}
 	bestE, bestScore, tie := "", 0.0, false
 	for _, e := range f.Enum {
