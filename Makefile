@@ -4,7 +4,7 @@ export PATH := /usr/local/go/bin:$(HOME)/go/bin:$(PATH)
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: demo test check check-race bench bench-suite approval-confusion deps build fmt vet staticcheck rolecards-check tidy-check fuzz
+.PHONY: demo test check check-race bench bench-suite bench-turns approval-confusion deps build fmt vet staticcheck rolecards-check tidy-check fuzz
 
 deps:
 	@scripts/deps.sh
@@ -60,7 +60,12 @@ bench: deps
 # The reference agent against the frozen bank caller on every task of the suite, in real time
 # and in two voices (about two hours on an idle 2-core machine): per-task AFA, WS and latency.
 bench-suite: deps
-	REFAGENT_SUITE_OUT=audit_data/suite $(GO) test -run '^$$' -bench '^BenchmarkSuiteReference$$' -benchtime 1x -timeout 4h ./internal/refagent
+	REFAGENT_SUITE_OUT=$(CURDIR)/audit_data/suite $(GO) test -run '^$$' -bench '^BenchmarkSuiteReference$$' -benchtime 1x -timeout 4h ./internal/refagent
+
+# The same suite turn by turn, each caller turn rendered in Flite and passed through Opus but with
+# no media clock (about 10 minutes per voice): how a change to understanding is measured first.
+bench-turns: deps
+	REFAGENT_SUITE_OUT=$(CURDIR)/audit_data/suite $(GO) test -run '^$$' -bench '^BenchmarkSuiteTurns$$' -benchtime 1x -timeout 2h ./internal/refagent
 
 # The approval classifier's confusion table on every approve/decline/revoke variant of the bank in
 # the four Flite voices through Opus (issue 14's acceptance figure).

@@ -26,6 +26,6 @@ bench 1x ./internal/power
 echo "# event log durability, speech recognition, reference agent latency, full report"
 bench 10x ./internal/store
 bench 3x ./internal/asr
-bench 1x -skip '^BenchmarkSuiteReference$' ./internal/refagent ./internal/report
-echo "# the reference agent on the whole suite in real time (hours): make bench-suite"
+bench 1x -skip '^BenchmarkSuite(Reference|Turns)$' ./internal/refagent ./internal/report
+echo "# the reference agent on the whole suite in real time (hours): make bench-suite; turn by turn (minutes): make bench-turns"
 exit $status
