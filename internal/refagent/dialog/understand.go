@@ -505,11 +505,47 @@ func yearBorneOut(s *asr.Slot, v asr.Value, text string) asr.Value {
 	if !ok || len(ov.Dates) != 1 {
 		return v
 	}
-	if d := ov.Dates[0]; d.Year == 0 && d.Month == v.Dates[0].Month && d.Day == v.Dates[0].Day {
+	if d := ov.Dates[0]; d.Year == 0 && d.Month == v.Dates[0].Month && d.Day == v.Dates[0].Day && !numberAfterDay(text) {
 		return ov
 	}
 	return v
 }
+
+// birthDate reports a field that holds a date of birth.
+func birthDate(f *field) bool {
+	n := strings.ToLower(f.Name)
+	return strings.Contains(n, "dob") || strings.Contains(n, "birth")
+}
+
+// numberAfterDay reports a number word after the day's ordinal: a year the open vocabulary heard
+// but could not read ("January seventeenth, ninety ninety one"), which the grammar may have right.
+func numberAfterDay(text string) bool {
+	ws := strings.Fields(text)
+	last := -1
+	for i, w := range ws {
+		if dayOrdinals[w] {
+			last = i
+		}
+	}
+	if last < 0 {
+		return true // no day said as an ordinal: nothing to compare
+	}
+	for _, w := range ws[last+1:] {
+		if canon.IsNumberWord(w) || canon.IsDigits(w) {
+			return true
+		}
+	}
+	return false
+}
+
+// dayOrdinals are the ordinal words a day of the month is said with.
+var dayOrdinals = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields("first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth thirtieth") {
+		m[w] = true
+	}
+	return m
+}()
 
 // openValue reads the asked field's value from the open transcript with the field's own grammar's
 // parser, for the kinds whose parser needs the whole value said (a date, a number, a run of digits
@@ -931,6 +967,12 @@ func (l *listener) fieldValue(f *field, v asr.Value) (fieldValue, bool) {
 			return fieldValue{}, false
 		}
 		d := v.Dates[0].Resolve(now)
+		if v.Dates[0].Year == 0 && birthDate(f) {
+			// A birthday said without its year has passed: "October thirty-first" for a newborn.
+			for d.Year > 1 && time.Date(d.Year, time.Month(d.Month), d.Day, 0, 0, 0, 0, time.UTC).After(now) {
+				d.Year--
+			}
+		}
 		return fieldValue{field: f, value: d.String(), spoken: spokenDate(d), yearless: v.Dates[0].Year == 0}, true
 	case kindDateRange:
 		if len(v.Dates) < 2 {

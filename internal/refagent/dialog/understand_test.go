@@ -261,7 +261,7 @@ func TestGoodbyeEndsTheTurn(t *testing.T) {
 // bankTools verify a bank customer and record an address change.
 var bankTools = []Tool{
 	{Name: "verify_customer", Description: "Verify the caller's identity.", Parameters: json.RawMessage(
-		`{"type":"object","properties":{"debit_last4":{"type":"string"},"zip_on_file":{"type":"string"}},"required":["debit_last4","zip_on_file"]}`)},
+		`{"type":"object","properties":{"debit_last4":{"type":"string"},"zip_on_file":{"type":"string"},"date_of_birth":{"type":"string","description":"YYYY-MM-DD"}},"required":["debit_last4","zip_on_file","date_of_birth"]}`)},
 	{Name: "record_change", Description: "Record the change.", Parameters: json.RawMessage(
 		`{"type":"object","properties":{"effective_date":{"type":"string","description":"YYYY-MM-DD"}}}`)},
 }
@@ -288,6 +288,10 @@ func TestOpenTranscriptBacksTheGrammar(t *testing.T) {
 		{"effective_date", "starting january fourth that's when the lease charts", "sure june twenty oh three thanks", "2027-01-04"},
 		// A year the open transcript does not bear out is the grammar's invention.
 		{"effective_date", "december second so yesterday", "december second twenty thirty eight", "2026-12-02"},
+		// … but a year the open vocabulary heard and could not read may be the grammar's right.
+		{"date_of_birth", "january seventeenth ninety ninety one", "january seventeenth nineteen ninety one", "1991-01-17"},
+		// A birthday without its year has passed.
+		{"date_of_birth", "it's october thirty first", "it's october thirty first", "2026-10-31"},
 	} {
 		var f *field
 		for _, af := range m.allFields() {
