@@ -43,6 +43,8 @@ func TestSpelledNameAgainstTheWordHeard(t *testing.T) {
 		// letter off is the caller's own spelling.
 		"lindquist that's l i n t k v i s t": "Lindquist",
 		"price that's p r y c e":             "Pryce",
+		"vasquez albrecht hyphenated":        "Vasquez-Albrecht",
+		"salazar whitfield with a hyphen":    "Salazar-Whitfield",
 	} {
 		var ws []asr.Word
 		for _, w := range strings.Fields(said) {
@@ -104,5 +106,24 @@ func TestChoiceSaidInTwoWords(t *testing.T) {
 	v, ok := (&listener{}).choiceMention(f, "pick up i'll pick it up")
 	if !ok || v.value != "pickup" {
 		t.Errorf("choice %v (%v), want pickup", v.value, ok)
+	}
+}
+
+// TestSpelledRunAgainstTheOpenTranscript: a spelled run the spelling grammar read without the
+// word it spells is reconciled with that word as the open vocabulary heard it.
+func TestSpelledRunAgainstTheOpenTranscript(t *testing.T) {
+	f := &field{Name: "last_name", Kind: kindName}
+	words := func(s string) []asr.Word {
+		var ws []asr.Word
+		for _, w := range strings.Fields(s) {
+			ws = append(ws, asr.Word{Text: w})
+		}
+		return ws
+	}
+	open := words("albrecht then they'll be r u c h t")
+	u := Utterance{Open: asr.Result{Words: open}, Spoken: true,
+		Readings: []Reading{{Slot: asr.Slot{Kind: asr.KindSpelling}, Answer: asr.Answer{Result: asr.Result{Words: words("then j l d r e g h t")}, OK: true}}}}
+	if v, ok := (&listener{}).nameValue(f, open, u); !ok || v.value != "Albrecht" {
+		t.Errorf("name %v (%v), want Albrecht", v.value, ok)
 	}
 }

@@ -97,7 +97,14 @@ func (l *listener) nameValue(f *field, ws []asr.Word, u Utterance) (fieldValue, 
 			// The open vocabulary's reading of the name is the other candidate a failed
 			// verification tries (its letters are the recognizer's weakest words).
 			v, ok := l.writeName(f, r.Answer.Words, u)
-			if open, ook := l.writeName(f, ws, u); ok && ook && open.value != v.value {
+			// The alternative is the words alone: the open vocabulary's letters are worse still.
+			var words []asr.Word
+			for _, w := range ws {
+				if !isLetter(strings.TrimSuffix(w.Text, ".")) {
+					words = append(words, w)
+				}
+			}
+			if open, ook := l.writeName(f, words, u); ok && ook && open.value != v.value {
 				v.alts = append(v.alts, open)
 			}
 			return v, ok
@@ -128,7 +135,7 @@ func (l *listener) writeName(f *field, ws []asr.Word, u Utterance) (fieldValue, 
 		if p.run {
 			// Letters the recognizer blurred ("A M G E R S" for "A N D E R S") spell the word
 			// the open vocabulary heard, when that word is a sound-alike spelling of them.
-			if w := confusableWith(p.text, parts); w != "" {
+			if w := confusableWith(p.text, append(slices.Clone(parts), heardWords(u)...)); w != "" {
 				p.text = w
 			}
 			spelled = append(spelled, p.text)
@@ -148,6 +155,13 @@ func (l *listener) writeName(f *field, ws []asr.Word, u Utterance) (fieldValue, 
 			}
 			parts = applyRun(parts, p.text, group, explains(ps, i))
 			group = len(parts)
+			continue
+		}
+		if (w == "hyphenated" || w == "hyphen" && stopped) && len(parts) >= 2 && !strings.Contains(parts[len(parts)-1].text, "-") {
+			// "Vasquez Albrecht, hyphenated", "Salazar Whitfield, with a hyphen": the last two
+			// words are one.
+			n := len(parts)
+			parts = append(parts[:n-2], part{text: parts[n-2].text + "-" + parts[n-1].text, spelled: parts[n-2].spelled || parts[n-1].spelled})
 			continue
 		}
 		if stopped {
@@ -348,6 +362,18 @@ func containsPart(parts []part, w string) bool {
 		}
 	}
 	return false
+}
+
+// heardWords are the open transcript's words (letters aside) as name parts: what a spelled run may
+// be the recognizer's garbled letters of, when the spelling grammar's reading lost the word.
+func heardWords(u Utterance) []part {
+	var out []part
+	for _, w := range u.Open.Words {
+		if t := strings.TrimSuffix(w.Text, "."); !isLetter(t) && len(t) >= 3 {
+			out = append(out, part{text: titleWord(t)})
+		}
+	}
+	return out
 }
 
 // letterClass groups the letters whose names a recognizer confuses: the E-set (bee, cee, dee, …),
