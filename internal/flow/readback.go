@@ -162,7 +162,7 @@ func sameName(value, said string) (match, readable bool) {
 	words, wrong := 0, false
 	for _, w := range split(said) {
 		lw := strings.ToLower(w)
-		if len(w) == 1 || nameTitles[lw] || nameJoiners[lw] {
+		if len(w) == 1 || nameTitles[lw] || nameJoiners[lw] || readBackWords[lw] {
 			continue
 		}
 		if w[0] < 'A' || w[0] > 'Z' {
@@ -173,6 +173,12 @@ func sameName(value, said string) (match, readable bool) {
 	}
 	return !wrong, words > 0
 }
+
+// readBackWords are what agents say around a name they read back ("Anders Nakamura-Obi,
+// Correct?", "Great, Anders"): never a word of the name read.
+var readBackWords = map[string]bool{"correct": true, "right": true, "yes": true, "okay": true, "ok": true, "thanks": true,
+	"thank": true, "you": true, "please": true, "sir": true, "madam": true, "ma'am": true, "great": true, "perfect": true,
+	"got": true, "it": true, "so": true, "and": true, "is": true}
 
 // nameTitles are what agents put before a name.
 var nameTitles = map[string]bool{"mr": true, "mrs": true, "ms": true, "miss": true, "dr": true, "doctor": true, "mx": true}

@@ -124,6 +124,7 @@ func TestUnnamedReadBackIsOfTheValueJustGiven(t *testing.T) {
 		{"holder", "Thanks. That's Amgers Nakamura Okay, A M G E R S. Is that right?", "fix_readback:holder"},
 		{"holder", "Thanks. That's Anders Nakamura-Obi, A N D E R S. Is that right?", "affirm"},
 		{"holder", "Thanks. So that's Mr. Nakamura-Obi? Is that right?", "affirm"},
+		{"holder", "Thanks. That's Anders Nakamura-Obi, Correct? Is that right?", "affirm"},
 		{"holder", "Thanks, that's everything I need for the name. Is that right?", "affirm"},
 	} {
 		e := New(tk)
