@@ -265,7 +265,7 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 			h.intent = intentUnknown
 			return h
 		}
-		if onlyAcknowledges(words) || fillerOnly(u) {
+		if onlyAcknowledges(words) || fillerOnly(u) || fillerText(text) {
 			h.intent = intentAcknowledge
 			return h
 		}
@@ -717,6 +717,34 @@ func agrees(s *asr.Slot, v asr.Value, text string) bool {
 		return canon.Identifier(ov.Text) == canon.Identifier(v.Text)
 	}
 	return ov.Text == v.Text
+}
+
+// fillerPhrasesText answer nothing ("mm-hm, take your time"): a turn that is one of them, with at most
+// one word the recognizer made of a hesitation ("age and take your time"), is no answer.
+var fillerPhrasesText = []string{"take your time", "no rush", "no problem", "of course", "go ahead", "hold on", "one moment",
+	"one second", "just a moment", "let me check", "let me see", "no worries", "sounds good", "mm hmm", "uh huh", "mm-hm", "uh-huh"}
+
+// fillerText reports a turn that holds a filler phrase and nothing else but hesitations and at
+// most one stray word.
+func fillerText(text string) bool {
+	t := " " + strings.Join(strings.Fields(text), " ") + " "
+	found := false
+	for _, p := range fillerPhrasesText {
+		if strings.Contains(t, " "+p+" ") {
+			t = strings.ReplaceAll(t, " "+p+" ", " ")
+			found = true
+		}
+	}
+	if !found {
+		return false
+	}
+	rest := 0
+	for _, w := range strings.Fields(t) {
+		if !fillerWords[w] && !ackWords[w] && w != "and" && w != "so" {
+			rest++
+		}
+	}
+	return rest <= 1
 }
 
 // fillerOnly reports a turn the filler grammar explains at least as well as the open vocabulary

@@ -263,7 +263,7 @@ var bankTools = []Tool{
 	{Name: "verify_customer", Description: "Verify the caller's identity.", Parameters: json.RawMessage(
 		`{"type":"object","properties":{"debit_last4":{"type":"string"},"zip_on_file":{"type":"string"},"date_of_birth":{"type":"string","description":"YYYY-MM-DD"}},"required":["debit_last4","zip_on_file","date_of_birth"]}`)},
 	{Name: "record_change", Description: "Record the change.", Parameters: json.RawMessage(
-		`{"type":"object","properties":{"effective_date":{"type":"string","description":"YYYY-MM-DD"}}}`)},
+		`{"type":"object","properties":{"effective_date":{"type":"string","description":"YYYY-MM-DD"},"plan_name":{"type":"string"}}}`)},
 }
 
 // When the slot grammar's reading cannot be believed or found no sentence of its own, the asked
@@ -314,6 +314,32 @@ func TestOpenTranscriptBacksTheGrammar(t *testing.T) {
 		}
 		if got != c.want {
 			t.Errorf("%s heard %q, grammar %q: got %v (%v), want %v (%s)", c.field, c.heard, c.grammar, got, h.values, c.want, h.why)
+		}
+	}
+}
+
+// TestFillerIsNoAnswer: "mm-hm, take your time" to a question of free text is no value, even with a
+// stray word the recognizer made of the hesitation ("age and take your time").
+func TestFillerIsNoAnswer(t *testing.T) {
+	tools := make([]toolInfo, len(bankTools))
+	for i, tl := range bankTools {
+		tools[i] = parseTool(tl.Name, tl.Description, tl.Parameters)
+	}
+	m := newModel("Verify the customer, then record the change.", tools)
+	l := &listener{now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
+	f := m.fieldByName["plan_name"]
+	if f == nil {
+		t.Fatal("no plan_name field")
+	}
+	for text, answer := range map[string]bool{
+		"age and take your time":        false,
+		"okay take your time":           false,
+		"evergreen ppo fifteen hundred": true,
+	} {
+		exp := expectation{kind: expectField, field: f, open: m.allFields()}
+		h := l.understand(t.Context(), m, exp, Utterance{Open: asr.Result{Text: text, Words: words(text)}, Spoken: true})
+		if got := len(h.values) > 0; got != answer {
+			t.Errorf("%q: values %v (%s), want an answer: %v", text, h.values, h.intent, answer)
 		}
 	}
 }
