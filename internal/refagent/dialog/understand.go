@@ -414,7 +414,8 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 		case !plausible(kind, words):
 			notes = append(notes, string(r.Slot.Kind)+": no word of its type heard")
 			continue
-		case r.Slot.Kind != asr.KindIdentifier && r.Slot.Kind != asr.KindYesNo && forced(&r.Slot, words):
+		case r.Slot.Kind != asr.KindIdentifier && r.Slot.Kind != asr.KindYesNo &&
+			forcedBy(outsideWords(&r.Slot, words, exp.field != nil && sameGrammar(exp.field.slot(l.known), &r.Slot)), words):
 			// The reply had words the grammar does not know ("you can reach me at … that's my
 			// cell"), so the grammar forced it into its nearest sentence: the value is read from
 			// the open transcript instead, for the field asked only.
@@ -670,15 +671,20 @@ func kindOfSlot(k asr.Kind) valueKind {
 }
 
 // outsideGrammar counts the open transcript's words that the grammar has no use for (fillers and
-// the sound-alikes of digits aside; for a grammar of digits alone, single letters too: the open
-// vocabulary writes dictated digits as letters, "six o h one" for six oh eight one; "i" and "a"
-// are words).
-func outsideGrammar(s *asr.Slot, words []string) int {
+// the sound-alikes of digits aside).
+func outsideGrammar(s *asr.Slot, words []string) int { return outsideWords(s, words, false) }
+
+// outsideWords is outsideGrammar; with lettersAsDigits, single letters do not count against a
+// grammar of digits alone (the open vocabulary writes dictated digits as letters, "six o h one"
+// for six oh eight one; "i" and "a" are words). Only the asked field's reading is judged so: for
+// the other fields' grammars, which are decoded only when the transcript may hold their value,
+// a spelled name's letters must still count, or every turn with letters costs a decode of each.
+func outsideWords(s *asr.Slot, words []string, lettersAsDigits bool) int {
 	vocab := map[string]bool{}
 	for _, w := range s.Grammar().Vocabulary() {
 		vocab[w] = true
 	}
-	digitsOnly := s.Kind == asr.KindDigits || s.Kind == asr.KindPhone
+	digitsOnly := lettersAsDigits && (s.Kind == asr.KindDigits || s.Kind == asr.KindPhone)
 	out := 0
 	for _, w := range words {
 		if !vocab[w] && !fillerWords[w] && !soundAlikes[w] && !numberWords[w] && !(digitsOnly && isLetter(w) && w != "i" && w != "a") {
@@ -1522,10 +1528,9 @@ var soundAlikes = map[string]bool{"of": true, "for": true, "to": true, "too": tr
 // are neither in the slot grammar's vocabulary nor sound-alikes of its digits: the grammar then
 // returned the nearest of its sentences, not what was said. (A word or two the open model misheard
 // in a plain answer, "share" for "sure", does not count.)
-func forced(s *asr.Slot, words []string) bool {
-	out := outsideGrammar(s, words)
-	return out >= 2 && 5*out >= len(words)
-}
+func forced(s *asr.Slot, words []string) bool { return forcedBy(outsideGrammar(s, words), words) }
+
+func forcedBy(out int, words []string) bool { return out >= 2 && 5*out >= len(words) }
 
 // sane rejects grammar readings no caller gives: codes longer than sixteen characters.
 func sane(f *field, v asr.Value) bool {
