@@ -144,6 +144,9 @@ func saysGoodbye(text string) bool {
 			if (p == "that's it" || p == "that's all") && i > 0 && affirmWords[ws[i-1]] {
 				continue // "yes, that's it": a read-back confirmed
 			}
+			if p == "bye" && i > 0 && isLetter(ws[i-1]) {
+				continue // "… d i c k bye": the last letter of a spelling (I), misheard
+			}
 			if len(ws)-(i+len(pw)) <= closeTail {
 				return true
 			}

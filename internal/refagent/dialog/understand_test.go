@@ -251,6 +251,7 @@ func TestGoodbyeEndsTheTurn(t *testing.T) {
 		"my policy number is p a two zero": false,
 		"yes that's it":                    false, // a read-back confirmed
 		"yes that's it thank you bye":      true,
+		"i'm actually that's wrong it should be chill mash we're stupid as t w i t r g d i c k bye": false,
 	} {
 		if got := saysGoodbye(text); got != want {
 			t.Errorf("saysGoodbye(%q) = %v, want %v", text, got, want)
