@@ -62,10 +62,7 @@ func BenchmarkSuiteReference(b *testing.B) {
 	}
 	tasks := suiteTasks(b)
 	out := os.Getenv("REFAGENT_SUITE_OUT")
-	for _, voice := range strings.Split(suiteEnv("REFAGENT_SUITE_VOICES", "bank,other"), ",") {
-		if voice != "bank" && voice != "other" {
-			b.Fatalf("REFAGENT_SUITE_VOICES: %q is neither bank nor other", voice)
-		}
+	for _, voice := range suiteVoices(b) {
 		b.Run(voice, func(b *testing.B) {
 			var rows []suiteRow
 			for b.Loop() {
@@ -74,6 +71,19 @@ func BenchmarkSuiteReference(b *testing.B) {
 			reportSuite(b, rows, speed)
 		})
 	}
+}
+
+// suiteVoices are the voices REFAGENT_SUITE_VOICES names (default both): "bank" is each persona's
+// own Flite voice, "other" the next one.
+func suiteVoices(tb testing.TB) []string {
+	tb.Helper()
+	vs := strings.Split(suiteEnv("REFAGENT_SUITE_VOICES", "bank,other"), ",")
+	for _, v := range vs {
+		if v != "bank" && v != "other" {
+			tb.Fatalf("REFAGENT_SUITE_VOICES: %q is neither bank nor other", v)
+		}
+	}
+	return vs
 }
 
 // suiteTasks loads the audit24 tasks (or those REFAGENT_SUITE_TASKS names).

@@ -23,10 +23,7 @@ func BenchmarkSuiteTurns(b *testing.B) {
 	rec := sharedRecognizer(b)
 	tasks := suiteTasks(b)
 	out := os.Getenv("REFAGENT_SUITE_OUT")
-	for _, voice := range strings.Split(suiteEnv("REFAGENT_SUITE_VOICES", "bank,other"), ",") {
-		if voice != "bank" && voice != "other" {
-			b.Fatalf("REFAGENT_SUITE_VOICES: %q is neither bank nor other", voice)
-		}
+	for _, voice := range suiteVoices(b) {
 		b.Run(voice, func(b *testing.B) {
 			var ids []string
 			var grades []grade.Result

@@ -1,7 +1,6 @@
 package dialog
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/voicebench/humanaudit/internal/asr"
@@ -16,10 +15,7 @@ func TestAddressTextStart(t *testing.T) {
 		// A ZIP code said right after the unit's number, the unit after the city.
 		"fifteen oh two magnolia boulevard in burbank unit nine nine one five oh six": "1502 Magnolia Blvd Unit 9 Burbank CA 91506",
 	} {
-		var ws []asr.Word
-		for _, w := range strings.Fields(said) {
-			ws = append(ws, asr.Word{Text: w})
-		}
+		ws := words(said)
 		if got := addressText(ws); got != want {
 			t.Errorf("%q: address %q, want %q", said, got, want)
 		}
@@ -46,10 +42,7 @@ func TestSpelledNameAgainstTheWordHeard(t *testing.T) {
 		"vasquez albrecht hyphenated":        "Vasquez-Albrecht",
 		"salazar whitfield with a hyphen":    "Salazar-Whitfield",
 	} {
-		var ws []asr.Word
-		for _, w := range strings.Fields(said) {
-			ws = append(ws, asr.Word{Text: w})
-		}
+		ws := words(said)
 		v, ok := l.nameValue(f, ws, Utterance{Open: asr.Result{Text: said, Words: ws}})
 		if !ok || v.value != want {
 			t.Errorf("%q: name %v (%v), want %q", said, v.value, ok, want)
@@ -62,13 +55,6 @@ func TestSpelledNameAgainstTheWordHeard(t *testing.T) {
 func TestNameAlternativeIsTheOpenReading(t *testing.T) {
 	f := &field{Name: "last_name", Kind: kindName}
 	l := &listener{}
-	words := func(s string) []asr.Word {
-		var ws []asr.Word
-		for _, w := range strings.Fields(s) {
-			ws = append(ws, asr.Word{Text: w})
-		}
-		return ws
-	}
 	open := words("vasquez that's the las que")
 	spelled := words("vasquez that's v l a s q")
 	u := Utterance{Open: asr.Result{Words: open}, Spoken: true,
@@ -89,10 +75,7 @@ func TestShortTextEndsAtAClause(t *testing.T) {
 		"just one cat he'll hide under the bed": "one cat",
 		"the lifetime fitness on lake street":   "lifetime fitness on lake street",
 	} {
-		var ws []asr.Word
-		for _, w := range strings.Fields(said) {
-			ws = append(ws, asr.Word{Text: w})
-		}
+		ws := words(said)
 		if got := shortText(ws, nil); got != want {
 			t.Errorf("%q: %q, want %q", said, got, want)
 		}
@@ -113,13 +96,6 @@ func TestChoiceSaidInTwoWords(t *testing.T) {
 // word it spells is reconciled with that word as the open vocabulary heard it.
 func TestSpelledRunAgainstTheOpenTranscript(t *testing.T) {
 	f := &field{Name: "last_name", Kind: kindName}
-	words := func(s string) []asr.Word {
-		var ws []asr.Word
-		for _, w := range strings.Fields(s) {
-			ws = append(ws, asr.Word{Text: w})
-		}
-		return ws
-	}
 	open := words("albrecht then they'll be r u c h t")
 	u := Utterance{Open: asr.Result{Words: open}, Spoken: true,
 		Readings: []Reading{{Slot: asr.Slot{Kind: asr.KindSpelling}, Answer: asr.Answer{Result: asr.Result{Words: words("then j l d r e g h t")}, OK: true}}}}

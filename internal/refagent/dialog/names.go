@@ -440,6 +440,14 @@ func garbled(run, word string) bool {
 
 // classEdits is the edit distance between a and b with substitutions within a confusion class free.
 func classEdits(a, b string) int {
+	return editDistance([]rune(a), []rune(b), func(x, y rune) bool {
+		return x == y || x < 128 && y < 128 && letterClass[byte(x)] != 0 && letterClass[byte(x)] == letterClass[byte(y)]
+	})
+}
+
+// editDistance is the Levenshtein distance between a and b, a substitution of letters that same
+// reports alike being free.
+func editDistance(a, b []rune, same func(x, y rune) bool) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -449,7 +457,7 @@ func classEdits(a, b string) int {
 		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			sub := 1
-			if a[i-1] == b[j-1] || letterClass[a[i-1]] != 0 && letterClass[a[i-1]] == letterClass[b[j-1]] {
+			if same(a[i-1], b[j-1]) {
 				sub = 0
 			}
 			cur[j] = min(prev[j-1]+sub, prev[j]+1, cur[j-1]+1)
@@ -466,23 +474,8 @@ func similarity(a, b string) float64 {
 		return 0
 	}
 	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			sub := prev[j-1]
-			if ra[i-1] != rb[j-1] {
-				sub++
-			}
-			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return 1 - float64(prev[len(rb)])/float64(max(len(ra), len(rb)))
+	d := editDistance(ra, rb, func(x, y rune) bool { return x == y })
+	return 1 - float64(d)/float64(max(len(ra), len(rb)))
 }
 
 // titleWord capitalises a word and each part of a hyphenated one.

@@ -267,17 +267,22 @@ var bankTools = []Tool{
 		`{"type":"object","properties":{"effective_date":{"type":"string","description":"YYYY-MM-DD"},"plan_name":{"type":"string"}}}`)},
 }
 
+// bankModel is the bank tools' form and a listener on 2026-11-30.
+func bankModel() (*model, *listener) {
+	tools := make([]toolInfo, len(bankTools))
+	for i, tl := range bankTools {
+		tools[i] = parseTool(tl.Name, tl.Description, tl.Parameters)
+	}
+	return newModel("Verify the customer, then record the change.", tools),
+		&listener{now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
+}
+
 // When the slot grammar's reading cannot be believed or found no sentence of its own, the asked
 // field's value is read from the open transcript: digits the open vocabulary wrote as letters
 // ("six o h one"), the run of digits that has the field's length ("my old one is six eight five oh
 // six"), a date inside a longer sentence, a date without the year the grammar made up.
 func TestOpenTranscriptBacksTheGrammar(t *testing.T) {
-	tools := make([]toolInfo, len(bankTools))
-	for i, tl := range bankTools {
-		tools[i] = parseTool(tl.Name, tl.Description, tl.Parameters)
-	}
-	m := newModel("Verify the customer, then record the change.", tools)
-	l := &listener{now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
+	m, l := bankModel()
 	for _, c := range []struct {
 		field   string
 		heard   string // open transcript
@@ -322,12 +327,7 @@ func TestOpenTranscriptBacksTheGrammar(t *testing.T) {
 // TestFillerIsNoAnswer: "mm-hm, take your time" to a question of free text is no value, even with a
 // stray word the recognizer made of the hesitation ("age and take your time").
 func TestFillerIsNoAnswer(t *testing.T) {
-	tools := make([]toolInfo, len(bankTools))
-	for i, tl := range bankTools {
-		tools[i] = parseTool(tl.Name, tl.Description, tl.Parameters)
-	}
-	m := newModel("Verify the customer, then record the change.", tools)
-	l := &listener{now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
+	m, l := bankModel()
 	f := m.fieldByName["plan_name"]
 	if f == nil {
 		t.Fatal("no plan_name field")
