@@ -14,6 +14,13 @@ func TestAddressTextStart(t *testing.T) {
 		"it's twenty one fifty southwest borland road tualatin nine seven oh six two":                                                             "2150 SW Borland Rd Tualatin OR 97062",
 		// A ZIP code said right after the unit's number, the unit after the city.
 		"fifteen oh two magnolia boulevard in burbank unit nine nine one five oh six": "1502 Magnolia Blvd Unit 9 Burbank CA 91506",
+		// Number words the open vocabulary wrote as other words: "two" as "to", "four" as "for",
+		// a unit's "oh" as "and" (kept after "hundred").
+		"twenty to forty pleasant avenue apartment five f":                             "2240 Pleasant Ave Unit 5F",
+		"forty four seventeen chowen avenue unit two minneapolis five five for one oh": "4417 Chowen Ave Unit 2 Minneapolis MN 55410",
+		"eight eighty marquette avenue apartment fourteen and seven":                   "880 Marquette Ave Unit 1407",
+		"one hundred and five main street":                                             "105 Main St",
+		"twelve elm street go to the back door":                                        "12 Elm St GO TO Back Door",
 	} {
 		ws := words(said)
 		if got := addressText(ws); got != want {
@@ -101,5 +108,23 @@ func TestSpelledRunAgainstTheOpenTranscript(t *testing.T) {
 		Readings: []Reading{{Slot: asr.Slot{Kind: asr.KindSpelling}, Answer: asr.Answer{Result: asr.Result{Words: words("then j l d r e g h t")}, OK: true}}}}
 	if v, ok := (&listener{}).nameValue(f, open, u); !ok || v.value != "Albrecht" {
 		t.Errorf("name %v (%v), want Albrecht", v.value, ok)
+	}
+}
+
+// TestChoiceNamedByItsOwnWord: a long word that only one value has names it ("delivered" for
+// delivered_not_received); a short or shared one does not.
+func TestChoiceNamedByItsOwnWord(t *testing.T) {
+	f := &field{Name: "claim_type", Kind: kindChoice, Enum: []string{"delivered_not_received", "damaged", "lost_in_transit"}}
+	for text, want := range map[string]string{
+		"it says delivered but i never got a like the apps as delivered and there's nothing there": "delivered_not_received",
+		"it arrived damaged":          "damaged",
+		"i think it got lost":         "", // "lost" is too short to stand for lost in transit
+		"it was delivered damaged":    "damaged",
+		"nothing that i can think of": "",
+	} {
+		v, ok := (&listener{}).choiceMention(f, text)
+		if got, _ := v.value.(string); !ok && want != "" || ok && got != want {
+			t.Errorf("%q: %v (%v), want %q", text, v.value, ok, want)
+		}
 	}
 }

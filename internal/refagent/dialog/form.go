@@ -737,6 +737,30 @@ func (m *model) paramField(t *toolInfo, name string) *field {
 	return nil
 }
 
+// misheardName reports the field's name heard as one word: two adjacent words of its subject run
+// together, within two letter edits ("stargate" for "start date"), the recognizer's usual way of
+// mishearing a compound it has no entry for. Short compounds are left out: "end date" is two edits
+// from too many words.
+func misheardName(f *field, heard []string) bool {
+	sw := strings.Fields(strings.ToLower(f.Subject))
+	for i := 0; i+1 < len(sw); i++ {
+		joined := []rune(sw[i] + sw[i+1])
+		if len(joined) < 8 {
+			continue
+		}
+		for _, w := range heard {
+			r := []rune(strings.ToLower(w))
+			if len(r) < 6 || r[0] != joined[0] || containsKeyword(f, w) {
+				continue
+			}
+			if editDistance(r, joined, func(x, y rune) bool { return x == y }) <= 2 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // mentioned returns the fields the caller's words name, best match first.
 func (m *model) mentioned(words []string, candidates []*field) []*field {
 	have := map[string]bool{}
@@ -755,8 +779,11 @@ func (m *model) mentioned(words []string, candidates []*field) []*field {
 				n++
 			}
 		}
-		if n > 0 {
+		switch {
+		case n > 0:
 			hits = append(hits, hit{f, n * 100 / len(f.keywords)})
+		case misheardName(f, words):
+			hits = append(hits, hit{f, 1})
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].score > hits[j].score })

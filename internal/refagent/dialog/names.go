@@ -544,6 +544,25 @@ var clauseStarts = map[string]bool{"he'll": true, "she'll": true, "it'll": true,
 var addressStops = map[string]bool{"it's": true, "there's": true, "that's": true, "i": true, "i'm": true, "we": true, "they": true,
 	"but": true, "so": true, "thanks": true, "please": true, "which": true, "where": true}
 
+// numberHomophones reads the words the open vocabulary writes for number words said among
+// numbers: "twenty to forty" is 2240, "five five for one oh" a ZIP code, and "fourteen and seven"
+// (a unit) 1407, the "oh" heard as "and" (which a number after "hundred" keeps as itself).
+func numberHomophones(ws []string) []string {
+	out := slices.Clone(ws)
+	num := func(i int) bool { return i >= 0 && i < len(ws) && (canon.IsNumberWord(ws[i]) || canon.IsDigits(ws[i])) }
+	for i, w := range ws {
+		switch {
+		case (w == "to" || w == "too") && num(i-1) && num(i+1):
+			out[i] = "two"
+		case w == "for" && num(i-1) && (num(i+1) || i+1 == len(ws)):
+			out[i] = "four"
+		case w == "and" && i > 0 && teensAndTens[ws[i-1]] && i+1 < len(ws) && digitWords[ws[i+1]] && ws[i+1] != "oh" && ws[i+1] != "zero":
+			out[i] = "oh"
+		}
+	}
+	return out
+}
+
 // addressText writes down a postal address: from its first number (the house number) to its
 // end, the words "in" and "the" around the city dropped, in canonical form (canon.Address), with
 // the state that a five-digit ZIP code at the end belongs to when the caller did not say it (as
@@ -571,9 +590,14 @@ func addressText(ws []asr.Word) string {
 	if start < 0 {
 		return ""
 	}
+	said := make([]string, len(ws))
+	for i, w := range ws {
+		said[i] = w.Text
+	}
+	said = numberHomophones(said)
 	var kept []string
 	for i := start; i < len(ws); i++ {
-		w := ws[i].Text
+		w := said[i]
 		// "Kenmore, that's K E N M O R E": the spelling is not part of the address; nor is "as
 		// in west".
 		if w == "that's" && i+2 < len(ws) && isLetter(ws[i+1].Text) && isLetter(ws[i+2].Text) {

@@ -181,6 +181,7 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 	words := strings.Fields(text)
 	correction := containsPhrase(text, correctionMarkers)
 	volunteer := containsPhrase(text, volunteerMarkers)
+	cands = preferNamed(cands, m.mentioned(words, m.allFields()))
 
 	if exp.kind == expectConfirm && exp.field != nil {
 		if done, ok := l.confirmation(exp, text, cands, &h); ok {
@@ -362,6 +363,29 @@ type candidate struct {
 	v     fieldValue
 	score int
 	r     *Reading
+}
+
+// preferNamed puts first, among the candidates that read the same value from the same grammar as
+// the best one, those of a field the caller named: "I need to change the start date … January
+// eighteenth" is the start date, though the end date's grammar read the same words as well.
+func preferNamed(cands []candidate, named []*field) []candidate {
+	if len(cands) < 2 || len(named) == 0 {
+		return cands
+	}
+	top := cands[0].r
+	for _, f := range named {
+		for i, c := range cands {
+			if c.r != top || c.f != f {
+				continue
+			}
+			if i == 0 {
+				return cands
+			}
+			out := append([]candidate{c}, cands[:i]...)
+			return append(out, cands[i+1:]...)
+		}
+	}
+	return cands
 }
 
 // Priors of the slot choice, in decoder score units (about a tenth of a nat each): the field
@@ -823,27 +847,37 @@ func (l *listener) choiceMention(f *field, text string) (fieldValue, bool) {
 			have[stem(w+ws[i+1])] = true // "pick up" names pickup
 		}
 	}
-	bestE, bestScore, tie := "", 0.0, false
+	// A long word only one value has ("it says delivered but I never got it" for
+	// delivered_not_received) names that value even when its other words go unsaid.
+	owners := map[string]int{}
+	for _, e := range f.Enum {
+		for _, w := range nameWords(e) {
+			owners[stem(w)]++
+		}
+	}
+	bestE, bestScore, tie, bestDistinct, matched := "", 0.0, false, false, 0
 	for _, e := range f.Enum {
 		ew := nameWords(e)
-		n := 0
+		n, distinct := 0, false
 		for _, w := range ew {
 			if have[stem(w)] && !genericWords[w] && len(w) > 2 {
 				n++
+				distinct = distinct || len(w) >= 6 && owners[stem(w)] == 1
 			}
 		}
 		if n == 0 {
 			continue
 		}
+		matched++
 		sc := float64(n) / float64(len(ew))
 		switch {
 		case sc > bestScore:
-			bestE, bestScore, tie = e, sc, false
+			bestE, bestScore, tie, bestDistinct = e, sc, false, distinct
 		case sc == bestScore:
 			tie = true
 		}
 	}
-	if bestE == "" || tie || bestScore < 0.5 {
+	if bestE == "" || tie || bestScore < 0.5 && !(bestDistinct && matched == 1) {
 		return fieldValue{}, false
 	}
 	return fieldValue{field: f, value: bestE, spoken: strings.Join(nameWords(bestE), " ")}, true

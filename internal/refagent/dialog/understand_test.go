@@ -344,3 +344,48 @@ func TestFillerIsNoAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestCorrectionGoesToTheNamedField: with two dates recorded, a correction's date goes to the one
+// the caller names, also when the recognizer ran its name together ("stargate" for "start date"),
+// not to the date recorded last.
+func TestCorrectionGoesToTheNamedField(t *testing.T) {
+	tools := []toolInfo{parseTool("record_leave", "Record the leave request.", json.RawMessage(
+		`{"type":"object","properties":{"leave_start":{"type":"string","description":"YYYY-MM-DD"},"leave_end":{"type":"string","description":"YYYY-MM-DD"},"manager_name":{"type":"string"}}}`))}
+	m := newModel("Record the leave request.", tools)
+	l := &listener{now: func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) }}
+	start, end, manager := m.fieldByName["leave_start"], m.fieldByName["leave_end"], m.fieldByName["manager_name"]
+	known := func(string) bool { return true }
+	slot := *start.slot(known)
+	slot.Subject, slot.Single = "", true
+	for _, c := range []struct {
+		heard, grammar string
+		want           *field
+		value          string
+	}{
+		{"actually i need to change the stargate they pushed the surgery back so it's monday january eighteenth now", "actually monday january eighteenth", start, "2027-01-18"},
+		{"actually i need to change the start date it's monday january eighteenth now", "actually monday january eighteenth", start, "2027-01-18"},
+		{"and since it's still four weeks the end they changes to sorry it should be friday february twelfth", "sorry friday february twelfth", end, "2027-02-12"},
+	} {
+		ans := asr.Answer{Result: asr.Result{Text: c.grammar, Words: words(c.grammar)}}
+		ans.Value, ans.OK = slot.Parse(c.grammar)
+		exp := expectation{kind: expectConfirm, field: manager, last: manager, filled: []*field{start, end, manager},
+			values: map[string]any{"leave_start": "2027-01-11", "leave_end": "2027-02-05", "manager_name": "Based"}}
+		lm := asr.Result{Text: c.heard, Words: words(c.heard)}
+		h := l.understand(t.Context(), m, exp, Utterance{Open: lm, Readings: []Reading{{Slot: slot, Answer: ans}}, Spoken: true})
+		if len(h.values) != 1 || h.values[0].field != c.want || h.values[0].value != c.value {
+			t.Errorf("%q: %v (%s), want %s=%s", c.heard, h.values, h.why, c.want.Name, c.value)
+		}
+	}
+	// Two fields read the same value from one grammar: the named one is chosen.
+	r := &Reading{Slot: slot}
+	cands := []candidate{{f: start, r: r}, {f: end, r: r}, {f: manager, r: &Reading{}}}
+	if got := preferNamed(cands, m.mentioned(strings.Fields("the end they changes to friday february twelfth"), m.allFields())); got[0].f != end {
+		t.Errorf("preferNamed: %s first, want leave_end", got[0].f.Name)
+	}
+	if got := preferNamed(cands, []*field{manager}); got[0].f != start {
+		t.Errorf("preferNamed: %s first, want leave_start (the manager's candidate read another grammar)", got[0].f.Name)
+	}
+	if !misheardName(start, []string{"stargate"}) || misheardName(end, []string{"stargate"}) || misheardName(start, []string{"started"}) {
+		t.Error("misheardName: stargate names the start date only")
+	}
+}
