@@ -47,6 +47,7 @@ type decoder struct {
 	cmnType  C.int           // the model's normalization type (batch for en-us)
 	searches map[string]bool // grammar searches registered, by name
 	order    []string        // registration order, for eviction
+	learned  int             // how many of the recognizer's compounds this decoder has added
 	// posterior asks end for the hypothesis's lattice posterior (a little extra work per
 	// utterance, so only the decisions that report a confidence ask for it).
 	posterior bool
@@ -97,6 +98,14 @@ func (d *decoder) close() {
 		C.ps_free(d.ps)
 		d.ps = nil
 	}
+}
+
+// addWord adds a word to the decoder's dictionary (a word already there is left as it is).
+func (d *decoder) addWord(word, phones string) {
+	cw, cp := C.CString(word), C.CString(phones)
+	defer C.free(unsafe.Pointer(cw))
+	defer C.free(unsafe.Pointer(cp))
+	C.ps_add_word(d.ps, cw, cp, 1)
 }
 
 // known reports whether word is in the pronunciation dictionary.

@@ -98,6 +98,11 @@ const (
 	// courtesies and requests to wait or repeat. It competes with the slot grammars, so that a
 	// turn that holds no value is not forced into one.
 	KindFiller Kind = "filler"
+	// KindChoiceInContext is one of Choices said among other words ("aisle if you've got it",
+	// "the Edgewater office, please"): the grammar lets a loop of common words stand for the
+	// rest, and RecognizeSlot takes the choice only when it explains the audio better than the
+	// common words alone do (a turn that names no choice is no answer).
+	KindChoiceInContext Kind = "choice in context"
 )
 
 // Slot describes what a question expects; its Grammar accepts answers of that form.
@@ -119,6 +124,44 @@ type Slot struct {
 	// digits-only second reading (a slot that was not asked for, decoded to see whether the
 	// answer belongs to it, need not be read twice).
 	Single bool
+}
+
+// contextWords are common words a caller says around a choice: function words, courtesies,
+// hedges. Not a vocabulary of answers: they only have to be acoustically nearer to what the
+// caller said around the choice than the choice is.
+var contextWords = strings.Fields("i i'm it it's is the a an to of and in on for with that this that's you your my me we if " +
+	"you've got please thanks thank be would like prefer want need go ahead one office closest possible just okay sure " +
+	"yes no um uh so well maybe think really whatever best fine time take course sorry again say could can do don't know what")
+
+// choicesAmongContext returns the choices and the context words that are not words of a choice
+// (a choice word in the loop would let the loop say the choice).
+func (s Slot) choicesAmongContext() (alts []string, ctx string) {
+	inChoice := map[string]bool{}
+	for _, c := range s.Choices {
+		if c = strings.TrimSpace(strings.ToLower(c)); c != "" {
+			alts = append(alts, c)
+			for _, w := range strings.Fields(c) {
+				inChoice[w] = true
+			}
+		}
+	}
+	if len(alts) == 0 {
+		alts = []string{"none"}
+	}
+	var keep []string
+	for _, w := range contextWords {
+		if !inChoice[w] {
+			keep = append(keep, w)
+		}
+	}
+	return alts, strings.Join(keep, " | ")
+}
+
+// contextGrammar is the context words alone: what an in-context choice must explain the audio
+// better than.
+func (s Slot) contextGrammar() *Grammar {
+	_, ctx := s.choicesAmongContext()
+	return &Grammar{Name: "context", JSGF: "#JSGF V1.0;\ngrammar context;\npublic <utt> = <c>+;\n<c> = " + ctx + ";\n"}
 }
 
 // Grammar builds the slot's JSGF grammar. Every answer may be wrapped in a short carrier phrase
@@ -176,6 +219,10 @@ func (s Slot) Grammar() *Grammar {
 	case KindFiller:
 		rules["filler"] = fillerPhrases
 		body = "<filler>+"
+	case KindChoiceInContext:
+		alts, ctx := s.choicesAmongContext()
+		rules["c"] = ctx
+		body = "<c>* (" + strings.Join(alts, " | ") + ") <c>*"
 	case KindChoice:
 		alts := make([]string, 0, len(s.Choices))
 		for _, c := range s.Choices {

@@ -101,7 +101,7 @@ func (s Slot) Parse(text string) (Value, bool) {
 		if v.Text == "" {
 			return v, false
 		}
-	case KindChoice:
+	case KindChoice, KindChoiceInContext:
 		c, ok := matchChoice(words, s.Choices)
 		if !ok {
 			return v, false

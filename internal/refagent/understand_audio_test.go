@@ -242,3 +242,36 @@ func TestNBestVerificationOnRecordedAudio(t *testing.T) {
 	}
 	t.Logf("tool calls: %v", c.calls)
 }
+
+// seatTools record a rebooking's seat preference, an enumeration.
+var seatTools = []dialog.Tool{
+	{Name: "record_rebooking", Description: "Record the rebooking.", Parameters: json.RawMessage(
+		`{"type":"object","properties":{"seat_preference":{"type":"string","enum":["aisle","window","no_preference"]}},"required":["seat_preference"]}`)},
+	{Name: "mark_ready", Description: "Mark the rebooking ready for review.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+}
+
+// TestChoiceInTheCallersWordsOnRecordedAudio: asked for a choice, the caller names it among words
+// of their own, which the open vocabulary mishears ("aisle if you've got it" as "i will if you've
+// got it"): the choice is read by its sound among them, in every voice; a reply that names no
+// choice is no answer.
+func TestChoiceInTheCallersWordsOnRecordedAudio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("decodes recorded speech")
+	}
+	needTools(t)
+	rec := sharedRecognizer(t)
+	for _, voice := range []string{"slt", "rms", "awb", "kal16"} {
+		for said, want := range map[string]string{"Aisle if you've got it.": "aisle", "Window, please.": "window", "Of course, take your time.": ""} {
+			d := dialog.New(dialog.Config{Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }, Known: rec.Known})
+			d.Configure("You are the rebooking line. Record the seat preference with record_rebooking and mark the rebooking ready.", seatTools)
+			c := &audioCall{t: t, d: d, rec: rec}
+			c.respond()
+			expectIn(t, c.typed("Hi, my flight was cancelled and I need a new one."), "seat preference")
+			h, _ := c.spoken(voice, said)
+			got, _ := h.Fields()["seat_preference"].(string)
+			if got != want {
+				t.Errorf("%s voice, %q: seat_preference %q (fields %v, %s), want %q", voice, said, got, h.Fields(), h.Why(), want)
+			}
+		}
+	}
+}

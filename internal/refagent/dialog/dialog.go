@@ -182,6 +182,10 @@ func (q Question) Grammars(open asr.Result) []asr.Slot {
 		// Even the asked field's reading is refused when no word of its type was heard ("No."
 		// to a read-back), unless the caller was asked to spell it.
 		add(s, e.spell)
+		if s != nil && s.Kind == asr.KindChoice && e.kind == expectField {
+			// The choice said among words of the caller's own ("aisle if you've got it").
+			add(&asr.Slot{Kind: asr.KindChoiceInContext, Choices: s.Choices}, true)
+		}
 		if spellable(e.field) {
 			add(&asr.Slot{Kind: asr.KindSpelling, Words: q.l.knownWords(words)}, true)
 		}

@@ -192,6 +192,15 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 	// one, English is fine"): read them first, before a grammar of a few words forces the reply
 	// into one of them.
 	if f := exp.field; exp.kind == expectField && f != nil && (f.Kind == kindChoice || f.Kind == kindYesNo) && !correction {
+		// The choice found by its sound among the caller's words comes first: the open
+		// vocabulary mishears the choice itself ("i will" for aisle, "those" for both).
+		if r := u.reading(asr.KindChoiceInContext); r != nil && r.Answer.OK && f.Kind == kindChoice {
+			if v, ok := l.fieldValue(f, r.Answer.Value); ok {
+				h.values, h.intent = []fieldValue{v}, intentAnswer
+				h.why = "choice in context: " + r.Answer.Text
+				return h
+			}
+		}
 		if v, ok := l.freeValue(f, lm.Words, text, u); ok {
 			h.values, h.intent = []fieldValue{v}, intentAnswer
 			return h
@@ -414,7 +423,7 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 	best := math.MinInt
 	for i := range u.Readings {
 		r := &u.Readings[i]
-		if r.Slot.Kind == asr.KindFiller || r.Slot.Kind == asr.KindSpelling {
+		if r.Slot.Kind == asr.KindFiller || r.Slot.Kind == asr.KindSpelling || r.Slot.Kind == asr.KindChoiceInContext {
 			continue
 		}
 		kind := kindOfSlot(r.Slot.Kind)
