@@ -544,6 +544,8 @@ func TestChoiceInContext(t *testing.T) {
 		{"By check, please.", []string{"ach", "check", "card"}, "check", ""},
 		{"Afternoons, after one. I'm driving the kids around in the morning.", []string{"morning", "afternoon", "evening"}, "afternoon", ""},
 		{"Both. Mailing and home address.", []string{"mailing only", "both"}, "both", "slt"},
+		// A choice of two items said with "and".
+		{"Read and write, she'll need to edit the workbooks.", []string{"read", "read write"}, "read write", ""},
 		{"Of course, take your time.", []string{"ach", "check", "card"}, "", ""},
 		{"Fine.", []string{"emergency", "urgent", "routine"}, "", ""},
 		{"Okay.", []string{"emergency", "urgent", "routine"}, "", ""},

@@ -157,6 +157,18 @@ func (s Slot) choicesAmongContext() (alts []string, ctx string) {
 	return alts, strings.Join(keep, " | ")
 }
 
+// andJoined writes a choice of two items as they are said: "read write" as "read [and] write".
+// Function words join nothing ("mailing only", "lost in transit").
+func andJoined(choice string) string {
+	ws := strings.Fields(choice)
+	if len(ws) != 2 || notItems[ws[0]] || notItems[ws[1]] {
+		return choice
+	}
+	return ws[0] + " [and] " + ws[1]
+}
+
+var notItems = map[string]bool{"only": true, "not": true, "no": true, "in": true, "of": true, "to": true, "the": true, "a": true}
+
 // contextGrammar is the context words alone: what an in-context choice must explain the audio
 // better than.
 func (s Slot) contextGrammar() *Grammar {
@@ -222,7 +234,11 @@ func (s Slot) Grammar() *Grammar {
 	case KindChoiceInContext:
 		alts, ctx := s.choicesAmongContext()
 		rules["c"] = ctx
-		body = "<c>* (" + strings.Join(alts, " | ") + ") <c>*"
+		said := make([]string, len(alts))
+		for i, a := range alts {
+			said[i] = andJoined(a)
+		}
+		body = "<c>* (" + strings.Join(said, " | ") + ") <c>*"
 	case KindChoice:
 		alts := make([]string, 0, len(s.Choices))
 		for _, c := range s.Choices {

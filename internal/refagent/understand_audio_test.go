@@ -261,7 +261,9 @@ func TestChoiceInTheCallersWordsOnRecordedAudio(t *testing.T) {
 	needTools(t)
 	rec := sharedRecognizer(t)
 	for _, voice := range []string{"slt", "rms", "awb", "kal16"} {
-		for said, want := range map[string]string{"Aisle if you've got it.": "aisle", "Window, please.": "window", "Of course, take your time.": ""} {
+		for said, want := range map[string]string{"Aisle if you've got it.": "aisle", "Window, please.": "window", "Of course, take your time.": "",
+			// A repaired answer: the grammar holds one choice, the open transcript the repair.
+			"Aisle, sorry, I mean window.": "window"} {
 			d := dialog.New(dialog.Config{Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }, Known: rec.Known})
 			d.Configure("You are the rebooking line. Record the seat preference with record_rebooking and mark the rebooking ready.", seatTools)
 			c := &audioCall{t: t, d: d, rec: rec}

@@ -100,6 +100,8 @@ var (
 	correctionMarkers = []string{"correction", "to correct", "correct something", "correct that", "actually", "mistake", "wrong", "misread",
 		"misspoke", "i meant", "oh wait", "wait sorry", "just checked", "double checked", "scratch that", "not what i said", "change",
 		"flipped", "changes too", "changed"}
+	// selfRepairs mark an answer the caller repaired as they gave it.
+	selfRepairs      = []string{"i mean", "sorry", "rather", "no wait"}
 	volunteerMarkers = []string{"came up", "by the way", "also", "oh and", "just got", "texted", "forgot to mention", "one more thing", "quick thing",
 		"just sent", "buzzed"}
 	closeMarkers  = []string{"bye", "goodbye", "that's everything", "that is everything", "that's all", "nothing else", "that's it"}
@@ -193,16 +195,26 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 	// into one of them.
 	if f := exp.field; exp.kind == expectField && f != nil && (f.Kind == kindChoice || f.Kind == kindYesNo) && !correction {
 		// The choice found by its sound among the caller's words comes first: the open
-		// vocabulary mishears the choice itself ("i will" for aisle, "those" for both).
+		// vocabulary mishears the choice itself ("i will" for aisle, "those" for both). The
+		// grammar holds one choice, though: when the caller repaired their answer ("read, sorry,
+		// I mean read and write"), the open transcript's reading of the whole is preferred.
+		var spotted *fieldValue
 		if r := u.reading(asr.KindChoiceInContext); r != nil && r.Answer.OK && f.Kind == kindChoice {
 			if v, ok := l.fieldValue(f, r.Answer.Value); ok {
-				h.values, h.intent = []fieldValue{v}, intentAnswer
-				h.why = "choice in context: " + r.Answer.Text
-				return h
+				spotted = &v
 			}
+		}
+		if spotted != nil && !containsPhrase(text, selfRepairs) {
+			h.values, h.intent = []fieldValue{*spotted}, intentAnswer
+			h.why = "choice in context: " + u.reading(asr.KindChoiceInContext).Answer.Text
+			return h
 		}
 		if v, ok := l.freeValue(f, lm.Words, text, u); ok {
 			h.values, h.intent = []fieldValue{v}, intentAnswer
+			return h
+		}
+		if spotted != nil {
+			h.values, h.intent = []fieldValue{*spotted}, intentAnswer
 			return h
 		}
 		var rest []candidate
