@@ -572,3 +572,28 @@ func TestChoiceInContext(t *testing.T) {
 		}
 	}
 }
+
+// TestCountWithItsUnit: a count said with what it counts is read as the count. Before the number
+// grammar had unit words, "Four years." was forced into "forty eight" (screening-forklift-supervisor's
+// years_supervising in the turn suite).
+func TestCountWithItsUnit(t *testing.T) {
+	needFlite(t)
+	r := mustRecognizer(t)
+	cases := []struct{ text, want string }{
+		{"Four years.", "4"},
+		{"About ten inches.", "10"},
+		{"Two kids.", "2"},
+		{"Six months.", "6"},
+	}
+	for _, c := range cases {
+		for _, v := range callerVoices {
+			ans, err := r.RecognizeSlot(context.Background(), flite24k(t, v, c.text), 24000, Slot{Kind: KindNumber})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ans.OK || ans.Value.Text != c.want {
+				t.Errorf("%s %q heard %q → %q (ok %v), want %s", v, c.text, ans.Result.Text, ans.Value.Text, ans.OK, c.want)
+			}
+		}
+	}
+}

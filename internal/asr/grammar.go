@@ -306,7 +306,10 @@ const (
 	spellingCarriers = "that's | it's | is | spelled | spell | it | that | as | in | hyphen | dash | space | capital | then | and | with | an | the | first | last | name | my | sorry | uh | um | no | yes | okay | same | one | word | all"
 	// fillerPhrases answer nothing.
 	fillerPhrases = "okay | ok | sure | alright | all right | right | yes | yeah | yep | no | nope | uh | um | hmm | mm | oh | well | so | thanks | thank you | great | fine | cool | good | perfect | got it | take your time | no rush | no problem | of course | go ahead | please | hold on | one moment | one second | just a moment | let me check | let me see | sorry | what | pardon | excuse me | can you repeat that | say that again | i don't know | i'm not sure | i don't have that | not sure | hurry | can we hurry"
-	digitWords    = "zero | oh | one | two | three | four | five | six | seven | eight | nine"
+	// countUnits are what callers count ("four years", "ten inches", "two kids").
+	countUnits = "year | years | month | months | week | weeks | day | days | hour | hours | minute | minutes | " +
+		"people | person | kids | children | times | inches | inch | feet | foot | miles | degrees | boxes | cases | units | items | pounds"
+	digitWords = "zero | oh | one | two | three | four | five | six | seven | eight | nine"
 	// The letter O is left to "oh", which the parser reads as a letter after a letter.
 	letterWords = "a | b | c | d | e | f | g | h | i | j | k | l | m | n | p | q | r | s | t | u | v | w | x | y | z"
 	yesNoWords  = "yes | yeah | yep | sure | correct | right | that's | go | ahead | please | do | it | okay | no | nope | not | don't | do | wait | stop | actually | cancel | withdraw | withdrawing | my | approval | hold | on | that | i | i'm | is | fine | sounds | good"
@@ -331,7 +334,9 @@ func addNumberRules(rules map[string]string) {
 	rules["under100"] = "<unit> | <teen> | <tens> [<unit>] | zero"
 	rules["under1000"] = "<under100> | (<unit> | <teen> | <tens> [<unit>]) hundred [[and] <under100>]"
 	rules["cardinal"] = "<under1000> | <under1000> thousand [[and] <under1000>]"
-	rules["amount"] = "<cardinal> [point <d0>+] [dollars | dollar | bucks | percent] [and <under100> cents]"
+	rules["amount"] = "<cardinal> [point <d0>+] [dollars | dollar | bucks | percent | <unitname>] [and <under100> cents]"
+	// What a count is of: without these, "four years" was forced into "forty eight".
+	rules["unitname"] = countUnits
 	rules["d0"] = digitWords
 }
 
