@@ -673,12 +673,13 @@ func newModel(instructions string, tools []toolInfo) *model {
 			}
 			m.kbQuery = strings.TrimSpace(q)
 		}
-		m.useKB = m.kbQuery != "" || strings.Contains(low, "knowledge base") || strings.Contains(low, "policy") ||
+		m.kbQueries = kbQueriesOf(instructions)
+		// "Search the benefits guide for …" asks for a search as plainly as "knowledge base" does.
+		m.useKB = m.kbQuery != "" || len(m.kbQueries) > 0 || strings.Contains(low, "knowledge base") || strings.Contains(low, "policy") ||
 			strings.Contains(low, "policies") || strings.Contains(low, "rules")
 		if m.kbQuery == "" {
 			m.kbQuery = m.artifact
 		}
-		m.kbQueries = kbQueriesOf(instructions)
 		if len(m.kbQueries) == 0 {
 			m.kbQueries = []string{m.kbQuery}
 		}

@@ -85,7 +85,7 @@ type policy struct {
 	lookups       []map[string]any // records returned by lookups
 	kbDone        bool
 	kbTexts       []string
-	derived       bool
+	computed      map[string]bool // fields computed by a rule of the knowledge base
 	ready         bool
 	readyTries    int
 	readyPending  bool
@@ -112,7 +112,7 @@ type policy struct {
 
 func newPolicy(m *model) *policy {
 	return &policy{m: m, values: map[string]fieldValue{}, fields: map[string]*fieldState{}, lookedUp: map[string]bool{},
-		kbAsked: map[string]bool{}, tried: map[string]bool{}}
+		kbAsked: map[string]bool{}, tried: map[string]bool{}, computed: map[string]bool{}}
 }
 
 // setModel swaps in a new session configuration (session.update mid-call); what was learned stays.
@@ -240,8 +240,12 @@ func (p *policy) heard(h heard) {
 func (p *policy) apply(vals []fieldValue, in intent) {
 	record := map[string]json.RawMessage{}
 	var changed []string
+	fresh := 0
 	for _, v := range vals {
 		old, had := p.values[v.field.Name]
+		if !had {
+			fresh++
+		}
 		if had && v.yearless {
 			v = keepYear(v, old)
 		}
@@ -258,6 +262,11 @@ func (p *policy) apply(vals []fieldValue, in intent) {
 		p.queueRecord(record)
 	}
 	switch {
+	case len(vals) > 0 && len(changed) == 0 && fresh == 0 && (in == intentCorrection || in == intentVolunteer):
+		// What the caller "corrects" is what is on record already: nothing reopens (a caller
+		// who took one date for another in the summary is not asked to approve it again and
+		// again).
+		p.ack = "Thanks, I have that as " + vals[len(vals)-1].spoken + "."
 	case len(changed) > 0 || in == intentCorrection:
 		p.ack = "Thanks, I've updated that."
 		p.reopen()
@@ -781,7 +790,6 @@ func (p *policy) next() action {
 		p.kbContext = true
 		if q := p.contextQuery(); q != "" && !p.kbAsked[q] {
 			p.kbAsked[q] = true
-			p.derived = false
 			b, _ := json.Marshal(map[string]string{"query": q})
 			return p.calls(ack, call{name: t.Name, args: b})
 		}
@@ -1155,13 +1163,10 @@ func (p *policy) knowledgeValue(f *field, s, low string, named bool) (fieldValue
 	return fieldValue{}, false
 }
 
-// recordDerived, once per knowledge-base answer, records what the knowledge base says of the fields
-// (deriveFromKnowledge); ok is false when it already ran or derived nothing.
+// recordDerived records what the knowledge base says of the fields still open
+// (deriveFromKnowledge); ok is false when it derived nothing. It runs before every question, as
+// a rule may need a value the caller just gave (an election capped at a limit).
 func (p *policy) recordDerived(ack string) (a action, ok bool) {
-	if p.derived {
-		return action{}, false
-	}
-	p.derived = true
 	rec := p.deriveFromKnowledge()
 	if len(rec) == 0 {
 		return action{}, false
@@ -1188,6 +1193,15 @@ func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
 	}
 	out := map[string]json.RawMessage{}
 	for _, f := range p.m.fields {
+		// A computed value follows what it was computed from (a date of birth the caller
+		// corrected moves the coverage date with it).
+		if p.computed[f.Name] {
+			if v, ok := p.computedValue(f, sentences, looked); ok && string(jsonValue(v.value)) != string(jsonValue(p.values[f.Name].value)) {
+				p.values[f.Name] = v
+				out[f.Name] = jsonValue(v.value)
+			}
+			continue
+		}
 		if p.filled(f.Name) {
 			continue
 		}
@@ -1208,8 +1222,17 @@ func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
 		if p.filled(f.Name) {
 			continue
 		}
+		if v, ok := p.computedValue(f, sentences, looked); ok {
+			p.values[f.Name] = v
+			p.computed[f.Name] = true
+			out[f.Name] = jsonValue(v.value)
+			continue
+		}
 		for _, s := range sentences {
 			low := " " + strings.ToLower(s) + " "
+			if movesTo.MatchString(low) {
+				continue // a rule of what a case becomes: computedValue read it, for the case on file only
+			}
 			words := strings.FieldsFunc(low, func(r rune) bool { return !(r >= 'a' && r <= 'z') })
 			about := false
 			for _, k := range f.keywords {
@@ -1241,7 +1264,14 @@ func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
 			var v *fieldValue
 			switch f.Kind {
 			case kindChoice:
+				if dollars.MatchString(s) {
+					break // "Employee only $48.12; …" lists prices of options, it chooses none
+				}
 				var found []string
+				for _, l := range looked {
+					// "Employee + Spouse $131.40" names the tier on file, not a relationship.
+					low = strings.ReplaceAll(low, l, " ")
+				}
 				for _, e := range f.Enum {
 					if strings.Contains(low, " "+strings.Join(nameWords(e), " ")+" ") || strings.Contains(low, " "+strings.Join(nameWords(e), " ")+".") {
 						found = append(found, e)
