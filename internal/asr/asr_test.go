@@ -248,6 +248,8 @@ func TestParse(t *testing.T) {
 		{Slot{Kind: KindChoice, Choices: []string{"frozen pipe", "storm"}}, "a frozen pipes", "frozen pipe", true},
 		{Slot{Kind: KindChoice, Choices: []string{"frozen pipe", "storm"}}, "a leak", "", false},
 		{Slot{Kind: KindChoice, Choices: []string{"pickup", "delivery"}}, "pick up please", "pickup", true},
+		{Slot{Kind: KindChoice, Choices: []string{"morning", "afternoon", "evening"}}, "afternoons after one i'm driving the kids around in the morning", "afternoon", true},
+		{Slot{Kind: KindChoice, Choices: []string{"morning", "afternoon", "evening"}}, "not the morning evenings are better", "evening", true},
 	} {
 		v, ok := c.slot.Parse(c.text)
 		if ok != c.ok || (ok && v.Text != c.want) {

@@ -244,31 +244,56 @@ func Polarity(text string) (yes bool, ok bool) {
 }
 
 // matchChoice returns the listed choice whose words the answer contains (a trailing plural "s" is
-// ignored), preferring the longest choice.
+// ignored), preferring the longest choice, then the one said first, one said after "not" last.
 func matchChoice(words []string, choices []string) (string, bool) {
-	have := map[string]bool{}
-	for i, w := range words {
-		have[strings.TrimSuffix(w, "s")] = true
-		have[w] = true
-		if i+1 < len(words) {
-			have[w+words[i+1]] = true // "pick up" says pickup
+	have := map[string]int{} // a word's (or joined pair's) first position
+	note := func(w string, i int) {
+		if _, ok := have[w]; !ok {
+			have[w] = i
 		}
 	}
-	best, bestLen := "", 0
+	for i, w := range words {
+		note(strings.TrimSuffix(w, "s"), i)
+		note(w, i)
+		if i+1 < len(words) {
+			note(w+words[i+1], i) // "pick up" says pickup
+		}
+	}
+	refused := func(i int) bool {
+		for j := max(0, i-2); j < i; j++ {
+			if words[j] == "not" || words[j] == "no" || words[j] == "except" {
+				return true
+			}
+		}
+		return false
+	}
+	best, bestLen, bestAt := "", 0, 0
 	for _, c := range choices {
 		cw := strings.Fields(strings.ToLower(c))
 		if len(cw) == 0 {
 			continue
 		}
-		all := true
+		at, all := len(words), true
 		for _, w := range cw {
-			if !have[w] && !have[strings.TrimSuffix(w, "s")] {
+			i, ok := have[w]
+			if !ok {
+				i, ok = have[strings.TrimSuffix(w, "s")]
+			}
+			if !ok {
 				all = false
 				break
 			}
+			at = min(at, i)
 		}
-		if all && len(cw) > bestLen {
-			best, bestLen = c, len(cw)
+		if !all {
+			continue
+		}
+		if refused(at) {
+			at += len(words)
+		}
+		// "Afternoons, after one, I'm driving the kids around in the morning" is afternoon.
+		if len(cw) > bestLen || len(cw) == bestLen && at < bestAt {
+			best, bestLen, bestAt = c, len(cw), at
 		}
 	}
 	return best, bestLen > 0
