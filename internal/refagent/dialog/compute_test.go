@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // ruleModel is a record tool with the given fields (name → JSON schema), the instructions naming
@@ -143,5 +144,223 @@ func TestRestatedValueDoesNotReopen(t *testing.T) {
 		if strings.HasPrefix(c, "request_booking_approval") || strings.HasPrefix(c, "mark_ready") {
 			t.Errorf("a restated value reopened the request: %s", c)
 		}
+	}
+}
+
+// TestFormulaFromKnowledge: an amount a rule spells out as arithmetic is computed from the values
+// the call holds, for the case a lookup returned, to the cent; a rule whose values the call lacks,
+// or whose case is not the one on file, computes nothing.
+func TestFormulaFromKnowledge(t *testing.T) {
+	num := `{"type":["number","string"]}`
+	const credit = "When a customer receives fewer cases than invoiced, the credit is the number of missing cases times the sum of the unit price and the freight surcharge per case shown on the invoice."
+	const parcels = "Uninsured parcels are reimbursed up to $100. Insured parcels are reimbursed at the declared value less the $15 claims deductible."
+	const installments = "Each installment is the balance divided by the number of installments, rounded up to the next cent."
+	invoice := map[string]any{"cases_billed": 40.0, "unit_price": "38.50", "freight_per_case": "2.25"}
+	for _, c := range []struct {
+		name    string
+		props   map[string]string
+		kb      string
+		lookups []map[string]any
+		given   map[string]any
+		field   string
+		want    any // nil: nothing computed
+	}{
+		{"short shipment credit", map[string]string{"units_billed": num, "units_received": num, "unit_price": num, "credit_amount": num},
+			credit, []map[string]any{invoice}, map[string]any{"units_billed": 40.0, "units_received": 38.0}, "credit_amount", 81.5},
+		{"nothing missing yet", map[string]string{"units_billed": num, "units_received": num, "unit_price": num, "credit_amount": num},
+			credit, []map[string]any{invoice}, map[string]any{"units_billed": 40.0}, "credit_amount", nil},
+		{"no invoice looked up", map[string]string{"units_billed": num, "units_received": num, "credit_amount": num},
+			credit, nil, map[string]any{"units_billed": 40.0, "units_received": 38.0}, "credit_amount", nil},
+		{"insured parcel", map[string]string{"declared_value": num, "reimbursement_amount": num},
+			parcels, []map[string]any{{"insured": "yes", "declared_value": "240.00"}}, nil, "reimbursement_amount", 225.0},
+		{"uninsured parcel: a cap, not a formula", map[string]string{"declared_value": num, "reimbursement_amount": num},
+			parcels, []map[string]any{{"insured": "no", "declared_value": "240.00"}}, nil, "reimbursement_amount", nil},
+		{"a parcel not looked up: insured or not is unknown", map[string]string{"declared_value": num, "reimbursement_amount": num},
+			parcels, nil, map[string]any{"declared_value": 240.0}, "reimbursement_amount", nil},
+		{"damaged goods: the rule for another case", map[string]string{"units_billed": num, "units_received": num, "unit_price": num, "credit_amount": num,
+			"dispute_reason": `{"type":"string","enum":["short_shipment","damaged"]}`},
+			"Credit for damaged cases is the unit price times the number of damaged cases.", []map[string]any{invoice},
+			map[string]any{"units_billed": 40.0, "units_received": 38.0, "dispute_reason": "short_shipment"}, "credit_amount", nil},
+		{"installments rounded up", map[string]string{"installment_count": `{"type":["integer","string"]}`, "installment_amount": num},
+			installments, []map[string]any{{"past_due_balance": "1284.17"}}, map[string]any{"installment_count": 4.0}, "installment_amount", 321.05},
+		{"installments before the count is known", map[string]string{"installment_count": `{"type":["integer","string"]}`, "installment_amount": num},
+			installments, []map[string]any{{"past_due_balance": "1284.17"}}, nil, "installment_amount", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := ruleModel(t, "Search the knowledge base for the rules.", c.props)
+			p := newPolicy(m)
+			p.kbTexts, p.lookups = []string{c.kb}, c.lookups
+			for name, v := range c.given {
+				p.values[name] = fieldValue{field: m.fieldByName[name], value: v}
+			}
+			p.deriveFromKnowledge()
+			got, ok := p.values[c.field]
+			switch {
+			case c.want == nil && ok:
+				t.Errorf("%s = %v, want nothing computed", c.field, got.value)
+			case c.want != nil && (!ok || fmt.Sprint(got.value) != fmt.Sprint(c.want)):
+				t.Errorf("%s = %v (set %v), want %v", c.field, got.value, ok, c.want)
+			}
+		})
+	}
+}
+
+// TestPriorityMatrix: a choice set by a matrix of the knowledge base is the first heading with a
+// case the call meets (a temperature within the case's bound, in the case's season, a case about
+// the call's problem); "everything else" only once every case could be judged.
+func TestPriorityMatrix(t *testing.T) {
+	const matrix = "Emergency (technician within 4 hours): no heat when the indoor temperature is below 60°F between October 1 and April 30; active water leaks; no water. Urgent (within 48 hours): no heat above 60°F; no hot water; a refrigerator not cooling. Routine (within 7 days): everything else."
+	props := map[string]string{
+		"issue_category": `{"type":"string","enum":["heating","plumbing","appliance","other"]}`,
+		"indoor_temp":    `{"type":["number","string"],"description":"Degrees Fahrenheit"}`,
+		"priority":       `{"type":"string","enum":["emergency","urgent","routine"]}`,
+	}
+	winter := time.Date(2026, 12, 2, 22, 0, 0, 0, time.UTC)
+	summer := time.Date(2027, 7, 2, 22, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name  string
+		now   time.Time
+		given map[string]any
+		want  any
+	}{
+		{"no heat in winter, 57 inside", winter, map[string]any{"issue_category": "heating", "indoor_temp": 57.0}, "emergency"},
+		{"no heat, 64 inside", winter, map[string]any{"issue_category": "heating", "indoor_temp": 64.0}, "urgent"},
+		{"no heat in summer, 57 inside", summer, map[string]any{"issue_category": "heating", "indoor_temp": 57.0}, "routine"},
+		{"no heat, temperature not given yet", winter, map[string]any{"issue_category": "heating"}, nil},
+		{"an appliance", winter, map[string]any{"issue_category": "appliance"}, "routine"},
+		{"nothing recorded", winter, nil, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := ruleModel(t, "Search the maintenance policy to set the request's priority.", props)
+			p := newPolicy(m)
+			p.now = func() time.Time { return c.now }
+			p.kbTexts = []string{matrix}
+			for name, v := range c.given {
+				p.values[name] = fieldValue{field: m.fieldByName[name], value: v}
+			}
+			p.deriveFromKnowledge()
+			got, ok := p.values["priority"]
+			switch {
+			case c.want == nil && ok:
+				t.Errorf("priority = %v, want nothing set", got.value)
+			case c.want != nil && (!ok || got.value != c.want):
+				t.Errorf("priority = %v (set %v), want %v", got.value, ok, c.want)
+			}
+		})
+	}
+}
+
+// TestAccessPolicy: the access a policy grants a contractor is read for "read-only" (the access the
+// instructions say the knowledge decides, not the one the manager asked for), and the approvers
+// are read system by system from the approval matrix, for the systems the caller named in their
+// own words; a system the matrix does not list leaves the approvers open.
+func TestAccessPolicy(t *testing.T) {
+	const contractors = "Contractors and temporary workers (worker IDs starting CTR or TMP) receive read-only access to Finance data, whatever level the manager requests; write access to Finance systems requires an employee."
+	const approvals = "Finance shared drive: approved by the data owner, the Finance Controller. Workday reporting: approved by the HRIS Lead. VPN and e-mail are provisioned automatically and need no approver."
+	props := map[string]string{
+		"systems":          `{"type":"array","items":{"type":"string"}}`,
+		"requested_access": `{"type":"string","enum":["read","read_write"]}`,
+		"granted_access":   `{"type":"string","enum":["read","read_write"]}`,
+		"approvers":        `{"type":"array","items":{"type":"string"}}`,
+	}
+	const instructions = "Look the worker up, and search the access policy to decide the access level that can be granted and who must approve each system."
+	for _, c := range []struct {
+		name    string
+		systems []string
+		want    any
+	}{
+		{"two systems", []string{"she needs to finance shared drive", "workday reporting"}, []string{"Finance Controller", "HRIS Lead"}},
+		{"a system with no approver listed", []string{"Finance shared drive", "Salesforce"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := ruleModel(t, instructions, props)
+			p := newPolicy(m)
+			p.kbTexts = []string{contractors, approvals}
+			p.lookups = []map[string]any{{"worker_type": "contractor", "department": "Finance - EMEA"}}
+			p.values["systems"] = fieldValue{field: m.fieldByName["systems"], value: c.systems}
+			p.deriveFromKnowledge()
+			if got := p.values["granted_access"].value; got != "read" {
+				t.Errorf("granted access %v, want read", got)
+			}
+			if got, ok := p.values["requested_access"]; ok {
+				t.Errorf("the access the manager asks for was taken from the policy: %v", got.value)
+			}
+			got, ok := p.values["approvers"]
+			switch {
+			case c.want == nil && ok:
+				t.Errorf("approvers %v, want none read", got.value)
+			case c.want != nil && fmt.Sprint(got.value) != fmt.Sprint(c.want):
+				t.Errorf("approvers %v, want %v", got.value, c.want)
+			}
+		})
+	}
+}
+
+// TestLookupRetriesOtherReadings: a lookup that finds nothing is called again with the
+// recognizer's other readings of its key (each a real call); the reading that finds the record is
+// what the caller said, recorded and said so; when none does, the caller is told and asked for
+// the key again, once.
+func TestLookupRetriesOtherReadings(t *testing.T) {
+	tools := []Tool{
+		{Name: "lookup_worker", Description: "Look up a worker.", Parameters: json.RawMessage(`{"type":"object","properties":{"new_hire_employee_id":{"type":"string"}},"required":["new_hire_employee_id"]}`)},
+		{Name: "record_request", Description: "Record fields of the access request.", Parameters: json.RawMessage(`{"type":"object","properties":{"new_hire_employee_id":{"type":"string"},"new_hire_name":{"type":"string"}}}`)},
+	}
+	setup := func() (*policy, *field) {
+		d := New(Config{})
+		d.Configure("You are the IT desk. Look the worker up.", tools)
+		p := d.p
+		p.opened = true
+		f := d.m.fieldByName["new_hire_employee_id"]
+		p.values[f.Name] = fieldValue{field: f, value: "CGR20931", spoken: "C G R 2 0 9 3 1",
+			alts: []fieldValue{{field: f, value: "CGR20981", spoken: "C G R 2 0 9 8 1"}, {field: f, value: "CTR20931", spoken: "C T R 2 0 9 3 1"}}}
+		return p, f
+	}
+	const notFound = `{"error":"not_found","message":"no matching record","ok":false}`
+
+	p, f := setup()
+	var called []string
+	act := p.next()
+	for round := 0; round < 4 && len(act.calls) > 0; round++ {
+		c := act.calls[len(act.calls)-1]
+		if c.name != "lookup_worker" {
+			break
+		}
+		called = append(called, string(c.args))
+		if strings.Contains(string(c.args), "CTR20931") {
+			p.toolResult(c.name, `{"ok":true,"record":{"name":"Adaeze Fontaine-Osei","worker_type":"contractor"}}`)
+		} else {
+			p.toolResult(c.name, notFound)
+		}
+		act = p.next()
+	}
+	if want := []string{`{"new_hire_employee_id":"CGR20931"}`, `{"new_hire_employee_id":"CGR20981"}`, `{"new_hire_employee_id":"CTR20931"}`}; fmt.Sprint(called) != fmt.Sprint(want) {
+		t.Fatalf("lookups %v, want %v", called, want)
+	}
+	if got := p.values[f.Name].value; got != "CTR20931" {
+		t.Errorf("the key that found the record was not taken: %v", got)
+	}
+	if got := p.values["new_hire_name"].value; got != "Adaeze Fontaine-Osei" {
+		t.Errorf("the record's name was not taken: %v", got)
+	}
+	recorded := false
+	for _, c := range act.calls {
+		recorded = recorded || c.name == "record_request" && strings.Contains(string(c.args), "CTR20931")
+	}
+	if !recorded {
+		t.Errorf("the key found was not recorded: %v", act.calls)
+	}
+
+	// No reading finds it: the caller is told, and asked for the key again.
+	p, f = setup()
+	act = p.next()
+	for round := 0; round < 5 && len(act.calls) > 0; round++ {
+		p.toolResult(act.calls[len(act.calls)-1].name, notFound)
+		act = p.next()
+	}
+	if !strings.Contains(act.say, "couldn't find a record") || p.exp.field != f {
+		t.Errorf("after every reading failed the agent said %q asking for %v", act.say, p.exp.field)
+	}
+	if _, ok := p.values[f.Name]; ok {
+		t.Errorf("the key no reading found is kept: %v", p.values[f.Name].value)
 	}
 }

@@ -62,6 +62,7 @@ func (d *Dialog) Configure(instructions string, tools []Tool) {
 	d.m = newModel(instructions, infos)
 	if d.p == nil {
 		d.p = newPolicy(d.m)
+		d.p.now = d.l.now
 	} else {
 		d.p.setModel(d.m)
 	}

@@ -86,6 +86,8 @@ type policy struct {
 	kbDone        bool
 	kbTexts       []string
 	computed      map[string]bool // fields computed by a rule of the knowledge base
+	lookupRetries map[string]*readingRetry
+	now           func() time.Time
 	ready         bool
 	readyTries    int
 	readyPending  bool
@@ -103,16 +105,15 @@ type policy struct {
 	confirm         *fieldValue // a value to read back before anything else
 	repair          *field      // a field to ask again after a read-back was refused
 	kbAsked         map[string]bool
-	retries         []map[string]any // other readings of the verify arguments still to try
-	retried         int
+	verifyRetry     *readingRetry   // the other readings of the verify arguments being tried
 	tried           map[string]bool // verify arguments already tried, as JSON
-	fixed           []fieldValue    // values a successful retry corrected
 	lastHeardSpoken bool
 }
 
 func newPolicy(m *model) *policy {
 	return &policy{m: m, values: map[string]fieldValue{}, fields: map[string]*fieldState{}, lookedUp: map[string]bool{},
-		kbAsked: map[string]bool{}, tried: map[string]bool{}, computed: map[string]bool{}}
+		kbAsked: map[string]bool{}, tried: map[string]bool{}, computed: map[string]bool{},
+		lookupRetries: map[string]*readingRetry{}}
 }
 
 // setModel swaps in a new session configuration (session.update mid-call); what was learned stays.
@@ -362,55 +363,26 @@ func (p *policy) toolResult(name, output string) {
 		if v, _ := out["verified"].(bool); v && !failed {
 			p.verified = true
 			p.ack = "Thank you, you're verified."
-			if len(p.fixed) > 0 {
+			if r := p.verifyRetry; r != nil && len(r.fixed) > 0 {
 				// A retry with another reading matched: say so, and record what was misheard.
-				var said []string
-				rec := map[string]json.RawMessage{}
-				for _, fv := range p.fixed {
-					p.values[fv.field.Name] = fv
-					said = append(said, fv.spoken)
-					if p.m.fieldByName[fv.field.Name] != nil {
-						rec[fv.field.Name] = jsonValue(fv.value)
-					}
-				}
-				if len(rec) > 0 {
-					p.queueRecord(rec)
-				}
 				// What was misheard is said without naming the field, so that the next question
 				// stays the only one in the turn.
-				p.ack = "Thank you, you're verified. I checked another reading of what you said, " + strings.Join(said, " and ") + ", and that one matched."
-				p.fixed = nil
+				p.ack = "Thank you, you're verified. I checked another reading of what you said, " + p.takeReadings(r.fixed) + ", and that one matched."
 			}
-			p.retries = nil
+			p.verifyRetry = nil
 			return
 		}
 		// Before asking again, try the other readings the recognizer had of the details, each a
 		// real call of the verify tool.
-		if p.retries == nil && p.retried == 0 {
-			p.retries = p.verifyCandidates(t)
+		if p.verifyRetry == nil {
+			p.verifyRetry = &readingRetry{cands: p.verifyCandidates(t)}
 		}
-		if len(p.retries) > 0 && p.retried < maxVerifyRetries {
-			args := p.retries[0]
-			p.retries = p.retries[1:]
-			p.retried++
-			b, _ := json.Marshal(args)
-			p.tried[string(b)] = true
-			p.fixed = p.fixed[:0]
-			for _, n := range p.verifyArgs(t) {
-				if v, ok := p.values[n]; ok && string(jsonValue(v.value)) != string(jsonValue(args[n])) {
-					for _, a := range append(v.alts, prefixed(v)...) {
-						if string(jsonValue(a.value)) == string(jsonValue(args[n])) {
-							p.fixed = append(p.fixed, a)
-							break
-						}
-					}
-				}
-			}
+		if c, ok := p.nextReading(t, p.verifyRetry); ok {
 			p.verifyPending = true
-			p.queue = append(p.queue, call{name: t.Name, args: b})
+			p.queue = append(p.queue, c)
 			return
 		}
-		p.retries, p.retried, p.fixed = nil, 0, nil
+		p.verifyRetry = nil
 		p.verifyTries++
 		if p.verifyTries >= 2 {
 			p.verifyFailed = true
@@ -423,14 +395,21 @@ func (p *policy) toolResult(name, output string) {
 			p.state(a).asks = 0
 		}
 	case roleLookup:
-		if !failed {
-			rec, ok := out["record"].(map[string]any)
-			if !ok {
-				rec = out
-			}
-			p.lookups = append(p.lookups, rec)
-			p.fillFromLookup(t, rec)
+		if failed {
+			p.lookupFailed(t)
+			return
 		}
+		rec, ok := out["record"].(map[string]any)
+		if !ok {
+			rec = out
+		}
+		if r := p.lookupRetries[t.Name]; r != nil && len(r.fixed) > 0 {
+			// Another reading of the key found the record: it is what the caller said.
+			p.ack = join(p.ack, "I found it under another reading of what you said, "+p.takeReadings(r.fixed)+".")
+		}
+		delete(p.lookupRetries, t.Name)
+		p.lookups = append(p.lookups, rec)
+		p.fillFromLookup(t, rec)
 	case roleKB:
 		if res, ok := out["results"].([]any); ok {
 			for _, r := range res {
@@ -464,6 +443,103 @@ func (p *policy) toolResult(name, output string) {
 			p.ack = "Sorry, I couldn't save that."
 		}
 	}
+}
+
+// readingRetry is what a failed verification or lookup has tried: the other readings of its
+// arguments still to call it with, how many were called, the readings the pending call differs
+// by; for a lookup, whether the caller was asked for the key again.
+type readingRetry struct {
+	cands []map[string]any
+	tried int
+	fixed []fieldValue
+	asked bool
+	fresh bool // the key was heard anew: its readings are still to be listed
+}
+
+// nextReading is the call of t with the next other reading, while any is left.
+func (p *policy) nextReading(t *toolInfo, r *readingRetry) (call, bool) {
+	if len(r.cands) == 0 || r.tried >= maxVerifyRetries {
+		r.fixed = nil
+		return call{}, false
+	}
+	args := r.cands[0]
+	r.cands = r.cands[1:]
+	r.tried++
+	b, _ := json.Marshal(args)
+	p.tried[string(b)] = true
+	r.fixed = p.readingsIn(t, args)
+	return call{name: t.Name, args: b}, true
+}
+
+// lookupFailed follows a lookup that found nothing: the recognizer's other readings of its key
+// first, each a real call of the lookup; then the caller is told and asked for the key again, once.
+func (p *policy) lookupFailed(t *toolInfo) {
+	r := p.lookupRetries[t.Name]
+	if r == nil {
+		r = &readingRetry{fresh: true}
+		p.lookupRetries[t.Name] = r
+	}
+	if r.fresh {
+		r.cands, r.tried, r.fresh = p.verifyCandidates(t), 0, false
+	}
+	if c, ok := p.nextReading(t, r); ok {
+		p.queue = append(p.queue, c)
+		return
+	}
+	if r.asked {
+		return
+	}
+	r.asked = true
+	var subject string
+	for _, n := range p.verifyArgs(t) {
+		f := p.m.paramField(t, n)
+		if f == nil {
+			continue
+		}
+		subject = f.Subject
+		delete(p.values, n)
+		p.state(n).asks = 0
+		p.repair = f
+	}
+	// The key is asked again, then the lookup is made with what the caller says (and its other
+	// readings).
+	p.lookedUp[t.Name] = false
+	r.fresh = true
+	p.ack = "I'm sorry, I couldn't find a record with that " + subject + "."
+}
+
+// readingsIn are the readings of the heard values that args (another reading of the tool's
+// arguments) holds instead of them.
+func (p *policy) readingsIn(t *toolInfo, args map[string]any) []fieldValue {
+	var out []fieldValue
+	for _, n := range p.verifyArgs(t) {
+		if v, ok := p.values[n]; ok && string(jsonValue(v.value)) != string(jsonValue(args[n])) {
+			for _, a := range append(v.alts, prefixed(v)...) {
+				if string(jsonValue(a.value)) == string(jsonValue(args[n])) {
+					out = append(out, a)
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// takeReadings records the readings a tool bore out in place of what was heard, and says them.
+func (p *policy) takeReadings(fixed []fieldValue) string {
+	var said []string
+	rec := map[string]json.RawMessage{}
+	for _, fv := range fixed {
+		p.values[fv.field.Name] = fv
+		said = append(said, fv.spoken)
+		if p.m.fieldByName[fv.field.Name] != nil {
+			rec[fv.field.Name] = jsonValue(fv.value)
+		}
+	}
+	if len(rec) > 0 {
+		p.queueRecord(rec)
+	}
+	return strings.Join(said, " and ")
 }
 
 // verifyCandidates lists other readings of the verify arguments, likeliest first: for each
@@ -1087,7 +1163,7 @@ func (p *policy) recordInstruction(f *field, low string) (fieldValue, bool) {
 var (
 	codeLead  = regexp.MustCompile(`^\s*([0-9]+(?:\.[0-9]+)?)\s+(.+)`)
 	noCharge  = regexp.MustCompile(`\b(at no charge|no charge|free of charge|no fee|at no cost)\b`)
-	rateOrCap = regexp.MustCompile(`\b(every|each|per|up to|at most|maximum|minimum|at least|above|below|over|under)\b`)
+	rateOrCap = regexp.MustCompile(`\b(every|each|per|up to|at most|maximum|minimum|at least|above|below|over|under|less|minus|plus)\b`)
 )
 
 // knowledgeValue reads a field the caller cannot know from one knowledge sentence s (low: lower
@@ -1133,7 +1209,8 @@ func (p *policy) knowledgeValue(f *field, s, low string, named bool) (fieldValue
 			return v, true
 		}
 		// "… issue a hotel voucher of $150 for the night": the sentence names the field in full
-		// and gives one amount that is not a rate or a cap (those need arithmetic on the call).
+		// and gives one amount that is not a rate, a cap or a term of a sum ("the declared value less the $15
+		// claims deductible": those need arithmetic on the call).
 		if len(words) > 1 && strings.Contains(low, title) {
 			if m := dollars.FindAllStringSubmatch(s, -1); len(m) == 1 && !rateOrCap.MatchString(low) {
 				if n, ok := canon.Number(m[0][1]); ok {
@@ -1271,6 +1348,11 @@ func (p *policy) deriveFromKnowledge() map[string]json.RawMessage {
 				for _, l := range looked {
 					// "Employee + Spouse $131.40" names the tier on file, not a relationship.
 					low = strings.ReplaceAll(low, l, " ")
+				}
+				if p.kbNamed(f) {
+					// "read-only access" is read, for the access the instructions say the
+					// knowledge decides (not the one the caller asks for).
+					low = strings.ReplaceAll(low, "-only ", " ")
 				}
 				for _, e := range f.Enum {
 					if strings.Contains(low, " "+strings.Join(nameWords(e), " ")+" ") || strings.Contains(low, " "+strings.Join(nameWords(e), " ")+".") {
