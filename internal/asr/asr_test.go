@@ -227,6 +227,8 @@ func TestParse(t *testing.T) {
 		{Slot{Kind: KindPhone}, "no the one i gave you is five oh three five five five oh one four seven", "503-555-0147", true},
 		{Slot{Kind: KindPhone}, "i flipped the last two digits it's kind of three five five five one seven four", "", false},
 		{Slot{Kind: KindIdentifier}, "h oh three seven seven three one oh five eight six", "HO377310586", true},
+		{Slot{Kind: KindIdentifier}, "it's oh f g nine one two", "OFG912", true},
+		{Slot{Kind: KindIdentifier}, "oh four one seven", "0417", true},
 		{Slot{Kind: KindIdentifier}, "zero x eight zero zero seven two e e seven", "0x80072EE7", true},
 		{Slot{Kind: KindIdentifier, Subject: "policy number"}, "my policy number is p a two zero", "PA20", true},
 		{Slot{Kind: KindIdentifier}, "it's", "", false},

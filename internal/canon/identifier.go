@@ -27,7 +27,8 @@ var spellingFillers = map[string]bool{
 // one eight" and "P as in Papa, A, twenty, forty-four seven eighteen" are all PA2044718.
 // "Double"/"triple" repeat a letter or digit, "as in <word>" and spelling fillers ("dash",
 // "capital") drop out, spelling-alphabet words are their letters, and "oh" right after a spelled
-// letter is the letter O ("H O three" is HO3) where after a digit it is zero.
+// letter, or opening the code before one, is the letter O ("H O three" is HO3, "oh F G" OFG)
+// where after a digit it is zero.
 func SpelledCode(s string) string {
 	if code, ok := plainCode(s); ok {
 		return code
@@ -76,7 +77,11 @@ func spelledCode(s string) string {
 		toks = append(toks, w)
 	}
 	letterO := func(i int) bool {
-		return i > 0 && len(toks[i-1]) == 1 && isLetters(toks[i-1]) && toks[i-1] != "o"
+		if i > 0 && len(toks[i-1]) == 1 && isLetters(toks[i-1]) && toks[i-1] != "o" {
+			return true
+		}
+		// "Oh F G, nine one two": an "oh" that opens the code before a spelled letter is O.
+		return (i == 0 || toks[i-1] == ",") && i+1 < len(toks) && len(toks[i+1]) == 1 && isLetters(toks[i+1])
 	}
 	var b strings.Builder
 	for _, w := range digitize(toks, letterO) {

@@ -508,10 +508,12 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 				// where the digits grammar read 8541): the recognizer's other hypothesis, first
 				// among the readings a failed verification retries.
 				if ov, ok := r.Slot.Parse(text); ok {
-					// Only a value of the same shape: an open transcript that lost symbols
-					// ("it's a tear is there for four seven one eight": A4718) is no reading.
+					// Only a value that kept the digits: an open transcript that lost some ("it's a
+					// tear is there for four seven one eight": A4718 for PA2044718) is no reading,
+					// one that lost letters the grammar made of carrier words ("share its w x five
+					// eight two one three": WX58213 for RAWX58013) is.
 					if av, ok := l.fieldValue(f, ov); ok && fmt.Sprint(av.value) != fmt.Sprint(v.value) && !hasAlt(v.alts, av) &&
-						symbols(fmt.Sprint(av.value)) == symbols(fmt.Sprint(v.value)) {
+						digitCount(fmt.Sprint(av.value)) >= digitCount(fmt.Sprint(v.value)) && symbols(fmt.Sprint(av.value)) >= 4 {
 						v.alts = append([]fieldValue{av}, v.alts...)
 					}
 				}
@@ -1278,6 +1280,17 @@ func splitItems(ws []asr.Word) []string {
 }
 
 // symbols counts the letters and digits of a value.
+// digitCount is how many digits s holds.
+func digitCount(s string) int {
+	n := 0
+	for _, r := range s {
+		if unicode.IsDigit(r) {
+			n++
+		}
+	}
+	return n
+}
+
 func symbols(s string) int {
 	n := 0
 	for _, r := range s {
