@@ -220,6 +220,8 @@ func TestParse(t *testing.T) {
 		{Slot{Kind: KindPhone}, "one five oh three five five five oh one four seven", "503-555-0147", true},
 		{Slot{Kind: KindPhone}, "five five five", "", false},
 		{Slot{Kind: KindDigits, Digits: 4}, "double four one nine", "4419", true},
+		// "of", "to" and "for" among a code's digits are oh, two and four.
+		{Slot{Kind: KindIdentifier, Subject: "account number"}, "my account number is eight eight four one of three nine to five seven", "8841039257", true},
 		// The run the caller settled on, when the turn holds other numbers too.
 		{Slot{Kind: KindDigits, Digits: 5}, "six eight five sorry six eight five oh six that's lincoln", "68506", true},
 		{Slot{Kind: KindDigits, Digits: 5}, "sorry no the zip code we have on file my old one is six eight five oh six not that", "68506", true},

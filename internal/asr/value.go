@@ -1,6 +1,7 @@
 package asr
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -152,7 +153,7 @@ func stripCarrier(words []string, subject string) []string {
 // lower-case "0x" prefix.
 func spokenIdentifier(words []string, subject string) string {
 	var keep []string
-	ws := stripCarrier(words, subject)
+	ws := codeHomophones(stripCarrier(words, subject))
 	for i, w := range ws {
 		letter := len(w) == 1 && w[0] >= 'a' && w[0] <= 'z' || len(w) == 2 && w[1] == '.' && w[0] >= 'a' && w[0] <= 'z'
 		if w == "i" && i+1 < len(ws) && pronounFollowers[ws[i+1]] {
@@ -172,6 +173,27 @@ func spokenIdentifier(words []string, subject string) string {
 		s = "0x" + s[2:]
 	}
 	return s
+}
+
+// codeHomophones reads the words the open vocabulary writes for digits said among digits: "eight
+// eight four one of three nine to five seven" is 8841 0392 57.
+func codeHomophones(ws []string) []string {
+	num := func(i int) bool { return i >= 0 && i < len(ws) && (canon.IsNumberWord(ws[i]) || canon.IsDigits(ws[i])) }
+	out := slices.Clone(ws)
+	for i, w := range ws {
+		if !num(i-1) || !num(i+1) {
+			continue
+		}
+		switch w {
+		case "of":
+			out[i] = "oh"
+		case "to", "too":
+			out[i] = "two"
+		case "for":
+			out[i] = "four"
+		}
+	}
+	return out
 }
 
 // pronounFollowers are words after which "i" is the pronoun.
