@@ -277,3 +277,37 @@ func TestChoiceInTheCallersWordsOnRecordedAudio(t *testing.T) {
 		}
 	}
 }
+
+// electionTools record an FSA election.
+var electionTools = []dialog.Tool{
+	{Name: "record_election", Description: "Record the election.", Parameters: json.RawMessage(
+		`{"type":"object","properties":{"employee_id":{"type":"string"},"health_fsa_amount":{"type":["number","string"]}}}`)},
+	{Name: "mark_ready", Description: "Mark the election ready for review.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+}
+
+// TestRepairInTheNoOnRecordedAudio: a "no" to a misheard code's read-back that says the code again
+// ("Nope, sorry, my employee ID is W X, five eight two one three") is a repair, read back in turn,
+// not a plain no that asks for the code again.
+func TestRepairInTheNoOnRecordedAudio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("decodes recorded speech")
+	}
+	needTools(t)
+	rec := sharedRecognizer(t)
+	d := dialog.New(dialog.Config{Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }, Known: rec.Known})
+	d.Configure("You are the benefits line. Record the election with record_election and mark it ready.", electionTools)
+	c := &audioCall{t: t, d: d, rec: rec}
+	c.respond()
+	c.typed("Hi, I need to set up my FSA elections.")
+	h, next := c.spoken("rms", "W as in whiskey, X, then five eight two one three.")
+	first := fmt.Sprint(h.Fields()["employee_id"])
+	expectIn(t, next, "Is that right?")
+	if first == "WX58213" {
+		t.Fatalf("the first reading was right (%s): the recognizer changed, and this test needs a misheard code", first)
+	}
+	h, next = c.spoken("rms", "No, sorry, my employee ID is W X, five eight two one three.")
+	if h.Intent() != "correction" || h.Fields()["employee_id"] != "WX58213" {
+		t.Fatalf("a no that says the code again heard as %s %v (%s), want a correction to WX58213", h.Intent(), h.Fields(), h.Why())
+	}
+	expectIn(t, next, "That's W, X, five, eight, two, one, three. Is that right?")
+}

@@ -12,6 +12,7 @@ var (
 	movesTo   = regexp.MustCompile(`\b(?:moves? (?:it |them )?to|changes? (?:it |them )?to|becomes)\b`)
 	dividedBy = regexp.MustCompile(`^(.+?) is (?:the )?(.+?) divided by (?:the )?(.+?)(?:[:;,]|$)`)
 	upToLimit = regexp.MustCompile(`\bup to \$\s?([0-9][0-9,]*(?:\.[0-9]+)?)`)
+	byTheOf   = regexp.MustCompile(`\bby the ([a-z]+) of the ([a-z ]+?)(?:[:,;.]|$)`)
 	onTheDate = regexp.MustCompile(`\beffective (?:on|from|as of) (?:the )?(.+?)(?:[,;]|$)`)
 )
 
@@ -35,7 +36,9 @@ var (
 //     Lead." for the approvers of the systems asked for);
 //   - a price listed for the cases on file ("Evergreen PPO 1500: … Family $188.26");
 //   - a date that is another date of the call ("coverage for a newborn is effective on the date of
-//     birth").
+//     birth");
+//   - a choice that is another value's ("a duplicate payment is refunded by the method of the
+//     duplicate payment": the refund method of ACH-0925-7781 is ach).
 func (p *policy) computedValue(f *field, sentences, looked []string) (fieldValue, bool) {
 	switch f.Kind {
 	case kindNumber:
@@ -51,6 +54,9 @@ func (p *policy) computedValue(f *field, sentences, looked []string) (fieldValue
 		return p.listedPrice(f, looked)
 	case kindChoice:
 		if v, ok := p.becomes(f, sentences, looked); ok {
+			return v, true
+		}
+		if v, ok := p.sameAs(f, sentences); ok {
 			return v, true
 		}
 		return p.classified(f)
@@ -731,4 +737,42 @@ func (p *policy) kbNamed(f *field) bool {
 		}
 	}
 	return false
+}
+
+// sameAs reads a choice the knowledge base ties to another value of the call ("refunded … by the
+// method of the duplicate payment"): the choice written in that value ("ACH-0925-7781" is ach;
+// "CHK-4471" is check).
+func (p *policy) sameAs(f *field, sentences []string) (fieldValue, bool) {
+	for _, s := range sentences {
+		for _, m := range byTheOf.FindAllStringSubmatch(s, -1) {
+			if !slices.Contains(nameWords(f.Name), m[1]) {
+				continue
+			}
+			of := plainWords(m[2])
+			for _, g := range p.m.allFields() {
+				v, ok := p.values[g.Name]
+				if g == f || !ok || !containsAll(nameWords(g.Name), of) {
+					continue
+				}
+				for _, tok := range plainWords(fmtValue(v.value)) {
+					if c, ok := choiceAbbreviated(f.Enum, tok); ok {
+						return fieldValue{field: f, value: c, spoken: strings.ReplaceAll(c, "_", " ")}, true
+					}
+				}
+			}
+		}
+	}
+	return fieldValue{}, false
+}
+
+// choiceAbbreviated is the choice a token of a reference writes: itself ("ach"), or its
+// abbreviation in payment references ("chk", "chq" for check; "cc" for card).
+func choiceAbbreviated(enum []string, tok string) (string, bool) {
+	abbrev := map[string]string{"chk": "check", "chq": "check", "cc": "card"}
+	for _, c := range enum {
+		if tok == strings.ToLower(c) || abbrev[tok] == strings.ToLower(c) {
+			return c, true
+		}
+	}
+	return "", false
 }

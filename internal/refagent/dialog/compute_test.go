@@ -54,6 +54,9 @@ func TestComputedFromKnowledge(t *testing.T) {
 		"per_paycheck_premium": num, "dependent_dob": `{"type":"string","description":"YYYY-MM-DD"}`,
 		"coverage_effective_date": `{"type":"string","description":"YYYY-MM-DD"}`}
 	const benefitsInstructions = "Look up the plan and tier, and search the benefits guide for the tier the change moves them to, the per-paycheck premium of that tier and the coverage effective date."
+	refund := map[string]string{"duplicate_payment_ref": `{"type":"string"}`, "refund_method": `{"type":"string","enum":["ach","check","card"]}`}
+	const refundInstructions = "Look up the payments and search the refund policy for how the refund is paid."
+	const duplicatePolicy = "A duplicate payment is refunded to the customer by the method of the duplicate payment: an ACH payment is returned by ACH to the originating account, a check payment by check, a card payment to the card."
 	payroll := map[string]any{"pay_frequency": "semi-monthly", "paychecks_per_year": 24.0}
 	enrollment := map[string]any{"plan_name": "Evergreen PPO 1500", "coverage_tier": "Employee + Spouse"}
 	for _, c := range []struct {
@@ -82,6 +85,12 @@ func TestComputedFromKnowledge(t *testing.T) {
 			map[string]any{"new_coverage_tier": nil, "per_paycheck_premium": nil, "coverage_effective_date": nil}},
 		{"relationship not given yet", benefitsInstructions, benefits, []string{premiums, newborn}, []map[string]any{enrollment},
 			map[string]any{}, map[string]any{"new_coverage_tier": nil, "relationship": nil}},
+		{"refunded by the duplicate's method", refundInstructions, refund, []string{duplicatePolicy}, nil,
+			map[string]any{"duplicate_payment_ref": "ACH-0925-7781"}, map[string]any{"refund_method": "ach"}},
+		{"a check duplicate", refundInstructions, refund, []string{duplicatePolicy}, nil,
+			map[string]any{"duplicate_payment_ref": "CHK-4471"}, map[string]any{"refund_method": "check"}},
+		{"duplicate not known yet", refundInstructions, refund, []string{duplicatePolicy}, nil,
+			map[string]any{}, map[string]any{"refund_method": nil}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := ruleModel(t, c.instructions, c.props)
@@ -362,5 +371,112 @@ func TestLookupRetriesOtherReadings(t *testing.T) {
 	}
 	if _, ok := p.values[f.Name]; ok {
 		t.Errorf("the key no reading found is kept: %v", p.values[f.Name].value)
+	}
+}
+
+// TestRecordNamesTheGuest: the name on a record found by the caller's own key fills the name field
+// it names ("guest" is guest_name, "carrier" insurance_carrier), over the open vocabulary's guess;
+// a record's plain "name" column names nobody the lookup's key does not.
+func TestRecordNamesTheGuest(t *testing.T) {
+	tools := []Tool{
+		{Name: "lookup_reservation", Description: "Look up a reservation.", Parameters: json.RawMessage(`{"type":"object","properties":{"confirmation_number":{"type":"string"}},"required":["confirmation_number"]}`)},
+		{Name: "record_extension", Description: "Record the extension.", Parameters: json.RawMessage(`{"type":"object","properties":{"confirmation_number":{"type":"string"},"guest_name":{"type":"string"},"insurance_carrier":{"type":"string"},"driver_name":{"type":"string"}}}`)},
+	}
+	d := New(Config{})
+	d.Configure("You are the front desk. Look the reservation up.", tools)
+	p := d.p
+	guest := d.m.fieldByName["guest_name"]
+	p.values[guest.Name] = fieldValue{field: guest, value: "Emily's Okay Anneli"}
+	p.fillFromLookup(p.toolByName("lookup_reservation"), map[string]any{"guest": "Anneliese Okafor", "carrier": "Blue Cross", "name": "Jonas Abernathy", "room": "1412"})
+	if got := p.values["guest_name"].value; got != "Anneliese Okafor" {
+		t.Errorf("guest_name %v, want the reservation's guest", got)
+	}
+	if got := p.values["insurance_carrier"].value; got != "Blue Cross" {
+		t.Errorf("insurance_carrier %v, want the record's carrier", got)
+	}
+	if p.filled("driver_name") {
+		t.Errorf("driver_name filled from a plain name column: %v", p.values["driver_name"].value)
+	}
+}
+
+// TestBookedRecordIsTheOriginal: the flight on a booking looked up by its reference is the
+// original flight; the flight a search for the new date finds is the new one; the date an invoice
+// was delivered is its delivery date.
+func TestBookedRecordIsTheOriginal(t *testing.T) {
+	tools := []Tool{
+		{Name: "lookup_booking", Description: "Look up a booking.", Parameters: json.RawMessage(`{"type":"object","properties":{"booking_ref":{"type":"string"}},"required":["booking_ref"]}`)},
+		{Name: "lookup_flights", Description: "Flights on a date.", Parameters: json.RawMessage(`{"type":"object","properties":{"new_travel_date":{"type":"string","description":"YYYY-MM-DD"}},"required":["new_travel_date"]}`)},
+		{Name: "record_rebooking", Description: "Record the rebooking.", Parameters: json.RawMessage(`{"type":"object","properties":{"booking_ref":{"type":"string"},"original_flight":{"type":"string"},"new_flight":{"type":"string"}}}`)},
+	}
+	d := New(Config{})
+	d.Configure("You are the rebooking desk. Look up the booking and the flights.", tools)
+	p := d.p
+	p.fillFromLookup(p.toolByName("lookup_booking"), map[string]any{"flight": "CA 418", "route": "PDX-ORD"})
+	if got := p.values["original_flight"].value; got != "CA 418" {
+		t.Errorf("original_flight %v, want the booked flight", got)
+	}
+	d2 := New(Config{})
+	d2.Configure("You are accounts receivable. Look up the invoice.", []Tool{
+		{Name: "lookup_invoice", Description: "Look up an invoice.", Parameters: json.RawMessage(`{"type":"object","properties":{"invoice_number":{"type":"string"}},"required":["invoice_number"]}`)},
+		{Name: "record_claim", Description: "Record the claim.", Parameters: json.RawMessage(`{"type":"object","properties":{"delivery_date":{"type":"string","description":"YYYY-MM-DD"},"claim_date":{"type":"string","description":"YYYY-MM-DD"}}}`)},
+	})
+	d2.p.fillFromLookup(d2.p.toolByName("lookup_invoice"), map[string]any{"delivered": "2026-11-30", "posted": "2026-12-01"})
+	if got := d2.p.values["delivery_date"].value; got != "2026-11-30" {
+		t.Errorf("delivery_date %v, want the invoice's delivered date", got)
+	}
+	if d2.p.filled("claim_date") {
+		t.Errorf("claim_date filled from the invoice: %v", d2.p.values["claim_date"].value)
+	}
+	if p.filled("new_flight") {
+		t.Errorf("new_flight filled from the booking: %v", p.values["new_flight"].value)
+	}
+	p.fillFromLookup(p.toolByName("lookup_flights"), map[string]any{"flight": "CA 1187"})
+	if got := p.values["new_flight"].value; got != "CA 1187" {
+		t.Errorf("new_flight %v, want the flight found for the new date", got)
+	}
+}
+
+// TestCodeOnRecord: a code the caller reads for the asked field is the reference on record it is
+// heard as ("ach … nine to five … seven seven eight one" is ACH-0925-7781 of the two payments the
+// lookup returned), read back; a code that matches no reference is left as heard.
+func TestCodeOnRecord(t *testing.T) {
+	tools := []Tool{
+		{Name: "lookup_payments", Description: "Payments posted to an invoice.", Parameters: json.RawMessage(`{"type":"object","properties":{"invoice_number":{"type":"string"}},"required":["invoice_number"]}`)},
+		{Name: "record_request", Description: "Record the request.", Parameters: json.RawMessage(`{"type":"object","properties":{"invoice_number":{"type":"string"},"duplicate_payment_ref":{"type":"string"},"claim_number":{"type":"string"}}}`)},
+	}
+	d := New(Config{})
+	d.Configure("You are accounts receivable. Look up the payments.", tools)
+	p := d.p
+	p.opened = true
+	p.lookups = append(p.lookups, map[string]any{"invoice_total": "3,862.40",
+		"payments": "CHK-4471 $3,862.40 posted 2026-11-02; ACH-0925-7781 $3,862.40 posted 2026-11-04"})
+	if got := p.codesOnRecord(); fmt.Sprint(got) != "[CHK-4471 ACH-0925-7781]" {
+		t.Fatalf("codes on record %v", got)
+	}
+	for _, c := range []struct {
+		field, heard string
+		want         any
+	}{
+		{"duplicate_payment_ref", "the reference on the deck is ach rational mind to five bash seven seven eight one", "ACH-0925-7781"},
+		{"duplicate_payment_ref", "the second payment was another reference ach go nine to five seven seven eight one", "ACH-0925-7781"},
+		{"duplicate_payment_ref", "it's c h k four four seven one", "CHK-4471"},
+		{"claim_number", "it's c l five five two nine one", nil},
+	} {
+		f := d.m.fieldByName[c.field]
+		p.say(f.Question, expectation{kind: expectField, field: f})
+		h := d.Question().UnderstandText(t.Context(), c.heard)
+		var got any
+		if vs := h.h.values; len(vs) == 1 && vs[0].field == f {
+			got = vs[0].value
+		}
+		if c.want == nil {
+			if got != nil && strings.Contains(fmt.Sprint(got), "-") {
+				t.Errorf("%q: %v, want no reference on record", c.heard, got)
+			}
+			continue
+		}
+		if got != c.want || !h.h.values[0].unsure {
+			t.Errorf("%q: %v, want %v to read back (%s)", c.heard, got, c.want, h.h.why)
+		}
 	}
 }

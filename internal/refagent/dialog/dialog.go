@@ -252,7 +252,7 @@ func (l *listener) knownWords(words []string) []string {
 
 // Understand reads a recognized turn against the question.
 func (q Question) Understand(ctx context.Context, u Utterance) Heard {
-	return Heard{q.l.understand(ctx, q.m, q.exp, u)}
+	return Heard{q.l.onRecord(q.exp, q.l.understand(ctx, q.m, q.exp, u), u)}
 }
 
 // UnderstandText reads a typed turn (a user message with text) against the question: its words

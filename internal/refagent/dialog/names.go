@@ -261,10 +261,30 @@ func (l *listener) writeName(f *field, ws []asr.Word, u Utterance) (fieldValue, 
 		out = append(out, p.text)
 	}
 	s := strings.Join(out, " ")
-	if s == "" || s == "Dr." {
+	if s == "" || s == "Dr." || !nameLike(parts) {
 		return fieldValue{}, false
 	}
 	return fieldValue{field: f, value: s, spoken: s, spelled: spelled, unsure: u.Spoken && len(spelled) == 0}, true
+}
+
+// nameLike reports words that can be a name: a sentence about something else ("just so you know,
+// the thermostat says fifty-seven degrees inside", said while the name was asked) is none, by
+// its count of unspelled words, or its numbers.
+func nameLike(parts []part) bool {
+	words, numbers := 0, 0 // numbers counts runs of number words: "PPO fifteen hundred" is one
+	inNumber := false
+	for _, p := range parts {
+		if p.spelled {
+			continue
+		}
+		words++
+		isNum := canon.IsNumberWord(strings.ToLower(p.text))
+		if isNum && !inNumber {
+			numbers++
+		}
+		inNumber = isNum
+	}
+	return words <= 6 && numbers < 2
 }
 
 func hasRun(ps []piece) bool {

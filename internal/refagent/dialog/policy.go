@@ -104,6 +104,7 @@ type policy struct {
 
 	confirm         *fieldValue // a value to read back before anything else
 	repair          *field      // a field to ask again after a read-back was refused
+	resume          *fieldValue // a read-back the caller broke into with news of another field
 	kbAsked         map[string]bool
 	verifyRetry     *readingRetry   // the other readings of the verify arguments being tried
 	tried           map[string]bool // verify arguments already tried, as JSON
@@ -160,6 +161,11 @@ func (p *policy) heard(h heard) {
 		case intentCorrection, intentAnswer:
 			if len(h.values) == 1 && h.values[0].field == exp.field {
 				st.repairs++
+			} else if exp.value != nil && !slices.ContainsFunc(h.values, func(v fieldValue) bool { return v.field == exp.field }) {
+				// "Actually, I need to change the start date …" in reply to "That's Based. Is that
+				// right?": the read-back is still unanswered, and is put again once the change is in.
+				c := *exp.value
+				p.resume = &c
 			}
 		case intentVolunteer, intentAcknowledge, intentOther, intentNone:
 			// The caller went on without objecting: the read-back stands.
@@ -405,7 +411,9 @@ func (p *policy) toolResult(name, output string) {
 		}
 		if r := p.lookupRetries[t.Name]; r != nil && len(r.fixed) > 0 {
 			// Another reading of the key found the record: it is what the caller said.
-			p.ack = join(p.ack, "I found it under another reading of what you said, "+p.takeReadings(r.fixed)+".")
+			// Said before what the last turn's acknowledgement says of that turn ("Sorry, I didn't
+			// catch that."), which leads into the question asked next.
+			p.ack = join("I found it under another reading of what you said, "+p.takeReadings(r.fixed)+".", p.ack)
 		}
 		delete(p.lookupRetries, t.Name)
 		p.lookups = append(p.lookups, rec)
@@ -621,11 +629,15 @@ func (p *policy) fillFromLookup(t *toolInfo, rec map[string]any) {
 			// A column fills a field of its name; "slot_id" also fills new_slot_id, but only from
 			// a lookup that searches for the new thing (its arguments say requested, new, …): the
 			// record on file holds the old address, not the new one.
-			if f.Name == k || (strings.HasSuffix(f.Name, "_"+k) && searchesNew(t)) {
+			if f.Name == k || (strings.HasSuffix(f.Name, "_"+k) && searchesNew(t)) || recordNames(f, k, t) ||
+				// "flight" on the booking looked up by its reference is the booked one:
+				// original_flight, not new_flight.
+				strings.HasSuffix(f.Name, "_"+k) && !searchesNew(t) && onFileWords[nameWords(f.Name)[0]] ||
+				eventDate(f, k) {
 				match = append(match, f)
 			}
 		}
-		if len(match) > 1 {
+		if len(match) > 1 || k == "name" && len(match) == 1 && match[0].Name != k && !searchesNew(t) {
 			// "flight" for new_flight and original_flight: the one that shares a word with the
 			// lookup's arguments ("new_travel_date").
 			var shared []*field
@@ -639,10 +651,15 @@ func (p *policy) fillFromLookup(t *toolInfo, rec map[string]any) {
 			}
 			match = shared
 		}
-		if len(match) != 1 || p.filled(match[0].Name) {
+		if len(match) != 1 {
 			continue
 		}
 		f := match[0]
+		// A name on the record found by the caller's own key is the name, over what the open
+		// vocabulary made of it ("Emily's Okay Anneli" for the guest on the reservation).
+		if p.filled(f.Name) && !(recordNames(f, k, t) && fmt.Sprint(p.values[f.Name].value) != fmt.Sprint(val)) {
+			continue
+		}
 		fv := fieldValue{field: f, value: val, spoken: fmt.Sprint(val)}
 		if s, ok := val.(string); ok && (slices.Contains(f.JSONTypes, "number") || slices.Contains(f.JSONTypes, "integer")) {
 			if n, ok := canon.Number(s); ok && slices.Contains(f.JSONTypes, "number") {
@@ -710,6 +727,35 @@ func lookupNumber(v any) (float64, bool) {
 
 // searchesNew reports a lookup whose arguments describe something asked for (new_travel_date,
 // requested_date): its results are the new thing, not the record on file.
+// recordNames reports whether a record's column k names what name field f holds: "guest" on a
+// reservation is guest_name, "carrier" on a coverage record is insurance_carrier. A real agent
+// takes the name on file rather than asking a caller to spell it; a column plainly called "name"
+// must share a word with the lookup's key to say whose name it is (fillFromLookup).
+func recordNames(f *field, k string, t *toolInfo) bool {
+	if f.Kind != kindName || searchesNew(t) {
+		return false
+	}
+	return f.Name == k+"_name" || strings.HasSuffix(f.Name, "_"+k)
+}
+
+// eventDate reports a date field named for the event a record's column says happened: "delivered"
+// on an invoice is its delivery_date.
+func eventDate(f *field, k string) bool {
+	if f.Kind != kindDate || !strings.HasSuffix(f.Name, "_date") || !strings.HasSuffix(k, "ed") {
+		return false
+	}
+	first := nameWords(f.Name)[0]
+	for _, root := range []string{k[:len(k)-2], k[:len(k)-1]} {
+		if len(root) >= 4 && strings.HasPrefix(first, root) {
+			return true
+		}
+	}
+	return false
+}
+
+// onFileWords lead the name of a field that holds what a record on file says.
+var onFileWords = map[string]bool{"original": true, "current": true, "old": true, "existing": true, "previous": true, "booked": true}
+
 func searchesNew(t *toolInfo) bool {
 	for _, a := range t.Params {
 		for _, w := range nameWords(a.Name) {
@@ -790,6 +836,12 @@ func (p *policy) next() action {
 		p.confirm = nil
 		if v, ok := p.values[c.field.Name]; ok && string(jsonValue(v.value)) == string(jsonValue(c.value)) {
 			return p.say(join(ack, readBack(*c)), expectation{kind: expectConfirm, field: c.field, value: c})
+		}
+	}
+	if c := p.resume; c != nil && p.confirm == nil && p.repair == nil {
+		p.resume = nil
+		if v, ok := p.values[c.field.Name]; ok && string(jsonValue(v.value)) == string(jsonValue(c.value)) && !p.state(c.field.Name).confirmed {
+			return p.say(join(ack, "And the "+c.field.Subject+": "+lowerFirst(readBack(*c))), expectation{kind: expectConfirm, field: c.field, value: c})
 		}
 	}
 	if f := p.repair; f != nil {
@@ -939,6 +991,7 @@ func (p *policy) say(text string, exp expectation) action {
 			exp.open = append(exp.open, f)
 		}
 	}
+	exp.codes = p.codesOnRecord()
 	p.exp = exp
 	p.last = text
 	return action{say: text}
@@ -982,6 +1035,14 @@ func readBack(v fieldValue) string {
 		said = v.spoken
 	}
 	return "That's " + said + ". Is that right?"
+}
+
+// lowerFirst lowers a sentence's first letter, to follow a lead-in.
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
 }
 
 // digitNames say digits in a read-back.

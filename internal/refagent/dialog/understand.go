@@ -40,6 +40,9 @@ type expectation struct {
 	// any open field (given early or late) or correct a filled one; values are the filled ones'.
 	open, filled []*field
 	values       map[string]any
+	// codes are the references the lookups so far returned ("CHK-4471", "ACH-0925-7781"): a code
+	// the caller reads from the same papers is one of them.
+	codes []string
 }
 
 // intent is what a caller turn does.
@@ -105,7 +108,8 @@ var (
 	volunteerMarkers = []string{"came up", "by the way", "also", "oh and", "just got", "texted", "forgot to mention", "one more thing", "quick thing",
 		"just sent", "buzzed"}
 	closeMarkers  = []string{"bye", "goodbye", "that's everything", "that is everything", "that's all", "nothing else", "that's it"}
-	repeatMarkers = []string{"slow down", "repeat", "say that again", "pardon", "come again"}
+	repeatMarkers = []string{"slow down", "repeat", "say that again", "say it again", "pardon", "come again",
+		"didn't hear", "didn't catch", "what was the question", "you cut out", "you broke up"}
 	// cutMarkers end the preamble of a correction ("… is actually <value>").
 	cutMarkers = map[string]bool{"actually": true, "is": true, "it's": true, "now": true, "was": true, "be": true, "to": true}
 )
@@ -216,6 +220,15 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 		if spotted != nil {
 			h.values, h.intent = []fieldValue{*spotted}, intentAnswer
 			return h
+		}
+		if f.Kind == kindChoice && !exp.spell {
+			if c, ok := partialChoice(words, f.Enum); ok {
+				// "The plumber said the supply line under the upstairs toilet burst": of the
+				// choices, only plumbing leak shares a word with the answer. Read back, as a guess.
+				h.values, h.intent = []fieldValue{{field: f, value: c, spoken: strings.ReplaceAll(c, "_", " "), unsure: true}}, intentAnswer
+				h.why = "choice by a word it shares with the answer"
+				return h
+			}
 		}
 		var rest []candidate
 		for _, c := range cands {
@@ -368,14 +381,52 @@ func (l *listener) confirmation(exp expectation, text string, cands []candidate,
 	case mine != nil && same(mine.v) && (!said || pol):
 		h.intent = intentYes
 		return *h, true
-	case said && len(cands) == 0:
+	case said && !pol && len(cands) == 0:
 		h.intent = intentNo
-		if pol {
-			h.intent = intentYes
+		if v, ok := l.repairedCode(f, exp.value, text); ok {
+			// "No, sorry, my employee ID is W X, five eight two one three": the no carries the
+			// code again, which the open vocabulary heard whole though the code grammar, forced
+			// through the carrier, did not; it is read back in turn, as any repair is.
+			h.values, h.intent = []fieldValue{v}, intentCorrection
+			h.why = strings.TrimPrefix(h.why+"; code from the open transcript of the no", "; ")
 		}
+		return *h, true
+	case said && len(cands) == 0:
+		h.intent = intentYes
 		return *h, true
 	}
 	return *h, false
+}
+
+// repairedCode reads the code a caller said again with the "no" to its read-back from the open
+// transcript. Only a reading with more of the code's digits, or as whole as the one read back (its
+// digits all kept, at most one symbol fewer), is a repair: the open vocabulary drops letters more
+// than it invents them ("cheeky are two nine three one" is 2931 for CTR20931), where the code
+// grammar forced carrier words into letters ("R M S H P R J L four one three").
+func (l *listener) repairedCode(f *field, was *fieldValue, text string) (fieldValue, bool) {
+	if was == nil || f.Kind != kindIdentifier {
+		return fieldValue{}, false
+	}
+	s := f.slot(l.known)
+	if s == nil {
+		return fieldValue{}, false
+	}
+	av, ok := s.Parse(text)
+	if !ok {
+		return fieldValue{}, false
+	}
+	v, ok := l.fieldValue(f, av)
+	if !ok {
+		return fieldValue{}, false
+	}
+	got, old := fmt.Sprint(v.value), fmt.Sprint(was.value)
+	moreDigits := digitCount(got) > digitCount(old) && symbols(got) >= 5
+	asWhole := digitCount(got) == digitCount(old) && symbols(got) >= symbols(old)-1
+	if got == old || !moreDigits && !asWhole {
+		return fieldValue{}, false
+	}
+	v.unsure = true
+	return v, true
 }
 
 // candidate is a value of one field that one of the turn's grammar readings means.
@@ -502,7 +553,10 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 					v.alts = append(v.alts, av)
 				}
 			}
-			v.unsure = u.Spoken && !agrees(&r.Slot, r.Answer.Value, text)
+			if u.Spoken && r.Slot.Kind == asr.KindIdentifier {
+				v = carrierAsLetters(l, f, &r.Slot, v, text)
+			}
+			v.unsure = v.unsure || u.Spoken && !agrees(&r.Slot, r.Answer.Value, text)
 			if v.unsure {
 				// The open vocabulary heard another value ("it ends in four four one nine"
 				// where the digits grammar read 8541): the recognizer's other hypothesis, first
@@ -1005,7 +1059,7 @@ func (l *listener) valueAfterPreamble(ctx context.Context, f *field, u Utterance
 			}
 			if cut >= 0 && reread {
 				reread = false
-				if ans, ok := u.Reread(ctx, lm.Words[cut].End, *slot); ok && ans.OK {
+				if ans, ok := u.Reread(ctx, lm.Words[cut].End, *slot); ok && ans.OK && !centsUnsaid(slot, ans.Value, rest) {
 					if v, ok := l.fieldValue(f, yearBorneOut(slot, ans.Value, rest)); ok {
 						return v, true
 					}
@@ -1279,7 +1333,6 @@ func splitItems(ws []asr.Word) []string {
 	return items
 }
 
-// symbols counts the letters and digits of a value.
 // digitCount is how many digits s holds.
 func digitCount(s string) int {
 	n := 0
@@ -1291,6 +1344,7 @@ func digitCount(s string) int {
 	return n
 }
 
+// symbols counts the letters and digits of a value.
 func symbols(s string) int {
 	n := 0
 	for _, r := range s {
@@ -1316,7 +1370,7 @@ var listHedges = map[string]bool{"mostly": true, "mainly": true, "primarily": tr
 // trailingHedges are what a caller says after a list item that is not part of it ("the upstairs
 // bathroom floor for sure", "Tuesdays or Thursdays, I'm afraid"), longest first.
 var trailingHedges = [][]string{{"i'm", "afraid"}, {"for", "sure"}, {"i", "think"}, {"i", "guess"}, {"i", "believe"},
-	{"as", "well"}, {"i'm", "sure"}, {"both"}, {"too"}, {"also"}, {"underneath"}, {"below"}}
+	{"as", "well"}, {"i'm", "sure"}, {"both"}, {"too"}, {"also"}, {"underneath"}, {"below"}, {"but"}, {"and"}, {"so"}}
 
 // carrierWords make up an item that names no thing: the frame of the answer ("she needs …"),
 // or a quantifier over the items that follow ("both: email and text").
@@ -1324,6 +1378,13 @@ var carrierWords = map[string]bool{"i": true, "she": true, "he": true, "we": tru
 	"need": true, "needs": true, "want": true, "wants": true, "would": true, "like": true, "uses": true, "use": true,
 	"both": true, "all": true, "either": true, "of": true, "them": true, "those": true, "these": true, "i'd": true, "she'd": true,
 	"he'd": true, "we'd": true}
+
+// framePronouns and frameVerbs open the frame of a list answer ("she needs …").
+var (
+	framePronouns = map[string]bool{"i": true, "she": true, "he": true, "we": true, "they": true}
+	frameVerbs    = map[string]bool{"need": true, "needs": true, "want": true, "wants": true, "use": true, "uses": true,
+		"have": true, "has": true, "tried": true}
+)
 
 // quantifiers over the items that follow, said before the first.
 var quantifiers = map[string]bool{"both": true, "either": true, "all": true}
@@ -1341,6 +1402,14 @@ func listItem(it string) (string, bool) {
 	}
 	for len(ws) > 0 && (listHedges[strings.ToLower(ws[0])] || strings.EqualFold(ws[0], "only")) {
 		ws = ws[1:]
+	}
+	// The frame of the answer before the first item ("she needs to finance shared drive", "we use
+	// access to workday"): the item is what follows it.
+	if len(ws) >= 3 && framePronouns[strings.ToLower(ws[0])] && frameVerbs[strings.ToLower(ws[1])] {
+		ws = ws[2:]
+		for len(ws) > 1 && (strings.EqualFold(ws[0], "to") || strings.EqualFold(ws[0], "access") || strings.EqualFold(ws[0], "the")) {
+			ws = ws[1:]
+		}
 	}
 	for trimmed := true; trimmed && len(ws) > 0; {
 		trimmed = false
@@ -1655,4 +1724,67 @@ func zeroForOr(r asr.Result) asr.Result {
 	}
 	r.Text = strings.Join(texts, " ")
 	return r
+}
+
+// carrierAsLetters reads a code the grammar heard with letters made of the words before it as the
+// code the open vocabulary heard after those words: "nope sorry my employee id is w x five eight
+// two one three" is WX58213, which the grammar, forced through the carrier, read R8YMAAGSWX58213.
+// The grammar's reading stays the first alternative.
+func carrierAsLetters(l *listener, f *field, s *asr.Slot, v fieldValue, text string) fieldValue {
+	ov, ok := s.Parse(text)
+	if !ok {
+		return v
+	}
+	av, ok := l.fieldValue(f, ov)
+	got, open := fmt.Sprint(v.value), fmt.Sprint(av.value)
+	// Four symbols or more before it are carrier words; fewer are the code's own letters, which the
+	// open vocabulary drops ("pa two zero …" for PA2044718).
+	if !ok || symbols(open) < 4 || len(got)-len(open) < 4 || !strings.HasSuffix(got, open) {
+		return v
+	}
+	av.unsure = true
+	av.alts = append([]fieldValue{{field: v.field, value: v.value, spoken: v.spoken}}, v.alts...)
+	return av
+}
+
+// partialChoice is the one choice that shares a word with the answer, by its stem ("plumber" and
+// "plumbing leak"), when no other choice does.
+func partialChoice(words []string, enum []string) (string, bool) {
+	var found []string
+	for _, c := range enum {
+		for _, cw := range nameWords(c) {
+			if genericWords[cw] || len(cw) < 4 {
+				continue
+			}
+			if slices.ContainsFunc(words, func(w string) bool { return sharesStem(w, cw) }) {
+				found = append(found, c)
+				break
+			}
+		}
+	}
+	if len(found) != 1 {
+		return "", false
+	}
+	return found[0], true
+}
+
+// sharesStem reports two words with a common start of five letters, or one that starts the other
+// whole ("leak", "leaking").
+func sharesStem(a, b string) bool {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n >= 5 || n >= 4 && (n == len(a) || n == len(b))
+}
+
+// centsUnsaid reports an amount the grammar read with cents where the open transcript has the
+// whole amount and no cents: "it's two hundred nineteen dollars, not what I said" is 219, which
+// the number grammar, forced through "not what I said", read 219.05.
+func centsUnsaid(s *asr.Slot, v asr.Value, text string) bool {
+	if s.Kind != asr.KindNumber || v.Number == math.Trunc(v.Number) || strings.Contains(text, "cent") || strings.Contains(text, "point") {
+		return false
+	}
+	ov, ok := s.Parse(text)
+	return ok && ov.Number == math.Trunc(v.Number)
 }

@@ -53,6 +53,9 @@ func TestListItemsAreTheThingsNamed(t *testing.T) {
 		want []string
 	}{
 		{"she needs the finance shared drive and workday reporting", []string{"finance shared drive", "workday reporting"}},
+		// The frame as heard ("the" as "to"), and a "but" left over from the next clause.
+		{"she needs to finance shared drive | workday reporting", []string{"finance shared drive", "workday reporting"}},
+		{"upstairs bathroom floor for sure but | kitchen ceiling", []string{"upstairs bathroom floor", "kitchen ceiling"}},
 		{"both | email and text message", []string{"email", "text message"}},
 		{"both the email and text message", []string{"email", "text message"}},
 		{"only tuesdays or thursdays | i'm afraid", []string{"Tuesday", "Thursday"}},
@@ -109,6 +112,8 @@ func TestFreeValues(t *testing.T) {
 		{email, "it's priya dot v at northwind dot example", "priya.v@northwind.example", true},
 		{email, "it's pre about the yep north without example", nil, false},
 		{name, "it's twin cities rooter", "Twin Cities Rooter", true},
+		// News of something else, said while the name was asked, is no name.
+		{name, "just so you know the thermostat set fifty seven degrees inside", nil, false},
 		{choice, "my whole team has the same problem", "team", true},
 		{choice, "just me", nil, false},
 		{yes, "yes i shut off the main valve right away", "yes", true},
@@ -190,6 +195,9 @@ func TestUnderstandText(t *testing.T) {
 		{"sorry i need to correct something my callback number is actually five oh three five five five oh one seven four", intentCorrection, "callback_phone", "503-555-0174"},
 		{"oh and something came up the copay is forty dollars", intentVolunteer, "copay", 40.0},
 		{"sorry i need to correct something about the thing actually blue", intentUnplaced, "", nil},
+		// A caller who missed the question asks for it again (as heard, barging in).
+		{"sorry to cut in and i didn't hear that over the kid you say it again", intentRepeat, "", nil},
+		{"wait sorry you cut out of bed what was the question", intentRepeat, "", nil},
 	} {
 		ws := words(c.text)
 		lm := asr.Result{Text: c.text, Words: ws}
@@ -387,5 +395,117 @@ func TestCorrectionGoesToTheNamedField(t *testing.T) {
 	}
 	if !misheardName(start, []string{"stargate"}) || misheardName(end, []string{"stargate"}) || misheardName(start, []string{"started"}) {
 		t.Error("misheardName: stargate names the start date only")
+	}
+}
+
+// TestNoCarriesTheRepairedCode: "No, sorry, my employee ID is W X, five eight two one three" to a
+// read-back of WX5AQ13 is a repair with the code said again, read from the open transcript when
+// the code grammar, forced through the carrier, covered too little of it; a reading that lost
+// digits ("cheeky are two nine three one" for CTR20931) or that repeats the read-back is a plain no.
+func TestNoCarriesTheRepairedCode(t *testing.T) {
+	tools := []Tool{{Name: "record_leave", Description: "Record the leave request.", Parameters: json.RawMessage(
+		`{"type":"object","properties":{"employee_id":{"type":"string"},"account_number":{"type":"string"}}}`)}}
+	parsed := []toolInfo{parseTool(tools[0].Name, tools[0].Description, tools[0].Parameters)}
+	m := newModel("Record the request.", parsed)
+	l := &listener{now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
+	for _, c := range []struct {
+		field, readBack, heard string
+		want                   any // nil: a plain no
+	}{
+		{"employee_id", "WX5AQ13", "nope sorry that's not ride my employee it is w x five eight two one three", "WX58213"},
+		// "of" and "to" among digits are the open vocabulary's oh and two.
+		{"account_number", "8H41039257", "nope sorry that's not to ride my account number is eight eight four one of three nine to five seven", "8841039257"},
+		{"employee_id", "CTR2O931", "sorry no that's not good it's cheeky are two nine three one", nil},
+		{"employee_id", "GTRQO931", "sorry no that's not good it's cheeky are two nine three one", nil},
+		// Letters the grammar made of the carrier are no part of the code.
+		{"account_number", "RMSHPRJL413", "nope sorry that's not ride my customer account number is h p r g zero four one three", "HPRG0413"},
+		{"employee_id", "WX58213", "no sorry it's w x five eight two one three", nil},
+		{"employee_id", "WX58213", "no that's not right", nil},
+	} {
+		f := m.fieldByName[c.field]
+		was := fieldValue{field: f, value: c.readBack}
+		exp := expectation{kind: expectConfirm, field: f, last: f, value: &was, filled: []*field{f}, open: m.allFields()}
+		slot := f.slot(func(string) bool { return true })
+		// The grammar's own reading of the turn, rejected as covering too little of it.
+		ans := asr.Answer{Result: asr.Result{Text: "w x five", Words: words("w x five")}}
+		ans.Value, ans.OK = slot.Parse("w x five")
+		h := l.understand(t.Context(), m, exp, Utterance{Open: asr.Result{Text: c.heard, Words: words(c.heard)},
+			Readings: []Reading{{Slot: *slot, Answer: ans}}, Spoken: true})
+		switch {
+		case c.want == nil && (h.intent != intentNo || len(h.values) != 0):
+			t.Errorf("%q after %s: intent %d values %+v, want a plain no (%s)", c.heard, c.readBack, h.intent, h.values, h.why)
+		case c.want != nil && (h.intent != intentCorrection || len(h.values) != 1 || h.values[0].value != c.want || !h.values[0].unsure):
+			t.Errorf("%q after %s: intent %d values %+v, want a repair to %v read back (%s)", c.heard, c.readBack, h.intent, h.values, c.want, h.why)
+		}
+	}
+}
+
+// TestCarrierReadAsLetters: a code the grammar read with letters made of the words before it
+// ("nope sorry my employee id is …" as R8YMAAGS…) is the code the open vocabulary heard after those
+// words; a code's own leading letters, which the open vocabulary dropped, stay.
+func TestCarrierReadAsLetters(t *testing.T) {
+	tools := []Tool{{Name: "record_leave", Description: "Record the leave request.", Parameters: json.RawMessage(
+		`{"type":"object","properties":{"employee_id":{"type":"string"}}}`)}}
+	m := newModel("Record the request.", []toolInfo{parseTool(tools[0].Name, tools[0].Description, tools[0].Parameters)})
+	l := &listener{now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
+	f := m.fieldByName["employee_id"]
+	slot := f.slot(func(string) bool { return true })
+	for _, c := range []struct{ heard, grammar, want string }{
+		{"nope sorry my employee id is w x five eight two one three", "r eight y m a a g s w x five eight two one three", "WX58213"},
+		{"pa two zero four four seven one eight", "p a two zero four four seven one eight", "PA2044718"},
+	} {
+		ans := asr.Answer{Result: asr.Result{Text: c.grammar, Words: words(c.grammar)}}
+		ans.Value, ans.OK = slot.Parse(c.grammar)
+		h := l.understand(t.Context(), m, expectation{kind: expectField, field: f, open: m.allFields()},
+			Utterance{Open: asr.Result{Text: c.heard, Words: words(c.heard)}, Readings: []Reading{{Slot: *slot, Answer: ans}}, Spoken: true})
+		if len(h.values) != 1 || h.values[0].value != c.want {
+			t.Errorf("heard %q, grammar %q: %+v (%s), want %s", c.heard, c.grammar, h.values, h.why, c.want)
+		}
+	}
+}
+
+// TestChoiceByASharedWord: an answer in the caller's own words names the one choice it shares a
+// word with ("the plumber said the supply line … burst" is plumbing_leak), and none when it shares
+// words with two or with none.
+func TestChoiceByASharedWord(t *testing.T) {
+	causes := []string{"plumbing_leak", "appliance_failure", "frozen_pipe", "storm", "sewer_backup"}
+	for text, want := range map[string]string{
+		"i'm the plumber said the supply line under the upstairs toilet hours it's his prey to tolls and it just gave that": "plumbing_leak",
+		"the pipes froze over the weekend":                 "frozen_pipe",
+		"the storm took out a pipe":                        "",
+		"so the the supply line under the upstairs toilet": "",
+	} {
+		got, _ := partialChoice(strings.Fields(text), causes)
+		if got != want {
+			t.Errorf("%q: %q, want %q", text, got, want)
+		}
+	}
+	m, l := bankModel()
+	f := &field{Name: "loss_cause", Kind: kindChoice, Enum: causes, Subject: "loss cause"}
+	m.fields = append(m.fields, f)
+	text := "the plumber said the supply line burst"
+	h := l.understand(t.Context(), m, expectation{kind: expectField, field: f, open: []*field{f}}, Utterance{Open: asr.Result{Text: text, Words: words(text)}, Spoken: true})
+	if len(h.values) != 1 || h.values[0].value != "plumbing_leak" || !h.values[0].unsure {
+		t.Errorf("%q to the loss cause: %+v (%s), want plumbing_leak read back", text, h.values, h.why)
+	}
+}
+
+// TestCentsUnsaid: cents the number grammar made of words after the amount ("two hundred nineteen
+// dollars, not what I said" read 219.05) are not the caller's; cents said are.
+func TestCentsUnsaid(t *testing.T) {
+	s := &asr.Slot{Kind: asr.KindNumber}
+	for _, c := range []struct {
+		grammar float64
+		text    string
+		want    bool
+	}{
+		{219.05, "two hundred nineteen dollars not what i said", true},
+		{219.05, "two hundred nineteen dollars and five cents", false},
+		{219, "two hundred nineteen dollars not what i said", false},
+		{219.5, "two hundred nineteen point five", false},
+	} {
+		if got := centsUnsaid(s, asr.Value{Kind: asr.KindNumber, Number: c.grammar}, c.text); got != c.want {
+			t.Errorf("%v from %q: cents unsaid %v, want %v", c.grammar, c.text, got, c.want)
+		}
 	}
 }
