@@ -756,7 +756,7 @@ func (p *policy) sameAs(f *field, sentences []string) (fieldValue, bool) {
 				}
 				for _, tok := range plainWords(fmtValue(v.value)) {
 					if c, ok := choiceAbbreviated(f.Enum, tok); ok {
-						return fieldValue{field: f, value: c, spoken: strings.ReplaceAll(c, "_", " ")}, true
+						return fieldValue{field: f, value: c, spoken: strings.Join(nameWords(c), " ")}, true
 					}
 				}
 			}

@@ -725,8 +725,6 @@ func lookupNumber(v any) (float64, bool) {
 	return 0, false
 }
 
-// searchesNew reports a lookup whose arguments describe something asked for (new_travel_date,
-// requested_date): its results are the new thing, not the record on file.
 // recordNames reports whether a record's column k names what name field f holds: "guest" on a
 // reservation is guest_name, "carrier" on a coverage record is insurance_carrier. A real agent
 // takes the name on file rather than asking a caller to spell it; a column plainly called "name"
@@ -756,6 +754,8 @@ func eventDate(f *field, k string) bool {
 // onFileWords lead the name of a field that holds what a record on file says.
 var onFileWords = map[string]bool{"original": true, "current": true, "old": true, "existing": true, "previous": true, "booked": true}
 
+// searchesNew reports a lookup whose arguments describe something asked for (new_travel_date,
+// requested_date): its results are the new thing, not the record on file.
 func searchesNew(t *toolInfo) bool {
 	for _, a := range t.Params {
 		for _, w := range nameWords(a.Name) {

@@ -84,7 +84,7 @@ func (l *listener) onRecord(exp expectation, h heard, u Utterance) heard {
 	}
 	v := fieldValue{field: f, value: code, spoken: code, unsure: true}
 	h.values, h.intent = []fieldValue{v}, intentAnswer
-	h.why = strings.TrimPrefix(h.why+"; "+code+" on record", "; ")
+	h.why = withNote(h.why, code+" on record")
 	return h
 }
 

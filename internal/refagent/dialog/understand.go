@@ -225,7 +225,7 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 			if c, ok := partialChoice(words, f.Enum); ok {
 				// "The plumber said the supply line under the upstairs toilet burst": of the
 				// choices, only plumbing leak shares a word with the answer. Read back, as a guess.
-				h.values, h.intent = []fieldValue{{field: f, value: c, spoken: strings.ReplaceAll(c, "_", " "), unsure: true}}, intentAnswer
+				h.values, h.intent = []fieldValue{{field: f, value: c, spoken: strings.Join(nameWords(c), " "), unsure: true}}, intentAnswer
 				h.why = "choice by a word it shares with the answer"
 				return h
 			}
@@ -388,7 +388,7 @@ func (l *listener) confirmation(exp expectation, text string, cands []candidate,
 			// code again, which the open vocabulary heard whole though the code grammar, forced
 			// through the carrier, did not; it is read back in turn, as any repair is.
 			h.values, h.intent = []fieldValue{v}, intentCorrection
-			h.why = strings.TrimPrefix(h.why+"; code from the open transcript of the no", "; ")
+			h.why = withNote(h.why, "code from the open transcript of the no")
 		}
 		return *h, true
 	case said && len(cands) == 0:
@@ -411,11 +411,7 @@ func (l *listener) repairedCode(f *field, was *fieldValue, text string) (fieldVa
 	if s == nil {
 		return fieldValue{}, false
 	}
-	av, ok := s.Parse(text)
-	if !ok {
-		return fieldValue{}, false
-	}
-	v, ok := l.fieldValue(f, av)
+	v, ok := l.openCode(f, s, text)
 	if !ok {
 		return fieldValue{}, false
 	}
@@ -1731,11 +1727,7 @@ func zeroForOr(r asr.Result) asr.Result {
 // two one three" is WX58213, which the grammar, forced through the carrier, read R8YMAAGSWX58213.
 // The grammar's reading stays the first alternative.
 func carrierAsLetters(l *listener, f *field, s *asr.Slot, v fieldValue, text string) fieldValue {
-	ov, ok := s.Parse(text)
-	if !ok {
-		return v
-	}
-	av, ok := l.fieldValue(f, ov)
+	av, ok := l.openCode(f, s, text)
 	got, open := fmt.Sprint(v.value), fmt.Sprint(av.value)
 	// Four symbols or more before it are carrier words; fewer are the code's own letters, which the
 	// open vocabulary drops ("pa two zero …" for PA2044718).
@@ -1746,6 +1738,18 @@ func carrierAsLetters(l *listener, f *field, s *asr.Slot, v fieldValue, text str
 	av.alts = append([]fieldValue{{field: v.field, value: v.value, spoken: v.spoken}}, v.alts...)
 	return av
 }
+
+// openCode is the field's value as the slot reads it from the open transcript.
+func (l *listener) openCode(f *field, s *asr.Slot, text string) (fieldValue, bool) {
+	ov, ok := s.Parse(text)
+	if !ok {
+		return fieldValue{}, false
+	}
+	return l.fieldValue(f, ov)
+}
+
+// withNote adds a note to what a turn's understanding says of itself.
+func withNote(why, note string) string { return strings.TrimPrefix(why+"; "+note, "; ") }
 
 // partialChoice is the one choice that shares a word with the answer, by its stem ("plumber" and
 // "plumbing leak"), when no other choice does.
