@@ -41,6 +41,7 @@ type fieldState struct {
 	unknown   bool // the caller does not know it
 	repairs   int  // times the caller said a read-back of it was wrong
 	confirmed bool // the caller agreed to a read-back of its value
+	resumed   bool // its read-back was put again after the caller broke into it
 }
 
 // maxRepairs bounds the read-back and repair loop of one field: asked again, then spelled.
@@ -161,11 +162,13 @@ func (p *policy) heard(h heard) {
 		case intentCorrection, intentAnswer:
 			if len(h.values) == 1 && h.values[0].field == exp.field {
 				st.repairs++
-			} else if exp.value != nil && !slices.ContainsFunc(h.values, func(v fieldValue) bool { return v.field == exp.field }) {
+			} else if exp.value != nil && !st.resumed && !slices.ContainsFunc(h.values, func(v fieldValue) bool { return v.field == exp.field }) {
 				// "Actually, I need to change the start date …" in reply to "That's Based. Is that
 				// right?": the read-back is still unanswered, and is put again once the change is in.
+				// Once: a caller who breaks in again (or whose repair of it lands elsewhere, turn
+				// after turn) is not asked round and round.
 				c := *exp.value
-				p.resume = &c
+				p.resume, st.resumed = &c, true
 			}
 		case intentVolunteer, intentAcknowledge, intentOther, intentNone:
 			// The caller went on without objecting: the read-back stands.

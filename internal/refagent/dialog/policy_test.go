@@ -300,43 +300,60 @@ func TestKnowledgeAmounts(t *testing.T) {
 // TestReadBackResumesAfterNews: a caller who breaks into "That's Based. Is that right?" with a
 // change of another field ("Actually, I need to change the start date …") has not answered the
 // read-back: once the change is recorded, the name is read back again before the request is
-// marked ready, and a yes then settles it.
+// marked ready, and a yes then settles it. It is put again once: a caller who breaks in again is
+// not asked round and round (the synthetic caller, whose policy-number repair landed in the phone
+// turn after turn, was, until the call's time ran out).
 func TestReadBackResumesAfterNews(t *testing.T) {
 	tools := []Tool{
 		{Name: "record_leave", Description: "Record fields of the leave request.", Parameters: json.RawMessage(
 			`{"type":"object","properties":{"leave_start":{"type":"string","description":"YYYY-MM-DD"},"manager_name":{"type":"string"}}}`)},
 		{Name: "mark_ready", Description: "Mark the request ready for review.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
 	}
-	d := New(Config{Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }})
-	d.Configure("You are the HR leave line. Record the request and mark it ready.", tools)
-	p := d.p
-	p.opened = true
-	start, manager := d.m.fieldByName["leave_start"], d.m.fieldByName["manager_name"]
-	p.values[start.Name] = fieldValue{field: start, value: "2027-01-11", spoken: "January eleventh"}
-	heardName := fieldValue{field: manager, value: "Based", spoken: "Based"}
-	p.values[manager.Name] = heardName
-	p.exp = expectation{kind: expectConfirm, field: manager, value: &heardName}
-
-	p.heard(heard{intent: intentCorrection, spoken: true, values: []fieldValue{{field: start, value: "2027-01-18", spoken: "January eighteenth"}}})
-	var said string
-	for range 6 {
-		act := p.next()
-		if len(act.calls) == 0 {
-			said = act.say
-			break
-		}
-		for _, c := range act.calls {
-			if c.name == "mark_ready" {
-				t.Fatalf("marked ready with the name's read-back unanswered")
-			}
-			p.toolResult(c.name, `{"ok":true}`)
-		}
+	start := func() (*policy, *field, *field) {
+		d := New(Config{Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }})
+		d.Configure("You are the HR leave line. Record the request and mark it ready.", tools)
+		p := d.p
+		p.opened = true
+		start, manager := d.m.fieldByName["leave_start"], d.m.fieldByName["manager_name"]
+		p.values[start.Name] = fieldValue{field: start, value: "2027-01-11", spoken: "January eleventh"}
+		heardName := fieldValue{field: manager, value: "Based", spoken: "Based"}
+		p.values[manager.Name] = heardName
+		p.exp = expectation{kind: expectConfirm, field: manager, value: &heardName}
+		return p, start, manager
 	}
+	// breakIn says a change of the start date and returns what the agent says next; first, the
+	// request must not be marked ready on the way.
+	breakIn := func(p *policy, start *field, date string, first bool) string {
+		p.heard(heard{intent: intentCorrection, spoken: true, values: []fieldValue{{field: start, value: date, spoken: date}}})
+		for range 6 {
+			act := p.next()
+			if len(act.calls) == 0 {
+				return act.say
+			}
+			for _, c := range act.calls {
+				if c.name == "mark_ready" && first {
+					t.Fatalf("marked ready with the name's read-back unanswered")
+				}
+				p.toolResult(c.name, `{"ok":true}`)
+			}
+		}
+		t.Fatal("the agent kept calling tools")
+		return ""
+	}
+
+	p, startDate, manager := start()
+	said := breakIn(p, startDate, "2027-01-18", true)
 	if !strings.Contains(said, "That's Based") && !strings.Contains(said, "that's Based") || p.exp.kind != expectConfirm || p.exp.field != manager {
 		t.Fatalf("after the change the agent said %q (expecting %v), want the name read back again", said, p.exp.kind)
 	}
 	p.heard(heard{intent: intentYes, spoken: true})
 	if !p.state(manager.Name).confirmed {
 		t.Errorf("the yes to the resumed read-back did not confirm the name")
+	}
+
+	p, startDate, manager = start()
+	breakIn(p, startDate, "2027-01-18", true)
+	if said := breakIn(p, startDate, "2027-01-25", false); p.exp.kind == expectConfirm && p.exp.field == manager {
+		t.Errorf("the name's read-back was put a third time: %q", said)
 	}
 }
