@@ -295,7 +295,9 @@ func runImpairedCall(t *testing.T, mode string) impairedResult {
 		t.Fatalf("media.stats counts %d lost; %d of %d packets never arrived (%d missing at the edges)", lost, never, len(pkts), edge)
 	}
 	end := audio.SamplesToDuration(int64(s0+len(pkts)*480), audio.RecordRate)
-	wantConcealed := time.Duration(len(missing))*20*time.Millisecond + max(0, mediaTime-end)
+	// Concealment runs from the stream's anchor: the packets lost before the first that arrived lie
+	// before it, and the receiver never knew of them.
+	wantConcealed := time.Duration(len(missing)-first)*20*time.Millisecond + max(0, mediaTime-end)
 	if got := time.Duration(meta("caller_concealed_ms")) * time.Millisecond; got != wantConcealed.Truncate(time.Millisecond) {
 		t.Fatalf("media.stats concealed %v; the recording's silent packets and tail make %v", got, wantConcealed)
 	}
