@@ -102,7 +102,7 @@ var (
 	unknownMarkers    = []string{"don't have", "do not have", "don't know", "do not know", "not sure", "no idea", "can't remember", "don't remember"}
 	correctionMarkers = []string{"correction", "to correct", "correct something", "correct that", "actually", "mistake", "wrong", "misread",
 		"misspoke", "i meant", "oh wait", "wait sorry", "just checked", "double checked", "scratch that", "not what i said", "change",
-		"flipped", "changes too", "changed"}
+		"flipped", "changes too", "changed", "need to fix", "let me fix", "have to fix", "fix that"}
 	// selfRepairs mark an answer the caller repaired as they gave it.
 	selfRepairs      = []string{"i mean", "sorry", "rather", "no wait"}
 	volunteerMarkers = []string{"came up", "by the way", "also", "oh and", "just got", "texted", "forgot to mention", "one more thing", "quick thing",
@@ -1042,6 +1042,9 @@ func (l *listener) valueAfterPreamble(ctx context.Context, f *field, u Utterance
 	cut := cuts[len(cuts)-1]
 	rest := lm.Words[cut+1:]
 	restText := joinWords(rest)
+	if v, ok := l.countNamedByField(f, lm.Words); ok {
+		return v, true
+	}
 	if slot := f.slot(l.known); slot != nil {
 		// The value follows the last preamble word, unless the caller went on after it ("it's
 		// September thirtieth now, they extended her"): then the last cut with a value of the
@@ -1082,6 +1085,42 @@ func (l *listener) valueAfterPreamble(ctx context.Context, f *field, u Utterance
 		}
 	}
 	return l.freeValue(f, rest, restText, Utterance{})
+}
+
+// countNouns are what a count is of, said between the number and the field it is ("thirty-eight
+// cases received").
+var countNouns = map[string]bool{"cases": true, "case": true, "units": true, "items": true, "boxes": true, "pieces": true,
+	"packs": true, "pallets": true, "cartons": true, "bags": true}
+
+// countNamedByField reads a number field's value where the caller named it by the count and the
+// field together: "it's thirty-eight cases received, my receiving clerk just found the other two"
+// is 38 received, though the number said last is two.
+func (l *listener) countNamedByField(f *field, ws []asr.Word) (fieldValue, bool) {
+	if f.Kind != kindNumber {
+		return fieldValue{}, false
+	}
+	slot := f.slot(l.known)
+	if slot == nil {
+		return fieldValue{}, false
+	}
+	for i := 2; i < len(ws); i++ {
+		if !containsKeyword(f, ws[i].Text) || !countNouns[ws[i-1].Text] {
+			continue
+		}
+		k := i - 1
+		for k > 0 && (canon.IsNumberWord(ws[k-1].Text) || canon.IsDigits(ws[k-1].Text)) {
+			k--
+		}
+		if k == i-1 {
+			continue
+		}
+		if v, ok := slot.Parse(joinWords(ws[k : i-1])); ok {
+			if fv, ok := l.fieldValue(f, v); ok {
+				return fv, true
+			}
+		}
+	}
+	return fieldValue{}, false
 }
 
 func containsKeyword(f *field, w string) bool {

@@ -509,3 +509,29 @@ func TestCentsUnsaid(t *testing.T) {
 		}
 	}
 }
+
+// TestFixIsACorrection: "Wait, I need to fix the count. It's thirty-eight cases received", said
+// while the item description was asked, corrects the count; it is not the item's description.
+func TestFixIsACorrection(t *testing.T) {
+	tools := []toolInfo{parseTool("record_dispute", "Record the invoice dispute.", json.RawMessage(
+		`{"type":"object","properties":{"item_description":{"type":"string"},"units_billed":{"type":"integer"},"units_received":{"type":"integer"}}}`))}
+	m := newModel("Record the dispute.", tools)
+	l := &listener{now: func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) }}
+	item, received := m.fieldByName["item_description"], m.fieldByName["units_received"]
+	slot := *received.slot(func(string) bool { return true })
+	slot.Subject, slot.Single = "", true
+	for _, heard := range []string{
+		"wait i need to fix the town it's thirty eight cases received my receiving clerk just found the other two",
+		"hold on let me fix that it's thirty eight cases received",
+	} {
+		grammar := "it's thirty eight cases"
+		ans := asr.Answer{Result: asr.Result{Text: grammar, Words: words(grammar)}}
+		ans.Value, ans.OK = slot.Parse(grammar)
+		exp := expectation{kind: expectField, field: item, open: []*field{item, m.fieldByName["units_billed"], received}}
+		h := l.understand(t.Context(), m, exp, Utterance{Open: asr.Result{Text: heard, Words: words(heard)},
+			Readings: []Reading{{Slot: slot, Answer: ans}}, Spoken: true})
+		if len(h.values) != 1 || h.values[0].field != received || h.values[0].value != 38.0 {
+			t.Errorf("%q: %v (intent %d, %s), want units_received=38", heard, h.values, h.intent, h.why)
+		}
+	}
+}
