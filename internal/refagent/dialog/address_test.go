@@ -21,6 +21,9 @@ func TestAddressTextStart(t *testing.T) {
 		"eight eighty marquette avenue apartment fourteen and seven":                   "880 Marquette Ave Unit 1407",
 		"one hundred and five main street":                                             "105 Main St",
 		"twelve elm street go to the back door":                                        "12 Elm St GO TO Back Door",
+		// A street name spelled after it is written as spelled, and once.
+		"uh forty four seventeen chowen c h o w e n avenue south unit two in minneapolis five five four one oh": "4417 Chowen Ave S Unit 2 Minneapolis MN 55410",
+		"forty four seventeen chow in c h o w e n avenue south unit two":                                        "4417 Chowen Ave S Unit 2",
 	} {
 		ws := words(said)
 		if got := addressText(ws); got != want {

@@ -630,6 +630,16 @@ func addressText(ws []asr.Word) string {
 			i += 2
 			continue
 		}
+		// "Chowen, C H O W E N, Avenue South": a spelling of the word before it is that word,
+		// written as spelled (the recognizer hears letters better than a surname).
+		if j := letterRunEnd(said, i); j-i >= 3 && len(kept) > 0 && !canon.IsNumberWord(kept[len(kept)-1]) {
+			spelled, prev := strings.Join(said[i:j], ""), kept[len(kept)-1]
+			if spelled != prev && classEdits(spelled, prev) <= len(spelled)/2 {
+				kept[len(kept)-1] = spelled
+			}
+			i = j - 1
+			continue
+		}
 		if addressStops[w] && i > start {
 			break
 		}
@@ -653,6 +663,16 @@ func addressText(ws []asr.Word) string {
 		}
 	}
 	return strings.Join(a, " ")
+}
+
+// letterRunEnd is the end of the run of single letters starting at i (i itself when there is
+// none).
+func letterRunEnd(words []string, i int) int {
+	j := i
+	for j < len(words) && isLetter(words[j]) {
+		j++
+	}
+	return j
 }
 
 // splitUnitZIP separates a unit's number from a ZIP code said right after it ("unit nine, nine one
