@@ -1346,6 +1346,12 @@ func splitItems(ws []asr.Word) []string {
 		for len(cur) > 0 && (cur[len(cur)-1].Text == "too" || cur[len(cur)-1].Text == "to" || listSeparators[cur[len(cur)-1].Text]) {
 			cur = cur[:len(cur)-1]
 		}
+		if spelled, ok := spellsLast(cur, items); ok {
+			// "Meera, M E E R A, and Kavi": the letters spell the item before them.
+			items[len(items)-1] = spelled
+			cur = nil
+			return
+		}
 		if len(cur) > 0 {
 			items = append(items, phrase(cur))
 		}
@@ -1366,6 +1372,26 @@ func splitItems(ws []asr.Word) []string {
 	}
 	flush()
 	return items
+}
+
+// spellsLast reports a run of three or more spelled letters that spells the last item (letters a
+// recognizer confuses aside, see classEdits), and the item written as spelled.
+func spellsLast(run []asr.Word, items []string) (string, bool) {
+	if len(run) < 3 || len(items) == 0 {
+		return "", false
+	}
+	var b strings.Builder
+	for _, w := range run {
+		if !isLetter(w.Text) {
+			return "", false
+		}
+		b.WriteString(w.Text)
+	}
+	spelled, last := b.String(), strings.ToLower(items[len(items)-1])
+	if strings.Contains(last, " ") || classEdits(spelled, last) > len(spelled)/2 {
+		return "", false
+	}
+	return titleWord(spelled), true
 }
 
 // digitCount is how many digits s holds.
@@ -1462,6 +1488,10 @@ func listItem(it string) (string, bool) {
 	if len(ws) == 0 || carrier {
 		return "", false
 	}
+	// "Two kids. Meera and Kavi": how many there are is not one of them.
+	if len(ws) == 2 && canon.IsNumberWord(strings.ToLower(ws[0])) && countedNouns[strings.ToLower(ws[1])] {
+		return "", false
+	}
 	if len(ws) == 1 {
 		w := strings.ToLower(ws[0])
 		for _, d := range weekdays {
@@ -1472,6 +1502,10 @@ func listItem(it string) (string, bool) {
 	}
 	return strings.Join(ws, " "), true
 }
+
+// countedNouns are what a caller counts the items of a list as ("two kids", "three systems").
+var countedNouns = map[string]bool{"kids": true, "children": true, "people": true, "things": true, "items": true,
+	"systems": true, "apps": true, "ones": true, "dependents": true, "daughters": true, "sons": true, "boys": true, "girls": true}
 
 // restated cleans a list the caller may have said twice ("mostly Go and Python and SQL, I did
 // some Java way back, but mostly Go and Python and SQL"): hedges dropped, and when two or more

@@ -64,6 +64,9 @@ func TestListItemsAreTheThingsNamed(t *testing.T) {
 		// A thing whose name holds a carrier word stays whole.
 		{"the shared drive they use and outlook", []string{"shared drive they use", "outlook"}},
 		{"sunday school and the monday meeting", []string{"sunday school", "monday meeting"}},
+		// How many there are is no item; a spelling is the item it spells, written as spelled.
+		{"two kids | meera | m e e r a and kavi | k a v i", []string{"Meera", "Kavi"}},
+		{"two kids | mira | m e e r a and kavi", []string{"Meera", "kavi"}},
 	} {
 		v, ok := l.freeValue(list, words(c.text), c.text, Utterance{})
 		got, _ := v.value.([]string)
