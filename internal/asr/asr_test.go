@@ -603,3 +603,24 @@ func TestCountWithItsUnit(t *testing.T) {
 		}
 	}
 }
+
+// TestSubjectSaidTheCallersWay: "our account is …" and "my customer account number is …" before a
+// code are the carrier, not letters of the code: the code grammar read them as R M S, N R A Z and
+// the like before it, in every caller voice.
+func TestSubjectSaidTheCallersWay(t *testing.T) {
+	needFlite(t)
+	r := mustRecognizer(t)
+	slot := Slot{Kind: KindIdentifier, Subject: "customer account", Single: true}
+	for _, voice := range callerVoices {
+		for _, said := range []string{"Our account is H P R G, oh four one three.", "My customer account number is H P R G, zero four one three."} {
+			ans, err := r.RecognizeSlot(context.Background(), flite24k(t, voice, said), 24000, slot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// HPRG0413, or a letter or digit misheard: not the carrier made into letters.
+			if !ans.OK || len(ans.Value.Text) > 9 {
+				t.Errorf("%s: %q read as %q (%s)", voice, said, ans.Value.Text, ans.Text)
+			}
+		}
+	}
+}

@@ -263,6 +263,14 @@ func (s Slot) Grammar() *Grammar {
 	}
 	if subj := strings.TrimSpace(strings.ToLower(s.Subject)); subj != "" {
 		pre += " | my " + subj + " is | the " + subj + " is | " + subj + " is"
+		// Callers name the subject their own way: "our account is …" for the customer account,
+		// "my customer account number is …". Without these, "our account is" was forced into
+		// letters before the code (R M S H P R G …).
+		pre += " | our " + subj + " is | my " + subj + " number is | the " + subj + " number is"
+		if ws := strings.Fields(subj); len(ws) > 1 {
+			last := ws[len(ws)-1]
+			pre += " | my " + last + " is | our " + last + " is | the " + last + " is"
+		}
 	}
 	rules["pre"] = pre
 	rules["post"] = post
