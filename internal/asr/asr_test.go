@@ -624,3 +624,26 @@ func TestSubjectSaidTheCallersWay(t *testing.T) {
 		}
 	}
 }
+
+// TestAndThenIsNoLetter: "… K Q two zero, and then four" ends in the digit four; the code grammar
+// forced "and" into the letter N or M before it in every caller voice.
+func TestAndThenIsNoLetter(t *testing.T) {
+	needFlite(t)
+	r := mustRecognizer(t)
+	slot := Slot{Kind: KindIdentifier, Subject: "tracking number", Single: true}
+	const said = "S L P, seven seven eight one, then K Q two zero, and then four."
+	forced := 0
+	for _, voice := range callerVoices {
+		ans, err := r.RecognizeSlot(context.Background(), flite24k(t, voice, said), 24000, slot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := ans.Value.Text; strings.HasSuffix(v, "N4") || strings.HasSuffix(v, "M4") {
+			forced++
+			t.Logf("%s: %q read as %q (%s)", voice, said, v, ans.Text)
+		}
+	}
+	if forced > 1 {
+		t.Errorf("\"and then\" read as a letter in %d of %d voices", forced, len(callerVoices))
+	}
+}

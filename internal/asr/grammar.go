@@ -209,7 +209,7 @@ func (s Slot) Grammar() *Grammar {
 		rules["l1"] = letterWords
 		rules["asin"] = natoWords + " | " + asInWords
 		rules["sym"] = weighted(digitWords, 20) + " | " + weighted(letterWords, 1) + " | " + weighted(natoWords, 1) +
-			" | double <d1> | <l1> as in <asin> | dash | then | <pair>"
+			" | double <d1> | <l1> as in <asin> | dash | then | and then | <pair>"
 		body = "<sym>+"
 	case KindNumber:
 		addNumberRules(rules)
