@@ -647,3 +647,32 @@ func TestAndThenIsNoLetter(t *testing.T) {
 		t.Errorf("\"and then\" read as a letter in %d of %d voices", forced, len(callerVoices))
 	}
 }
+
+// TestRepairCarrier: a caller repairing a code read back to them says more than the code ("Um,
+// actually, that's wrong. I said …", "Sorry, no, my policy number is …, not that"); the code
+// grammar takes those words as the carrier, so what it reads is about as long as the code. It
+// made them into letters and digits before (AXI7CTR20931A for CTR20931).
+func TestRepairCarrier(t *testing.T) {
+	needFlite(t)
+	r := mustRecognizer(t)
+	for _, c := range []struct{ said, code string }{
+		{"Um, actually, that's wrong. I said C T R, two oh nine three one.", "CTR20931"},
+		{"Sorry, no, my policy number is H O three, seven seven three one, oh five eight six, not that.", "HO377310586"},
+	} {
+		slot := Slot{Kind: KindIdentifier, Subject: "policy number", Single: true}
+		off := 0
+		for _, voice := range callerVoices {
+			ans, err := r.RecognizeSlot(context.Background(), flite24k(t, voice, c.said), 24000, slot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := len(ans.Value.Text) - len(c.code); !ans.OK || d > 1 || d < -1 {
+				off++
+				t.Logf("%s: %q read as %q (%s)", voice, c.said, ans.Value.Text, ans.Text)
+			}
+		}
+		if off > 1 {
+			t.Errorf("%q: the reading is not the code's length in %d of %d voices", c.said, off, len(callerVoices))
+		}
+	}
+}

@@ -256,6 +256,11 @@ func (s Slot) Grammar() *Grammar {
 	}
 	pre := "it's | it is | sure | okay | yes | um | uh | that's | that is | that would be"
 	post := "thanks | thank you | please"
+	// How callers repair a value read back to them: "No, sorry, that's not right. My policy number
+	// is …", "Um, actually, that's wrong. It should be …", "… not that". Without these the code
+	// grammar made the repair's words into letters and digits.
+	pre += " | no | sorry | actually | that's not right | that's wrong | that's not it | it should be | i said | what i said was"
+	post += " | not that"
 	if s.Kind == KindPhone || s.Kind == KindDigits {
 		// How callers give a number.
 		pre += " | you can reach me at | best number is | my number is | call me at | the number is | my cell is | it's the"
@@ -276,7 +281,7 @@ func (s Slot) Grammar() *Grammar {
 	rules["post"] = post
 	var b strings.Builder
 	name := sanitize(string(s.Kind))
-	fmt.Fprintf(&b, "#JSGF V1.0;\ngrammar %s;\npublic <utt> = [<pre>] %s [<post>];\n", name, body)
+	fmt.Fprintf(&b, "#JSGF V1.0;\ngrammar %s;\npublic <utt> = <pre>* %s [<post>];\n", name, body)
 	keys := make([]string, 0, len(rules))
 	for k := range rules {
 		keys = append(keys, k)
