@@ -14,6 +14,9 @@ type Grammar struct {
 	Name string
 	// JSGF is the grammar text ("#JSGF V1.0; grammar x; public <utt> = …;").
 	JSGF string
+	// plain is the text without the phrases of a repair (see Slot.Grammar), for Vocabulary; ""
+	// when the grammar has none.
+	plain string
 }
 
 // search is the decoder search name: the grammar's name plus a hash of its text, so that two
@@ -37,14 +40,22 @@ func sanitize(s string) string {
 }
 
 // Vocabulary returns the grammar's words, sorted: a reply with words outside it was forced into
-// the grammar's nearest sentence.
-func (g *Grammar) Vocabulary() []string { return g.words() }
+// the grammar's nearest sentence. The words of a repair's carrier ("that's not right", "I said")
+// are left out: they are common words, and a reply holding them is no likelier the grammar's.
+func (g *Grammar) Vocabulary() []string {
+	if g.plain != "" {
+		return jsgfWords(g.plain)
+	}
+	return g.words()
+}
 
 // words returns the grammar's terminal words (for the dictionary check).
-func (g *Grammar) words() []string {
+func (g *Grammar) words() []string { return jsgfWords(g.JSGF) }
+
+func jsgfWords(jsgf string) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, line := range strings.Split(g.JSGF, ";") {
+	for _, line := range strings.Split(jsgf, ";") {
 		line = strings.TrimSpace(line)
 		eq := strings.Index(line, "=")
 		if eq < 0 {
@@ -259,8 +270,7 @@ func (s Slot) Grammar() *Grammar {
 	// How callers repair a value read back to them: "No, sorry, that's not right. My policy number
 	// is …", "Um, actually, that's wrong. It should be …", "… not that". Without these the code
 	// grammar made the repair's words into letters and digits.
-	pre += " | no | sorry | actually | that's not right | that's wrong | that's not it | it should be | i said | what i said was"
-	post += " | not that"
+	const repairPre, repairPost = " | no | sorry | actually | that's not right | that's wrong | that's not it | it should be | i said | what i said was", " | not that"
 	if s.Kind == KindPhone || s.Kind == KindDigits {
 		// How callers give a number.
 		pre += " | you can reach me at | best number is | my number is | call me at | the number is | my cell is | it's the"
@@ -277,20 +287,23 @@ func (s Slot) Grammar() *Grammar {
 			pre += " | my " + last + " is | our " + last + " is | the " + last + " is"
 		}
 	}
-	rules["pre"] = pre
-	rules["post"] = post
-	var b strings.Builder
 	name := sanitize(string(s.Kind))
-	fmt.Fprintf(&b, "#JSGF V1.0;\ngrammar %s;\npublic <utt> = <pre>* %s [<post>];\n", name, body)
-	keys := make([]string, 0, len(rules))
-	for k := range rules {
-		keys = append(keys, k)
+	render := func(pre, post string) string {
+		rules["pre"] = pre
+		rules["post"] = post
+		var b strings.Builder
+		fmt.Fprintf(&b, "#JSGF V1.0;\ngrammar %s;\npublic <utt> = <pre>* %s [<post>];\n", name, body)
+		keys := make([]string, 0, len(rules))
+		for k := range rules {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, "<%s> = %s;\n", k, rules[k])
+		}
+		return b.String()
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&b, "<%s> = %s;\n", k, rules[k])
-	}
-	return &Grammar{Name: string(s.Kind), JSGF: b.String()}
+	return &Grammar{Name: string(s.Kind), JSGF: render(pre+repairPre, post+repairPost), plain: render(pre, post)}
 }
 
 // spellingWords lists a spelling grammar's extra words as alternatives (letters and carriers are
