@@ -270,7 +270,7 @@ func (s Slot) Grammar() *Grammar {
 	// How callers repair a value read back to them: "No, sorry, that's not right. My policy number
 	// is …", "Um, actually, that's wrong. It should be …", "… not that". Without these the code
 	// grammar made the repair's words into letters and digits.
-	const repairPre, repairPost = " | no | sorry | actually | that's not right | that's wrong | that's not it | it should be | i said | what i said was", " | not that"
+	const repairPre, repairPost = " | no sorry | sorry no | sorry | actually | that's not right | that's wrong | that's not it | it should be | i said | what i said was", " | not that"
 	if s.Kind == KindPhone || s.Kind == KindDigits {
 		// How callers give a number.
 		pre += " | you can reach me at | best number is | my number is | call me at | the number is | my cell is | it's the"
