@@ -350,6 +350,8 @@ func (a *callAgent) speak(r *realtimeserver.Response, text string) (status, reas
 		delta := sentence
 		if i > 0 {
 			delta = " " + sentence
+		} else {
+			pcm = pcm[voiceStart(pcm):]
 		}
 		if r.Transcript(delta) != nil {
 			return agent.StatusFailed, "connection closed"

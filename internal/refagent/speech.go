@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/voicebench/humanaudit/internal/audio"
 	"github.com/voicebench/humanaudit/internal/tts"
 )
 
@@ -17,6 +18,28 @@ const DefaultVoice = "kal"
 // durationStretch speeds Flite's kal voice up a little (1 is its default pace, slower than a
 // service agent's).
 const durationStretch = 0.9
+
+// Flite opens every utterance with silence, about 180 ms for kal (at -60 to -70 dBFS) before its
+// onset ramps up, which a caller would wait through as response latency. A reply's first sentence
+// starts leadPreroll before its first block at leadFloorDBFS or above: that keeps the ramp (a
+// fricative starts there, 5 dB under the media endpointer's voiced threshold) and drops the
+// silence. Later sentences keep theirs: it is the pause between them.
+const (
+	leadFloorDBFS = -50
+	leadBlock     = 240 // 10 ms at 24 kHz
+	leadPreroll   = 720 // 30 ms
+)
+
+// voiceStart is the sample a reply's audio starts at: leadPreroll before the first block of pcm at
+// leadFloorDBFS or above, 0 when pcm starts with sound, len(pcm) when it is all silence.
+func voiceStart(pcm []int16) int {
+	for off := 0; off < len(pcm); off += leadBlock {
+		if audio.RMSDBFS(pcm[off:min(off+leadBlock, len(pcm))]) >= leadFloorDBFS {
+			return max(0, off-leadPreroll)
+		}
+	}
+	return len(pcm)
+}
 
 // newSpeaker returns the agent's voice: Flite at the protocol's 24 kHz, refusing a voice Flite
 // lacks (Flite itself would silently speak with its default).
