@@ -14,9 +14,9 @@ type Grammar struct {
 	Name string
 	// JSGF is the grammar text ("#JSGF V1.0; grammar x; public <utt> = …;").
 	JSGF string
-	// plain is the text without the phrases of a repair (see Slot.Grammar), for Vocabulary; ""
-	// when the grammar has none.
-	plain string
+	// plain renders the text without the phrases of a repair (see Slot.Grammar), for Vocabulary:
+	// only then, since the dialogue builds grammars several times a turn. nil when there are none.
+	plain func() string
 }
 
 // search is the decoder search name: the grammar's name plus a hash of its text, so that two
@@ -43,8 +43,8 @@ func sanitize(s string) string {
 // the grammar's nearest sentence. The words of a repair's carrier ("that's not right", "I said")
 // are left out: they are common words, and a reply holding them is no likelier the grammar's.
 func (g *Grammar) Vocabulary() []string {
-	if g.plain != "" {
-		return jsgfWords(g.plain)
+	if g.plain != nil {
+		return jsgfWords(g.plain())
 	}
 	return g.words()
 }
@@ -288,22 +288,29 @@ func (s Slot) Grammar() *Grammar {
 		}
 	}
 	name := sanitize(string(s.Kind))
+	keys := make([]string, 0, len(rules)+2)
+	for k := range rules {
+		keys = append(keys, k)
+	}
+	keys = append(keys, "pre", "post")
+	sort.Strings(keys)
+	// render reads rules without writing them: plain may run later, on another goroutine.
 	render := func(pre, post string) string {
-		rules["pre"] = pre
-		rules["post"] = post
 		var b strings.Builder
 		fmt.Fprintf(&b, "#JSGF V1.0;\ngrammar %s;\npublic <utt> = <pre>* %s [<post>];\n", name, body)
-		keys := make([]string, 0, len(rules))
-		for k := range rules {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		for _, k := range keys {
-			fmt.Fprintf(&b, "<%s> = %s;\n", k, rules[k])
+			rule := rules[k]
+			switch k {
+			case "pre":
+				rule = pre
+			case "post":
+				rule = post
+			}
+			fmt.Fprintf(&b, "<%s> = %s;\n", k, rule)
 		}
 		return b.String()
 	}
-	return &Grammar{Name: string(s.Kind), JSGF: render(pre+repairPre, post+repairPost), plain: render(pre, post)}
+	return &Grammar{Name: string(s.Kind), JSGF: render(pre+repairPre, post+repairPost), plain: func() string { return render(pre, post) }}
 }
 
 // spellingWords lists a spelling grammar's extra words as alternatives (letters and carriers are

@@ -1087,9 +1087,9 @@ func (l *listener) valueAfterPreamble(ctx context.Context, f *field, u Utterance
 	return l.freeValue(f, rest, restText, Utterance{})
 }
 
-// countNouns are what a count is of, said between the number and the field it is ("thirty-eight
-// cases received").
-var countNouns = map[string]bool{"cases": true, "case": true, "units": true, "items": true, "boxes": true, "pieces": true,
+// quantityUnits are the units a quantity is counted in, said between the number and the field it
+// is ("thirty-eight cases received"). Not listMemberNouns: "two kids" names no field.
+var quantityUnits = map[string]bool{"cases": true, "case": true, "units": true, "items": true, "boxes": true, "pieces": true,
 	"packs": true, "pallets": true, "cartons": true, "bags": true}
 
 // countNamedByField reads a number field's value where the caller named it by the count and the
@@ -1104,7 +1104,7 @@ func (l *listener) countNamedByField(f *field, ws []asr.Word) (fieldValue, bool)
 		return fieldValue{}, false
 	}
 	for i := 2; i < len(ws); i++ {
-		if !containsKeyword(f, ws[i].Text) || !countNouns[ws[i-1].Text] {
+		if !containsKeyword(f, ws[i].Text) || !quantityUnits[ws[i-1].Text] {
 			continue
 		}
 		k := i - 1
@@ -1489,7 +1489,7 @@ func listItem(it string) (string, bool) {
 		return "", false
 	}
 	// "Two kids. Meera and Kavi": how many there are is not one of them.
-	if len(ws) == 2 && canon.IsNumberWord(strings.ToLower(ws[0])) && countedNouns[strings.ToLower(ws[1])] {
+	if len(ws) == 2 && canon.IsNumberWord(strings.ToLower(ws[0])) && listMemberNouns[strings.ToLower(ws[1])] {
 		return "", false
 	}
 	if len(ws) == 1 {
@@ -1503,8 +1503,8 @@ func listItem(it string) (string, bool) {
 	return strings.Join(ws, " "), true
 }
 
-// countedNouns are what a caller counts the items of a list as ("two kids", "three systems").
-var countedNouns = map[string]bool{"kids": true, "children": true, "people": true, "things": true, "items": true,
+// listMemberNouns are what a caller counts the members of a list as ("two kids", "three systems").
+var listMemberNouns = map[string]bool{"kids": true, "children": true, "people": true, "things": true, "items": true,
 	"systems": true, "apps": true, "ones": true, "dependents": true, "daughters": true, "sons": true, "boys": true, "girls": true}
 
 // restated cleans a list the caller may have said twice ("mostly Go and Python and SQL, I did
