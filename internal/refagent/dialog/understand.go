@@ -292,9 +292,25 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 	}
 	if correction && !(exp.kind == expectField && containsPhraseAny(words, exp.field)) &&
 		(exp.kind == expectField || exp.kind == expectAnythingElse || exp.kind == expectConfirm) {
-		// A correction the agent cannot place is not an answer to the question asked.
-		h.intent = intentUnplaced
-		return h
+		switch {
+		case exp.kind == expectConfirm && exp.field != nil:
+			// "Um, actually, that's wrong. It should be …" to a read-back, with no value the agent
+			// could read in it: it refuses the read-back, whose field is asked again. Taken as
+			// unplaced, the agent went on to the next question and the wrong value stood.
+			h.intent = intentNo
+			if v, ok := l.repairedCode(exp.field, exp.value, text); ok {
+				h.values, h.intent = []fieldValue{v}, intentCorrection
+				h.why = withNote(h.why, "code from the open transcript of the refusal")
+			}
+			return h
+		case exp.kind == expectField && len(exp.filled) == 0 && exp.field != nil && exp.field.slot(l.known) == nil:
+			// Nothing has been given yet that it could correct: the marker is a word of an answer
+			// read from the caller's words ("it's a wrong call facilities group" for Okonkwo).
+		default:
+			// A correction the agent cannot place is not an answer to the question asked.
+			h.intent = intentUnplaced
+			return h
+		}
 	}
 	switch exp.kind {
 	case expectField, expectConfirm:
@@ -1150,10 +1166,17 @@ func (l *listener) fieldValue(f *field, v asr.Value) (fieldValue, bool) {
 			return fieldValue{}, false
 		}
 		d := v.Dates[0].Resolve(now)
-		if v.Dates[0].Year == 0 && birthDate(f) {
-			// A birthday said without its year has passed: "October thirty-first" for a newborn.
-			for d.Year > 1 && time.Date(d.Year, time.Month(d.Month), d.Day, 0, 0, 0, 0, time.UTC).After(now) {
-				d.Year--
+		if birthDate(f) {
+			born := func() time.Time { return time.Date(d.Year, time.Month(d.Month), d.Day, 0, 0, 0, 0, time.UTC) }
+			if v.Dates[0].Year == 0 {
+				// A birthday said without its year has passed: "October thirty-first" for a newborn.
+				for d.Year > 1 && born().After(now) {
+					d.Year--
+				}
+			} else if born().After(now) {
+				// No one was born after today: the date grammar forced "January seventeenth.
+				// Nineteen ninety-one" into "january thirty first twenty twenty seven".
+				return fieldValue{}, false
 			}
 		}
 		return fieldValue{field: f, value: d.String(), spoken: spokenDate(d), yearless: v.Dates[0].Year == 0}, true

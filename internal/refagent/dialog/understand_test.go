@@ -538,3 +538,90 @@ func TestFixIsACorrection(t *testing.T) {
 		}
 	}
 }
+
+// disputeModel is a card dispute's form: the member's card and date of birth, the merchant.
+func disputeModel() *model {
+	tools := []toolInfo{
+		parseTool("verify_member", "Verify the member: card last four and date of birth.", json.RawMessage(
+			`{"type":"object","properties":{"card_last4":{"type":"string"},"date_of_birth":{"type":"string","description":"YYYY-MM-DD"}},"required":["card_last4","date_of_birth"]}`)),
+		parseTool("record_dispute", "Record fields of the dispute.", json.RawMessage(
+			`{"type":"object","properties":{"card_last4":{"type":"string"},"date_of_birth":{"type":"string","description":"YYYY-MM-DD"},"customer_name":{"type":"string"},"merchant":{"type":"string"}}}`)),
+	}
+	return newModel("Verify the member before you record the dispute.", tools)
+}
+
+// TestRefusedReadBack: "Um, actually, that's wrong. I said …" to a read-back, in which the agent
+// reads no value, refuses the read-back (its field is asked again). It was a correction the agent
+// could not place, and the call went on with the wrong value (card-dispute-charge, kal16 voice,
+// real-time suite; utility-start-service, slt).
+func TestRefusedReadBack(t *testing.T) {
+	m := disputeModel()
+	l := &listener{now: func() time.Time { return time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC) }}
+	for _, c := range []struct{ field, readBack, heard string }{
+		{"card_last4", "4736", "i'm actually that's wrong i said seven three euros six"},
+		{"customer_name", "Mr Marhng Locker", "and actually that surround it should be easy and aren't allowed clients sire and made our age"},
+		{"merchant", "Sunset Studio the Oboe Players", "i'm actually that's wrong i said sen fick studio the older players"},
+	} {
+		f := m.fieldByName[c.field]
+		was := fieldValue{field: f, value: c.readBack}
+		exp := expectation{kind: expectConfirm, field: f, last: f, value: &was, filled: []*field{f}, open: m.allFields()}
+		u := Utterance{Open: asr.Result{Text: c.heard, Words: words(c.heard)}, Spoken: true}
+		if s := f.slot(func(string) bool { return true }); s != nil {
+			// The code grammar found no reading of the whole turn.
+			u.Readings = []Reading{{Slot: *s}}
+		}
+		if h := l.understand(t.Context(), m, exp, u); h.intent != intentNo || len(h.values) != 0 {
+			t.Errorf("%q after %s: intent %d values %+v, want a refusal of the read-back (%s)", c.heard, c.readBack, h.intent, h.values, h.why)
+		}
+	}
+}
+
+// TestCorrectionNeedsSomethingSaid: before anything is given, a correction marker is a word of
+// the answer, as the open vocabulary heard it ("it's a wrong call facilities group" for Okonkwo
+// Facilities Group), not a correction the agent cannot place.
+func TestCorrectionNeedsSomethingSaid(t *testing.T) {
+	m := disputeModel()
+	l := &listener{now: func() time.Time { return time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC) }}
+	f := m.fieldByName["customer_name"]
+	heard := "it's a wrong call facilities group"
+	exp := expectation{kind: expectField, field: f, open: m.allFields()}
+	h := l.understand(t.Context(), m, exp, Utterance{Open: asr.Result{Text: heard, Words: words(heard)}, Spoken: true})
+	if h.intent != intentAnswer || len(h.values) != 1 || h.values[0].field != f {
+		t.Errorf("%q: intent %d values %+v, want an answer for customer_name (%s)", heard, h.intent, h.values, h.why)
+	}
+	// Once something was given, the same marker may be about it: the agent says it cannot tell.
+	exp.filled = []*field{m.fieldByName["merchant"]}
+	if h := l.understand(t.Context(), m, exp, Utterance{Open: asr.Result{Text: heard, Words: words(heard)}, Spoken: true}); h.intent != intentUnplaced {
+		t.Errorf("%q with the merchant given: intent %d, want unplaced", heard, h.intent)
+	}
+}
+
+// TestNoBirthAfterToday: a date of birth after today is no reading of the caller's words (the date
+// grammar forced "January seventeenth. Nineteen ninety-one" into "january thirty first twenty
+// twenty seven", which went to the verification tool).
+func TestNoBirthAfterToday(t *testing.T) {
+	m := disputeModel()
+	l := &listener{now: func() time.Time { return time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC) }}
+	f := m.fieldByName["date_of_birth"]
+	slot := f.slot(func(string) bool { return true })
+	for _, c := range []struct {
+		grammar string
+		want    string // "" for no value
+	}{
+		{"january thirty first twenty twenty seven thank you", ""},
+		{"january seventeenth nineteen ninety one", "1991-01-17"},
+		{"january seventeenth", "2026-01-17"},
+	} {
+		v, ok := slot.Parse(c.grammar)
+		if !ok {
+			t.Fatalf("%q does not parse as a date", c.grammar)
+		}
+		got, ok := l.fieldValue(f, v)
+		switch {
+		case c.want == "" && ok:
+			t.Errorf("%q: date of birth %v, want none", c.grammar, got.value)
+		case c.want != "" && (!ok || got.value != c.want):
+			t.Errorf("%q: date of birth %v (%v), want %s", c.grammar, got.value, ok, c.want)
+		}
+	}
+}
