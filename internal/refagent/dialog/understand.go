@@ -107,7 +107,8 @@ var (
 	selfRepairs      = []string{"i mean", "sorry", "rather", "no wait"}
 	volunteerMarkers = []string{"came up", "by the way", "also", "oh and", "just got", "texted", "forgot to mention", "one more thing", "quick thing",
 		"just sent", "buzzed"}
-	closeMarkers  = []string{"bye", "goodbye", "that's everything", "that is everything", "that's all", "nothing else", "that's it"}
+	closeMarkers  = []string{"bye", "goodbye", "that's everything", "that is everything", "that's all", "nothing else", "that's it",
+		"have a good day", "have a nice day", "have a great day", "take care"}
 	repeatMarkers = []string{"slow down", "repeat", "say that again", "say it again", "pardon", "come again",
 		"didn't hear", "didn't catch", "what was the question", "you cut out", "you broke up"}
 	// cutMarkers end the preamble of a correction ("… is actually <value>").

@@ -256,7 +256,11 @@ func TestGoodbyeEndsTheTurn(t *testing.T) {
 		"no that's everything thanks for the help by": true,
 		"no that's everything thanks a lot bye":       true,
 		"that's all thank you have a good one":        true,
-		"goodbye":                                     true,
+		// The courtesies after "that's all" outrun closeTail; the farewell itself ends the call
+		// (hr-leave-request: "Sure. Is there anything else I can help you with?", for its "good").
+		"that's all thanks for your help have a good day":               true,
+		"okay perfect thank you so much for all of your help take care": true,
+		"goodbye": true,
 		"hi this is still measures bitch t w i p r g b i g k bye into nuanced i've got a contractor starting and i need to get her access shut up": false,
 		"that's it i also need to update my phone number and my email address please":                                                              false,
 		"my policy number is p a two zero": false,
