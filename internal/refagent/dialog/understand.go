@@ -107,7 +107,7 @@ var (
 	selfRepairs      = []string{"i mean", "sorry", "rather", "no wait"}
 	volunteerMarkers = []string{"came up", "by the way", "also", "oh and", "just got", "texted", "forgot to mention", "one more thing", "quick thing",
 		"just sent", "buzzed"}
-	closeMarkers  = []string{"bye", "goodbye", "that's everything", "that is everything", "that's all", "nothing else", "that's it",
+	closeMarkers = []string{"bye", "goodbye", "that's everything", "that is everything", "that's all", "nothing else", "that's it",
 		"have a good day", "have a nice day", "have a great day", "take care"}
 	repeatMarkers = []string{"slow down", "repeat", "say that again", "say it again", "pardon", "come again",
 		"didn't hear", "didn't catch", "what was the question", "you cut out", "you broke up"}
@@ -272,12 +272,22 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 	// A correction or unsolicited news about another field than the one asked, read after its
 	// preamble.
 	if correction || volunteer {
-		targets := l.targets(m, m.mentioned(words, m.allFields()), exp.last, exp.filled, correction, lm)
+		named := m.mentioned(words, m.allFields())
+		targets := l.targets(m, named, exp.last, exp.filled, correction, lm)
 		for _, target := range targets {
 			if exp.kind == expectField && target == exp.field && !correction {
 				continue
 			}
-			if v, ok := l.valueAfterPreamble(ctx, target, u); ok {
+			v, ok := l.valueAfterPreamble(ctx, target, u)
+			if ok && correction && target != exp.field && exp.values != nil && exp.values[target.Name] != nil &&
+				string(jsonValue(exp.values[target.Name])) == string(jsonValue(v.value)) && !slices.Contains(named, target) {
+				// A correction of a field the caller did not name that changes nothing is none:
+				// "yeah, Twin Cities Rooter, nice guy, actually" to the plumber's name is no yes for
+				// the water shut-off (recorded last) again. One that names its field is told the
+				// value is on record (TestRestatedValueDoesNotReopen).
+				continue
+			}
+			if ok {
 				h.values = append(h.values, v)
 				h.intent = intentVolunteer
 				if correction {
@@ -1848,8 +1858,22 @@ func (l *listener) openCode(f *field, s *asr.Slot, text string) (fieldValue, boo
 // withNote adds a note to what a turn's understanding says of itself.
 func withNote(why, note string) string { return strings.TrimPrefix(why+"; "+note, "; ") }
 
+// choiceCues are words by which callers describe what a choice's word names without saying it:
+// "the supply line under the upstairs toilet burst" is a plumbing leak, "the radiators are cold"
+// a heating issue. A cue shared by two choices' words (a "pipe" that burst or froze) names
+// neither, so none is listed.
+var choiceCues = map[string][]string{
+	"plumbing":   {"plumber", "toilet", "sink", "faucet", "drain", "hose", "supply"},
+	"leak":       {"leaking", "drip", "dripping", "burst"},
+	"heating":    {"heat", "radiator", "radiators", "furnace", "boiler", "thermostat"},
+	"electrical": {"outlet", "outlets", "breaker", "wiring", "sparks", "sparking"},
+	"appliance":  {"dishwasher", "fridge", "refrigerator", "washer", "dryer", "oven", "stove", "heater"},
+	"storm":      {"wind", "hail", "lightning"},
+	"sewer":      {"sewage"},
+}
+
 // partialChoice is the one choice that shares a word with the answer, by its stem ("plumber" and
-// "plumbing leak"), when no other choice does.
+// "plumbing leak") or by a cue (choiceCues), when no other choice does.
 func partialChoice(words []string, enum []string) (string, bool) {
 	var found []string
 	for _, c := range enum {
@@ -1857,7 +1881,10 @@ func partialChoice(words []string, enum []string) (string, bool) {
 			if genericWords[cw] || len(cw) < 4 {
 				continue
 			}
-			if slices.ContainsFunc(words, func(w string) bool { return sharesStem(w, cw) }) {
+			named := func(w string) bool {
+				return sharesStem(w, cw) || slices.ContainsFunc(choiceCues[cw], func(cue string) bool { return sharesStem(w, cue) })
+			}
+			if slices.ContainsFunc(words, named) {
 				found = append(found, c)
 				break
 			}

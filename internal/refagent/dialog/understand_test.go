@@ -478,12 +478,25 @@ func TestChoiceByASharedWord(t *testing.T) {
 	causes := []string{"plumbing_leak", "appliance_failure", "frozen_pipe", "storm", "sewer_backup"}
 	for text, want := range map[string]string{
 		"i'm the plumber said the supply line under the upstairs toilet hours it's his prey to tolls and it just gave that": "plumbing_leak",
-		"the pipes froze over the weekend":                 "frozen_pipe",
-		"the storm took out a pipe":                        "",
-		"so the the supply line under the upstairs toilet": "",
+		"the pipes froze over the weekend": "frozen_pipe",
+		"the storm took out a pipe":        "",
+		// By a cue: the toilet's supply line is plumbing; a pipe that burst and froze is two.
+		"so the the supply line under the upstairs toilet hours like a little posting that goes into the wall": "plumbing_leak",
+		"the pipe froze and burst":           "",
+		"water came in through the basement": "",
 	} {
 		got, _ := partialChoice(strings.Fields(text), causes)
 		if got != want {
+			t.Errorf("%q: %q, want %q", text, got, want)
+		}
+	}
+	categories := []string{"heating", "plumbing", "electrical", "appliance", "other"}
+	for text, want := range map[string]string{
+		"the radiators are killed since last night and the boiler room door is locked": "heating",
+		"the water heater is making a banging noise":                                   "",
+		"half the outlets in the kitchen stopped working":                              "electrical",
+	} {
+		if got, _ := partialChoice(strings.Fields(text), categories); got != want {
 			t.Errorf("%q: %q, want %q", text, got, want)
 		}
 	}
@@ -627,5 +640,31 @@ func TestNoBirthAfterToday(t *testing.T) {
 		case c.want != "" && (!ok || got.value != c.want):
 			t.Errorf("%q: date of birth %v (%v), want %s", c.grammar, got.value, ok, c.want)
 		}
+	}
+}
+
+// TestCorrectionChangingNothing: a correction marker in an answer ("nice guy, actually") whose only
+// reading is the value already recorded for the field recorded last changes nothing, and is no
+// correction of it (fnol-home-water-leak: "Thanks, I have that as yes. What is the plumber name?").
+func TestCorrectionChangingNothing(t *testing.T) {
+	tools := []toolInfo{parseTool("record_claim", "Record fields of the claim.", json.RawMessage(
+		`{"type":"object","properties":{"water_shut_off":{"type":"string","enum":["yes","no"]},"plumber_name":{"type":"string"}}}`))}
+	m := newModel("Record the claim.", tools)
+	l := &listener{now: func() time.Time { return time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC) }}
+	shut, plumber := m.fieldByName["water_shut_off"], m.fieldByName["plumber_name"]
+	heard := "but yeah twin cities route so nice guy actually"
+	exp := expectation{kind: expectField, field: plumber, last: shut, filled: []*field{shut}, open: []*field{plumber},
+		values: map[string]any{"water_shut_off": "yes"}}
+	h := l.understand(t.Context(), m, exp, Utterance{Open: asr.Result{Text: heard, Words: words(heard)}, Spoken: true})
+	for _, v := range h.values {
+		if v.field == shut {
+			t.Errorf("%q: water_shut_off=%v again (intent %d, %s)", heard, v.value, h.intent, h.why)
+		}
+	}
+	// A correction that changes the value is one.
+	exp.values["water_shut_off"] = "no"
+	h = l.understand(t.Context(), m, exp, Utterance{Open: asr.Result{Text: heard, Words: words(heard)}, Spoken: true})
+	if len(h.values) != 1 || h.values[0].field != shut || h.intent != intentCorrection {
+		t.Errorf("%q after no: %+v (intent %d), want water_shut_off corrected to yes", heard, h.values, h.intent)
 	}
 }
