@@ -585,6 +585,16 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 				// where the digits grammar read 8541): the recognizer's other hypothesis, first
 				// among the readings a failed verification retries.
 				if ov, ok := r.Slot.Parse(text); ok {
+					if av, ok := l.fieldValue(f, ov); ok && r.Slot.Kind == asr.KindIdentifier && lettersHeardWhole(&r.Slot, words, av, v) {
+						// "g r p five five zero one nine": the open vocabulary heard the code whole,
+						// in words of the code grammar alone and its letters as letters, where the
+						// grammar, which favours digits, made G R P into 0 T 8. The open reading
+						// goes first; the grammar's is the first alternative.
+						prev := v
+						prev.alts, prev.unsure = nil, true
+						av.alts, av.unsure = append([]fieldValue{prev}, v.alts...), true
+						v = av
+					}
 					// Only a value that kept the digits: an open transcript that lost some ("it's a
 					// tear is there for four seven one eight": A4718 for PA2044718) is no reading,
 					// one that lost letters the grammar made of carrier words ("share its w x five
@@ -1448,6 +1458,14 @@ func symbols(s string) int {
 		}
 	}
 	return n
+}
+
+// lettersHeardWhole reports an open-vocabulary reading of a code (open) that is as long as the
+// grammar's (read) and has more letters, from a transcript with no word outside the code grammar.
+func lettersHeardWhole(s *asr.Slot, words []string, open, read fieldValue) bool {
+	o, g := fmt.Sprint(open.value), fmt.Sprint(read.value)
+	return outsideGrammar(s, words) == 0 && symbols(o) == symbols(g) && symbols(o) >= 4 &&
+		symbols(o)-digitCount(o) > symbols(g)-digitCount(g)
 }
 
 func hasAlt(alts []fieldValue, v fieldValue) bool {

@@ -668,3 +668,42 @@ func TestCorrectionChangingNothing(t *testing.T) {
 		t.Errorf("%q after no: %+v (intent %d), want water_shut_off corrected to yes", heard, h.values, h.intent)
 	}
 }
+
+// TestCodeHeardWholeByTheOpenVocabulary: when the open vocabulary heard a code whole, in words of
+// the code grammar alone, with more of its letters than the grammar read (which favours digits),
+// its reading goes first and the grammar's is the alternative (clinic-referral-intake, slt voice:
+// "g r p five five zero one nine" heard, 0T855019 read back, and the group number never right).
+func TestCodeHeardWholeByTheOpenVocabulary(t *testing.T) {
+	tools := []toolInfo{parseTool("record_intake", "Record fields of the intake.", json.RawMessage(
+		`{"type":"object","properties":{"group_number":{"type":"string"},"member_id":{"type":"string"}}}`))}
+	m := newModel("Record the intake.", tools)
+	l := &listener{now: func() time.Time { return time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC) }}
+	f := m.fieldByName["group_number"]
+	slot := f.slot(func(string) bool { return true })
+	if slot == nil || slot.Kind != asr.KindIdentifier {
+		t.Fatalf("group_number's slot %+v, want an identifier", slot)
+	}
+	for _, c := range []struct {
+		grammar, open string
+		want, alt     string
+	}{
+		{"zero t eight five five zero one nine", "g r p five five zero one nine", "GRP55019", "0T855019"},
+		// The open reading has fewer letters, is shorter, or has words of its own: the grammar's stands.
+		{"g r p five five zero one nine", "g r eight five five zero one nine", "GRP55019", ""},
+		{"zero t eight five five zero one nine", "g r p five five one nine", "0T855019", ""},
+		{"zero t eight five five zero one nine", "g r p five five zero one nine got it", "0T855019", ""},
+	} {
+		ans := asr.Answer{Result: asr.Result{Text: c.grammar, Words: words(c.grammar)}}
+		ans.Value, ans.OK = slot.Parse(c.grammar)
+		exp := expectation{kind: expectField, field: f, open: m.allFields()}
+		h := l.understand(t.Context(), m, exp, Utterance{Open: asr.Result{Text: c.open, Words: words(c.open)},
+			Readings: []Reading{{Slot: *slot, Answer: ans}}, Spoken: true})
+		if len(h.values) != 1 || h.values[0].value != c.want {
+			t.Errorf("%q heard, %q read: %+v (%s), want %s", c.open, c.grammar, h.values, h.why, c.want)
+			continue
+		}
+		if c.alt != "" && (len(h.values[0].alts) == 0 || h.values[0].alts[0].value != c.alt || !h.values[0].unsure) {
+			t.Errorf("%q heard, %q read: alternatives %+v (unsure %v), want %s first, read back", c.open, c.grammar, h.values[0].alts, h.values[0].unsure, c.alt)
+		}
+	}
+}
