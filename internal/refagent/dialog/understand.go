@@ -507,6 +507,22 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 	var notes []string
 	var forcedOnly []*Reading // readings replaced by the open transcript: for the asked field only
 	best := math.MinInt
+	// A reading that is no value of the field asked (a date of birth after today, which the date
+	// grammar forced out of "nineteen ninety-one") is no evidence that the caller gave another
+	// field of its kind, unless they named it: the date went to the transaction date instead.
+	refused := map[asr.Kind]bool{}
+	named := m.mentioned(words, m.allFields())
+	if exp.kind == expectField && exp.field != nil {
+		for i := range u.Readings {
+			r := &u.Readings[i]
+			if r.Answer.OK && slices.Contains(m.fieldsFor(r.Slot, exp, l.known), exp.field) {
+				if _, ok := l.fieldValue(exp.field, yearBorneOut(&r.Slot, r.Answer.Value, text)); !ok {
+					refused[r.Slot.Kind] = true
+					notes = append(notes, string(r.Slot.Kind)+": no value of "+exp.field.Name)
+				}
+			}
+		}
+	}
 	for i := range u.Readings {
 		r := &u.Readings[i]
 		if r.Slot.Kind == asr.KindFiller || r.Slot.Kind == asr.KindSpelling || r.Slot.Kind == asr.KindChoiceInContext {
@@ -557,6 +573,9 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 			continue
 		}
 		for _, f := range m.fieldsFor(r.Slot, exp, l.known) {
+			if f != exp.field && refused[r.Slot.Kind] && !slices.Contains(named, f) {
+				continue
+			}
 			if !sane(f, r.Answer.Value) {
 				continue
 			}

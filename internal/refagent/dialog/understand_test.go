@@ -562,7 +562,7 @@ func disputeModel() *model {
 		parseTool("verify_member", "Verify the member: card last four and date of birth.", json.RawMessage(
 			`{"type":"object","properties":{"card_last4":{"type":"string"},"date_of_birth":{"type":"string","description":"YYYY-MM-DD"}},"required":["card_last4","date_of_birth"]}`)),
 		parseTool("record_dispute", "Record fields of the dispute.", json.RawMessage(
-			`{"type":"object","properties":{"card_last4":{"type":"string"},"date_of_birth":{"type":"string","description":"YYYY-MM-DD"},"customer_name":{"type":"string"},"merchant":{"type":"string"}}}`)),
+			`{"type":"object","properties":{"card_last4":{"type":"string"},"date_of_birth":{"type":"string","description":"YYYY-MM-DD"},"customer_name":{"type":"string"},"merchant":{"type":"string"},"transaction_date":{"type":"string","description":"YYYY-MM-DD"}}}`)),
 	}
 	return newModel("Verify the member before you record the dispute.", tools)
 }
@@ -640,6 +640,21 @@ func TestNoBirthAfterToday(t *testing.T) {
 		case c.want != "" && (!ok || got.value != c.want):
 			t.Errorf("%q: date of birth %v (%v), want %s", c.grammar, got.value, ok, c.want)
 		}
+	}
+	// Nor is the reading another date field's: asked for the date of birth, the caller gave none
+	// (the turn suite put 2027-01-31 in the transaction date).
+	grammar, heard := "january thirty first twenty twenty seven thank you", "january sorry yes january seventeenth ninety ninety one"
+	ans := asr.Answer{Result: asr.Result{Text: grammar, Words: words(grammar)}}
+	ans.Value, ans.OK = slot.Parse(grammar)
+	exp := expectation{kind: expectField, field: f, open: m.allFields()}
+	other := *m.fieldByName["transaction_date"].slot(func(string) bool { return true })
+	other.Subject, other.Single = "", true // as the dialogue decodes the open fields
+	oans := asr.Answer{Result: ans.Result}
+	oans.Value, oans.OK = other.Parse(grammar)
+	h := l.understand(t.Context(), m, exp, Utterance{Open: asr.Result{Text: heard, Words: words(heard)},
+		Readings: []Reading{{Slot: *slot, Answer: ans}, {Slot: other, Answer: oans}}, Spoken: true})
+	if len(h.values) != 0 {
+		t.Errorf("%q read %q to the date of birth: %+v (%s), want no value", heard, grammar, h.values, h.why)
 	}
 }
 
