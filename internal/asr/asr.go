@@ -400,9 +400,8 @@ func (s Slot) Answer(res Result, alt *Result) Answer {
 	return ans
 }
 
-// readDict reads the words of a PocketSphinx pronunciation dictionary ("word PHONES", alternative
-// pronunciations as "word(2) PHONES").
-// readDict reads each word's first pronunciation (alternates, "read(2)", are left out).
+// readDict reads each word's first pronunciation from a PocketSphinx dictionary ("word PHONES";
+// alternative pronunciations, "read(2) PHONES", are left out).
 func readDict(path string) (map[string]string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

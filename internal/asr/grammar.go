@@ -147,17 +147,12 @@ var contextWords = strings.Fields("i i'm it it's is the a an to of and in on for
 // choicesAmongContext returns the choices and the context words that are not words of a choice
 // (a choice word in the loop would let the loop say the choice).
 func (s Slot) choicesAmongContext() (alts []string, ctx string) {
+	alts = s.choicePhrases()
 	inChoice := map[string]bool{}
-	for _, c := range s.Choices {
-		if c = strings.TrimSpace(strings.ToLower(c)); c != "" {
-			alts = append(alts, c)
-			for _, w := range strings.Fields(c) {
-				inChoice[w] = true
-			}
+	for _, c := range alts {
+		for _, w := range strings.Fields(c) {
+			inChoice[w] = true
 		}
-	}
-	if len(alts) == 0 {
-		alts = []string{"none"}
 	}
 	var keep []string
 	for _, w := range contextWords {
@@ -166,6 +161,21 @@ func (s Slot) choicesAmongContext() (alts []string, ctx string) {
 		}
 	}
 	return alts, strings.Join(keep, " | ")
+}
+
+// choicePhrases are the choices as the grammar says them, lower case; "none" when there are none
+// (a JSGF alternative cannot be empty).
+func (s Slot) choicePhrases() []string {
+	var alts []string
+	for _, c := range s.Choices {
+		if c = strings.TrimSpace(strings.ToLower(c)); c != "" {
+			alts = append(alts, c)
+		}
+	}
+	if len(alts) == 0 {
+		alts = []string{"none"}
+	}
+	return alts
 }
 
 // andJoined writes a choice of two items as they are said: "read write" as "read [and] write".
@@ -251,16 +261,7 @@ func (s Slot) Grammar() *Grammar {
 		}
 		body = "<c>* (" + strings.Join(said, " | ") + ") <c>*"
 	case KindChoice:
-		alts := make([]string, 0, len(s.Choices))
-		for _, c := range s.Choices {
-			if c = strings.TrimSpace(strings.ToLower(c)); c != "" {
-				alts = append(alts, c)
-			}
-		}
-		if len(alts) == 0 {
-			alts = []string{"none"}
-		}
-		body = "(" + strings.Join(alts, " | ") + ")"
+		body = "(" + strings.Join(s.choicePhrases(), " | ") + ")"
 	default:
 		body = "<d>+"
 		rules["d"] = digitWords

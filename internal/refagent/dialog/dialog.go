@@ -279,11 +279,7 @@ func (q Question) UnderstandText(ctx context.Context, text string) Heard {
 		}
 	}
 	u := Utterance{Open: asr.Result{Words: ws}}
-	parts := make([]string, len(ws))
-	for i, w := range ws {
-		parts[i] = w.Text
-	}
-	u.Open.Text = strings.Join(parts, " ")
+	u.Open.Text = joinWords(ws)
 	for _, s := range q.Grammars(u.Open) {
 		ans := asr.Answer{Result: u.Open}
 		ans.Value, ans.OK = s.Parse(u.Open.Text)

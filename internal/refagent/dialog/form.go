@@ -754,7 +754,7 @@ func misheardName(f *field, heard []string) bool {
 			if len(r) < 6 || r[0] != joined[0] || containsKeyword(f, w) {
 				continue
 			}
-			if editDistance(r, joined, func(x, y rune) bool { return x == y }) <= 2 {
+			if editDistance(r, joined, sameRune) <= 2 {
 				return true
 			}
 		}

@@ -465,6 +465,9 @@ func classEdits(a, b string) int {
 	})
 }
 
+// sameRune is plain letter equality, for editDistance.
+func sameRune(x, y rune) bool { return x == y }
+
 // editDistance is the Levenshtein distance between a and b, a substitution of letters that same
 // reports alike being free.
 func editDistance(a, b []rune, same func(x, y rune) bool) int {
@@ -494,7 +497,7 @@ func similarity(a, b string) float64 {
 		return 0
 	}
 	ra, rb := []rune(a), []rune(b)
-	d := editDistance(ra, rb, func(x, y rune) bool { return x == y })
+	d := editDistance(ra, rb, sameRune)
 	return 1 - float64(d)/float64(max(len(ra), len(rb)))
 }
 
@@ -610,11 +613,7 @@ func addressText(ws []asr.Word) string {
 	if start < 0 {
 		return ""
 	}
-	said := make([]string, len(ws))
-	for i, w := range ws {
-		said[i] = w.Text
-	}
-	said = numberHomophones(said)
+	said := numberHomophones(wordTexts(ws))
 	var kept []string
 	for i := start; i < len(ws); i++ {
 		w := said[i]

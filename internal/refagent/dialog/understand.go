@@ -204,14 +204,15 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 		// grammar holds one choice, though: when the caller repaired their answer ("read, sorry,
 		// I mean read and write"), the open transcript's reading of the whole is preferred.
 		var spotted *fieldValue
-		if r := u.reading(asr.KindChoiceInContext); r != nil && r.Answer.OK && f.Kind == kindChoice {
-			if v, ok := l.fieldValue(f, r.Answer.Value); ok {
+		inContext := u.reading(asr.KindChoiceInContext)
+		if inContext != nil && inContext.Answer.OK && f.Kind == kindChoice {
+			if v, ok := l.fieldValue(f, inContext.Answer.Value); ok {
 				spotted = &v
 			}
 		}
 		if spotted != nil && !containsPhrase(text, selfRepairs) {
 			h.values, h.intent = []fieldValue{*spotted}, intentAnswer
-			h.why = "choice in context: " + u.reading(asr.KindChoiceInContext).Answer.Text
+			h.why = "choice in context: " + inContext.Answer.Text
 			return h
 		}
 		if v, ok := l.freeValue(f, lm.Words, text, u); ok {
@@ -1189,12 +1190,16 @@ func containsKeyword(f *field, w string) bool {
 	return false
 }
 
-func joinWords(ws []asr.Word) string {
+// joinWords is the recognized words as one text.
+func joinWords(ws []asr.Word) string { return strings.Join(wordTexts(ws), " ") }
+
+// wordTexts is each recognized word's text.
+func wordTexts(ws []asr.Word) []string {
 	s := make([]string, len(ws))
 	for i, w := range ws {
 		s[i] = w.Text
 	}
-	return strings.Join(s, " ")
+	return s
 }
 
 // fieldValue turns a parsed slot value into the value recorded for f.
@@ -1858,11 +1863,7 @@ func zeroForOr(r asr.Result) asr.Result {
 		return r
 	}
 	r.Words = ws
-	texts := make([]string, len(ws))
-	for i, w := range ws {
-		texts[i] = w.Text
-	}
-	r.Text = strings.Join(texts, " ")
+	r.Text = joinWords(ws)
 	return r
 }
 
