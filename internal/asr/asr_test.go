@@ -234,6 +234,8 @@ func TestParse(t *testing.T) {
 		{Slot{Kind: KindIdentifier}, "zero x eight zero zero seven two e e seven", "0x80072EE7", true},
 		{Slot{Kind: KindIdentifier, Subject: "policy number"}, "my policy number is p a two zero", "PA20", true},
 		{Slot{Kind: KindIdentifier}, "it's", "", false},
+		// "I always have to think" is the caller, not the letter I.
+		{Slot{Kind: KindIdentifier}, "mine is uh sorry i always have to think e m p oh two two nine one", "EMPO2291", true},
 		{Slot{Kind: KindDate}, "tuesday february ninth", "--02-09", true},
 		{Slot{Kind: KindDate}, "march fourteenth nineteen seventy nine", "1979-03-14", true},
 		{Slot{Kind: KindDate}, "february thirty first", "", false},

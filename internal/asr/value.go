@@ -198,7 +198,8 @@ func codeHomophones(ws []string) []string {
 
 // pronounFollowers are words after which "i" is the pronoun.
 var pronounFollowers = map[string]bool{"think": true, "guess": true, "believe": true, "am": true, "was": true, "have": true,
-	"had": true, "need": true, "mean": true, "said": true, "gave": true, "don't": true, "can't": true, "just": true}
+	"had": true, "need": true, "mean": true, "said": true, "gave": true, "don't": true, "can't": true, "just": true,
+	"always": true, "never": true, "forget": true, "forgot": true, "know": true, "remember": true, "hope": true}
 
 // spelledWords normalises a spelling: spelling-alphabet words become their letters, "as in
 // <word>" is dropped, "double l" is two l's, "capital" goes; letters stay single words, so that
