@@ -125,6 +125,29 @@ func containsPhrase(text string, phrases []string) bool {
 	return false
 }
 
+// newsOpeners begin a turn that brings news of something else. Said while a name was asked ("just
+// so you know, the thermostat says fifty-seven degrees inside"), it is no name: the name reader
+// took "Know" from it.
+var newsOpeners = []string{"just so you know", "so you know", "by the way", "oh and", "one more thing", "quick thing", "heads up", "fyi"}
+
+// opensWith reports a text that begins with one of phrases, or does after the fillers callers
+// start with ("um, by the way").
+func opensWith(text string, phrases []string) bool {
+	ws := strings.Fields(strings.ToLower(text))
+	for {
+		t := strings.Join(ws, " ") + " "
+		for _, p := range phrases {
+			if strings.HasPrefix(t, p+" ") {
+				return true
+			}
+		}
+		if len(ws) == 0 || !leadFillers[ws[0]] {
+			return false
+		}
+		ws = ws[1:]
+	}
+}
+
 // affirmWords say yes.
 var affirmWords = map[string]bool{"yes": true, "yeah": true, "yep": true, "yup": true, "correct": true, "right": true}
 
@@ -1284,6 +1307,9 @@ func contentWords(ws []asr.Word) int {
 func (l *listener) freeValue(f *field, ws []asr.Word, text string, u Utterance) (fieldValue, bool) {
 	switch f.Kind {
 	case kindName:
+		if opensWith(text, newsOpeners) {
+			return fieldValue{}, false
+		}
 		return l.nameValue(f, ws, u)
 	case kindEmail:
 		return l.emailValue(f, ws, u)

@@ -117,6 +117,8 @@ func TestFreeValues(t *testing.T) {
 		{name, "it's twin cities rooter", "Twin Cities Rooter", true},
 		// News of something else, said while the name was asked, is no name.
 		{name, "just so you know the thermostat set fifty seven degrees inside", nil, false},
+		{name, "just so you know the thermostat says fifty seven degrees inside", nil, false},
+		{name, "um by the way the plumber left at noon", nil, false},
 		{choice, "my whole team has the same problem", "team", true},
 		{choice, "just me", nil, false},
 		{yes, "yes i shut off the main valve right away", "yes", true},
