@@ -201,7 +201,7 @@ func (q Question) Grammars(open asr.Result) []asr.Slot {
 			}
 			if s := f.slot(q.l.known); s != nil {
 				s.Subject, s.Single = "", true
-				if unaskedRefused(s, words) {
+				if unaskedRefused(s, words) && !(freeTextAsked(e, q.l) && codeAfterPreamble(s, words)) {
 					continue
 				}
 				add(s, false)

@@ -604,7 +604,8 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 				continue
 			}
 			asked := (exp.kind == expectField || exp.kind == expectConfirm) && f == exp.field
-			if !asked && (slices.Contains(forcedOnly, r) || !unaskedPlausible(kind, r.Answer.Value, outside, len(words))) {
+			if !asked && (slices.Contains(forcedOnly, r) || !unaskedPlausible(kind, r.Answer.Value, outside, len(words))) &&
+				!(freeTextAsked(exp, l) && !containsField(exp.filled, f) && codeAfterPreamble(&r.Slot, words)) {
 				continue
 			}
 			if !asked && !containsField(exp.filled, f) && repeatsFilled(m, exp, f, r.Answer.Value, l) {
@@ -775,6 +776,40 @@ func unaskedPlausible(k valueKind, v asr.Value, outside, words int) bool {
 	}
 	return true
 }
+
+// freeTextAsked reports a question whose answer has no grammar (a pharmacy's name, a description).
+func freeTextAsked(exp expectation, l *listener) bool {
+	return exp.kind == expectField && exp.field != nil && exp.field.slot(l.known) == nil
+}
+
+// codeAfterPreamble reports a turn that ends in a code of at least minPreambleCodeDigits digits
+// after a few words of its own ("got the bottle, number's six oh two three, one one four eight",
+// said when the pharmacy transferred from was asked): the code is news for an open code field,
+// not the free-text answer, which is asked again.
+func codeAfterPreamble(s *asr.Slot, words []string) bool {
+	if s.Kind != asr.KindIdentifier {
+		return false
+	}
+	last := -1
+	for i, w := range words {
+		if outsideWords(s, []string{w}, false) > 0 {
+			last = i
+		}
+	}
+	if last < 0 || last >= maxCodePreamble {
+		return false
+	}
+	v, ok := s.Parse(strings.Join(words[last+1:], " "))
+	return ok && digitCount(v.Text) >= minPreambleCodeDigits
+}
+
+const (
+	// maxCodePreamble is how many words may come before a volunteered code.
+	maxCodePreamble = 5
+	// minPreambleCodeDigits is how long a volunteered code must be: shorter digit runs in a free
+	// answer are house numbers, counts and times.
+	minPreambleCodeDigits = 6
+)
 
 // fieldsFor lists the fields whose grammar is s, in the order the question weighs them: the asked
 // field, the open ones, then the filled ones. Enumerations and yes/no fields only count when

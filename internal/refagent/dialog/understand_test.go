@@ -724,3 +724,33 @@ func TestCodeHeardWholeByTheOpenVocabulary(t *testing.T) {
 		}
 	}
 }
+
+// TestCodeAfterPreamble: a code said after a few words of the caller's own, while a free-text
+// field was asked, is news for the open code field, and the question is asked again: "Got the
+// bottle. Number's six oh two three, one one four eight." to "What is the transfer from?" was
+// recorded as transfer_from "got the bottle" (pharmacy-refill-transfer, text suite). A short
+// number in a free answer stays the answer's.
+func TestCodeAfterPreamble(t *testing.T) {
+	tools := []toolInfo{parseTool("record_transfer", "Record fields of the transfer.", json.RawMessage(
+		`{"type":"object","properties":{"transfer_from":{"type":"string","description":"Pharmacy the prescription is at now"},"rx_number":{"type":"string","description":"Prescription number on the bottle"},"notes":{"type":"string"}}}`))}
+	m := newModel("Record the transfer.", tools)
+	l := &listener{now: func() time.Time { return time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC) }}
+	from, rx := m.fieldByName["transfer_from"], m.fieldByName["rx_number"]
+	if from.slot(l.known) != nil || rx.Kind != kindIdentifier {
+		t.Fatalf("transfer_from kind %d, rx_number kind %d: the test needs free text and a code", from.Kind, rx.Kind)
+	}
+	for _, c := range []struct {
+		said  string
+		field *field
+		want  any
+	}{
+		{"Got the bottle. Number's six oh two three, one one four eight.", rx, "60231148"},
+		{"Maple Grove Drug, store two twenty-seven.", from, "maple grove drug"},
+	} {
+		q := Question{l: l, m: m, exp: expectation{kind: expectField, field: from, open: m.allFields()}}
+		h := q.UnderstandText(t.Context(), c.said).h
+		if len(h.values) != 1 || h.values[0].field != c.field || h.values[0].value != c.want {
+			t.Errorf("%q: values %+v (%s), want %s = %v", c.said, h.values, h.why, c.field.Name, c.want)
+		}
+	}
+}
