@@ -1410,12 +1410,42 @@ func (l *listener) freeValue(f *field, ws []asr.Word, text string, u Utterance) 
 	case kindText:
 		if shortField(f) {
 			s := shortText(ws, subject)
+			if said, written := strength(ws); s != "" && written != "" {
+				s = strings.Join(strings.Fields(strings.Replace(s, said, "", 1)), " ") + " " + written
+			}
 			return fieldValue{field: f, value: s, spoken: s}, s != ""
 		}
 	}
 	s := phrase(ws)
 	return fieldValue{field: f, value: s, spoken: s}, s != ""
 }
+
+// strength is the strength of a medicine said with its name, as said and as a pharmacy writes it
+// ("Lisinopril. Twenty milligrams." is lisinopril 20 mg); "" when none was said. The name alone
+// is another medicine for the pharmacist.
+func strength(ws []asr.Word) (said, written string) {
+	for i, w := range ws {
+		unit, ok := strengthUnits[w.Text]
+		if !ok || i == 0 {
+			continue
+		}
+		j := i
+		for j > 0 && (canon.IsNumberWord(ws[j-1].Text) || canon.IsDigits(ws[j-1].Text) || ws[j-1].Text == "point") {
+			j--
+		}
+		if j == i {
+			continue
+		}
+		if n, ok := canon.FindNumber(joinWords(ws[j:i])); ok {
+			return joinWords(ws[j : i+1]), strconv.FormatFloat(n, 'f', -1, 64) + " " + unit
+		}
+	}
+	return "", ""
+}
+
+// strengthUnits are the units a medicine's strength is said in, and how they are written.
+var strengthUnits = map[string]string{"milligrams": "mg", "milligram": "mg", "mg": "mg", "micrograms": "mcg", "microgram": "mcg",
+	"mcg": "mcg", "milliliters": "ml", "milliliter": "ml", "ml": "ml"}
 
 // shortField reports a free-text field whose value is a short phrase (a location, a medication,
 // a pharmacy), not a description.

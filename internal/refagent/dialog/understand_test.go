@@ -106,6 +106,7 @@ func TestFreeValues(t *testing.T) {
 	name := &field{Name: "plumber_name", Kind: kindName, Subject: "name of the plumber"}
 	choice := &field{Name: "scope", Kind: kindChoice, Enum: []string{"single_user", "team", "site"}, Subject: "scope"}
 	yes := &field{Name: "water_shut_off", Kind: kindYesNo, Enum: []string{"yes", "no"}, Subject: "water shut off"}
+	medication := &field{Name: "medication", Kind: kindText, Subject: "medication"}
 	for _, c := range []struct {
 		f    *field
 		text string
@@ -123,6 +124,10 @@ func TestFreeValues(t *testing.T) {
 		{choice, "just me", nil, false},
 		{yes, "yes i shut off the main valve right away", "yes", true},
 		{yes, "no i didn't", "no", true},
+		// A medicine's strength is part of it, written as the pharmacy writes it.
+		{medication, "lisinopril twenty milligrams", "lisinopril 20 mg", true},
+		{medication, "it's metformin five hundred mg", "metformin 500 mg", true},
+		{medication, "lisinopril", "lisinopril", true},
 	} {
 		v, ok := l.freeValue(c.f, words(c.text), c.text, Utterance{})
 		if ok != c.ok || (ok && v.value != c.want) {
