@@ -218,6 +218,11 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 			return done
 		}
 	}
+	if v, ok := listAddition(m, exp, lm.Words); ok {
+		h.values, h.intent = []fieldValue{v}, intentCorrection
+		h.why = withNote(h.why, "an item added to "+v.field.Name)
+		return h
+	}
 	// An enumeration or yes/no question is answered in the caller's words ("No, I don't need
 	// one, English is fine"): read them first, before a grammar of a few words forces the reply
 	// into one of them.
@@ -776,6 +781,71 @@ func unaskedPlausible(k valueKind, v asr.Value, outside, words int) bool {
 	}
 	return true
 }
+
+// listAddition reads "Add Teams to that" (or "also add …", "… too"), said after a list was
+// given, as the list with the item added: it is a correction of the list, not an answer to the
+// question asked (the scope question's in-context reader took it for "team"). The list is the
+// one the caller names, or else the filled list whose items are as long as the one added (a
+// system, not a step tried), the last recorded first.
+func listAddition(m *model, exp expectation, ws []asr.Word) (fieldValue, bool) {
+	i := 0
+	for i < len(ws) && (leadFillers[ws[i].Text] || ws[i].Text == "also" || ws[i].Text == "please" || ws[i].Text == "can" || ws[i].Text == "you") {
+		i++
+	}
+	if i >= len(ws) || ws[i].Text != "add" || i > 3 {
+		return fieldValue{}, false
+	}
+	var item []asr.Word
+	for j := i + 1; j < len(ws); j++ {
+		w := ws[j].Text
+		toList := w == "to" && j+1 < len(ws) && listReferents[ws[j+1].Text] // "to that", not "switched to my hotspot"
+		if len(item) > 0 && (toList || w == "too" || w == "as" || w == "please" || ws[j].Start-ws[j-1].End >= 300*time.Millisecond) {
+			break
+		}
+		if len(item) == 0 && (w == "the" || w == "a" || w == "an") {
+			continue
+		}
+		item = append(item, ws[j])
+	}
+	if len(item) == 0 || len(item) > 4 {
+		return fieldValue{}, false
+	}
+	added := joinWords(item)
+	var lists []*field
+	for _, f := range exp.filled {
+		if _, ok := exp.values[f.Name].([]string); ok && f.Kind == kindList {
+			lists = append(lists, f)
+		}
+	}
+	if len(lists) == 0 {
+		return fieldValue{}, false
+	}
+	target := lists[len(lists)-1]
+	if named := m.mentioned(strings.Fields(joinWords(ws)), lists); len(named) > 0 {
+		target = named[0]
+	} else {
+		best := math.Inf(1)
+		for k := len(lists) - 1; k >= 0; k-- {
+			items := exp.values[lists[k].Name].([]string)
+			n := 0
+			for _, it := range items {
+				n += len(strings.Fields(it))
+			}
+			if d := math.Abs(float64(n)/float64(max(1, len(items))) - float64(len(item))); d < best {
+				best, target = d, lists[k]
+			}
+		}
+	}
+	items := slices.Clone(exp.values[target.Name].([]string))
+	if slices.Contains(items, added) {
+		return fieldValue{}, false
+	}
+	items = append(items, added)
+	return fieldValue{field: target, value: items, spoken: strings.Join(items, ", ")}, true
+}
+
+// listReferents are what a list is referred to by after "add … to".
+var listReferents = map[string]bool{"that": true, "it": true, "those": true, "them": true, "this": true, "the": true, "list": true}
 
 // freeTextAsked reports a question whose answer has no grammar (a pharmacy's name, a description).
 func freeTextAsked(exp expectation, l *listener) bool {

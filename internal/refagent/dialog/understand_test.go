@@ -759,3 +759,36 @@ func TestCodeAfterPreamble(t *testing.T) {
 		}
 	}
 }
+
+// TestListAddition: "Add Teams to that" after the lists were given adds the item to the list it
+// fits (or the one named), as a correction; it was read as the answer "team" to the scope
+// question asked (it-vpn-incident, text suite).
+func TestListAddition(t *testing.T) {
+	tools := []toolInfo{parseTool("record_incident", "Record fields of the incident.", json.RawMessage(
+		`{"type":"object","properties":{"affected_systems":{"type":"array","items":{"type":"string"}},"steps_tried":{"type":"array","items":{"type":"string"}},"scope":{"type":"string","enum":["single_user","team","site"]}}}`))}
+	m := newModel("Record the incident.", tools)
+	l := &listener{now: func() time.Time { return time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC) }}
+	systems, steps := m.fieldByName["affected_systems"], m.fieldByName["steps_tried"]
+	values := map[string]any{"affected_systems": []string{"vpn", "outlook"}, "steps_tried": []string{"restarted the laptop", "reinstalled the vpn client"}}
+	for _, c := range []struct {
+		said  string
+		field *field
+		want  []string
+	}{
+		{"Add Teams to that. It just went down.", systems, []string{"vpn", "outlook", "teams"}},
+		{"Oh, and add switched to my hotspot to the steps tried.", steps, []string{"restarted the laptop", "reinstalled the vpn client", "switched to my hotspot"}},
+		{"Just me, I'd add.", nil, nil},
+	} {
+		q := Question{l: l, m: m, exp: expectation{kind: expectField, field: m.fieldByName["scope"], filled: []*field{systems, steps}, values: values, open: []*field{m.fieldByName["scope"]}}}
+		h := q.UnderstandText(t.Context(), c.said).h
+		if c.field == nil {
+			if h.intent == intentCorrection {
+				t.Errorf("%q: a correction %+v, want none", c.said, h.values)
+			}
+			continue
+		}
+		if h.intent != intentCorrection || len(h.values) != 1 || h.values[0].field != c.field || !slices.Equal(h.values[0].value.([]string), c.want) {
+			t.Errorf("%q: intent %d values %+v (%s), want %s = %v", c.said, h.intent, h.values, h.why, c.field.Name, c.want)
+		}
+	}
+}
