@@ -171,3 +171,20 @@ func longestName(toks []string, i int) (string, int) {
 	}
 	return best, bestN
 }
+
+// AddressLeads returns the keys (Address) of a written address and of its leading parts, cut at
+// each comma after the first part, shortest first: "1418 Alder Court, Unit 3B, Eugene, OR 97402"
+// gives the keys of "1418 Alder Court", "1418 Alder Court, Unit 3B", "…, Eugene" and the whole.
+// A caller verifying an address says its street line, often the unit and city, and seldom the
+// state and ZIP; a record is matched on what was said, from the street line on.
+func AddressLeads(written string) []string {
+	parts := strings.Split(written, ",")
+	keys := make([]string, 0, len(parts))
+	for n := 1; n <= len(parts); n++ {
+		k := Address(strings.Join(parts[:n], ","))
+		if k != "" && (len(keys) == 0 || keys[len(keys)-1] != k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}

@@ -1,6 +1,7 @@
 package canon
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -122,6 +123,17 @@ func TestPhoneAddressIdentifier(t *testing.T) {
 	}
 	if p := TypePrefix("CC4419"); p != "" {
 		t.Errorf("TypePrefix(CC4419) = %q, want none", p)
+	}
+}
+
+func TestAddressLeads(t *testing.T) {
+	got := AddressLeads("1418 Alder Court, Unit 3B, Eugene, OR 97402")
+	want := []string{"1418 alder ct", "1418 alder ct unit 3b", "1418 alder ct unit 3b eugene", Address("1418 Alder Court, Unit 3B, Eugene, OR 97402")}
+	if !slices.Equal(got, want) {
+		t.Errorf("AddressLeads = %q, want %q", got, want)
+	}
+	if got := AddressLeads("42 Birch Lane"); !slices.Equal(got, []string{"42 birch ln"}) {
+		t.Errorf("AddressLeads(one part) = %q", got)
 	}
 }
 

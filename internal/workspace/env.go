@@ -3,6 +3,7 @@ package workspace
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -37,6 +38,25 @@ type cell struct {
 	id   canon.IDForm // Key is the comparison key; Spoken is set for identifiers
 	ok   bool         // the value reads under the comparison
 	text string       // the value as written, for phonetic columns
+	// leads are the keys of an address's leading parts (canon.AddressLeads): a said address
+	// matches the record on what was said, from the street line on.
+	leads []string
+}
+
+// matches reports whether an argument's key matches the cell under its column's comparison (the
+// sound-alike pass is findRowSound's).
+func (c cell) matches(compare string, arg canon.IDForm) bool {
+	switch {
+	case !c.ok:
+		return false
+	case c.id.Key == arg.Key:
+		return true
+	case compare == "identifier":
+		return c.id.Spoken == arg.Spoken
+	case compare == "address":
+		return slices.Contains(c.leads, arg.Key)
+	}
+	return false
 }
 
 // Compile prepares the environment of task t. It is safe for concurrent use.
@@ -109,6 +129,9 @@ func newFinder(t *task.Task, tl *task.Tool) *finder {
 			}
 			k, ok := canon.Key(c.Compare, s)
 			cells[i] = cell{id: canon.IDForm{Key: k}, ok: ok}
+			if c.Compare == "address" {
+				cells[i].leads = canon.AddressLeads(s)
+			}
 		}
 		f.rows = append(f.rows, cells)
 	}

@@ -340,8 +340,7 @@ func (w *Workspace) findRowSound(tl *task.Tool, args map[string]any, sound bool)
 	for r, rk := range f.rows {
 		match := true
 		for i := range f.args {
-			c := rk[i]
-			if !c.ok || c.id.Key != keys[i].Key && (f.cols[i].Compare != "identifier" || c.id.Spoken != keys[i].Spoken) {
+			if !rk[i].matches(f.cols[i].Compare, keys[i]) {
 				match = false
 				break
 			}
@@ -359,8 +358,7 @@ func (w *Workspace) findRowSound(tl *task.Tool, args map[string]any, sound bool)
 		for i := range f.args {
 			c, col := rk[i], f.cols[i]
 			switch {
-			case c.ok && c.id.Key == keys[i].Key:
-			case col.Compare == "identifier" && c.ok && c.id.Spoken == keys[i].Spoken:
+			case c.matches(col.Compare, keys[i]):
 			case col.Compare == task.ComparePhonetic && c.ok && phonetic.SoundAlike(col.Algorithm, texts[i], c.text):
 				by = append(by, col.Column+" ("+col.Algorithm+")")
 			default:

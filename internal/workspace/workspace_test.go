@@ -94,6 +94,35 @@ func TestVerificationGatesAccountTools(t *testing.T) {
 	}
 }
 
+// A caller verifies an address by its street line, often with the unit and city, seldom with the
+// state and ZIP (the frozen caller of utility-payment-arrangement never says "OR 97402"): the
+// record matches on the leading parts said, and on nothing else.
+func TestAddressVerifiesOnItsLeadingParts(t *testing.T) {
+	for _, tc := range []struct {
+		address  string
+		verified bool
+	}{
+		{"1418 Alder Court, Unit 3B, Eugene, OR 97402", true},
+		{"fourteen eighteen Alder Court, unit three B, Eugene", true},
+		{"1418 Alder Ct Unit 3B Eugene", true},
+		{"1418 Alder Ct Apt 3B", true},
+		{"1418 Alder Court", true},
+		{"1418 Alder Court, Unit 3D, Eugene", false},      // another unit
+		{"1418 Alder Court, Eugene", false},               // a part skipped
+		{"1418 Alder Court, Unit 3B, Springfield", false}, // another city
+		{"1418 Older Ct Unit 3B Eugene", false},
+		{"Eugene, OR 97402", false},
+		{"", false},
+	} {
+		w, _ := newWS(t, "utility-payment-arrangement")
+		args, _ := json.Marshal(map[string]string{"account_number": "8841 0392 57", "service_address": tc.address})
+		res := w.Call("c1", "verify_account", args)
+		if got := strings.Contains(string(res.Output), `"verified":true`); !res.OK || got != tc.verified {
+			t.Errorf("verify_account with %q: %s, want verified %v", tc.address, res.Output, tc.verified)
+		}
+	}
+}
+
 func TestKnowledgeSearchFindsThePolicy(t *testing.T) {
 	w, _ := newWS(t, "fnol-auto-glass")
 	res := w.Call("c1", "kb_search", []byte(`{"query":"windshield glass deductible for preferred tier"}`))
