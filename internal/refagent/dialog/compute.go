@@ -1,11 +1,15 @@
 package dialog
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/voicebench/humanaudit/internal/canon"
 )
 
 var (
@@ -14,6 +18,7 @@ var (
 	upToLimit = regexp.MustCompile(`\bup to \$\s?([0-9][0-9,]*(?:\.[0-9]+)?)`)
 	byTheOf   = regexp.MustCompile(`\bby the ([a-z]+) of the ([a-z ]+?)(?:[:,;.]|$)`)
 	onTheDate = regexp.MustCompile(`\beffective (?:on|from|as of) (?:the )?(.+?)(?:[,;]|$)`)
+	monthly   = regexp.MustCompile(`^(.+?) (?:are|is|falls?) due on the same day of (?:each|every) month as the (.+?)(?:[,;:]|$)`)
 )
 
 // computedValue reads a field the caller cannot know as a rule of the knowledge base applied to
@@ -38,7 +43,9 @@ var (
 //   - a date that is another date of the call ("coverage for a newborn is effective on the date of
 //     birth");
 //   - a choice that is another value's ("a duplicate payment is refunded by the method of the
-//     duplicate payment": the refund method of ACH-0925-7781 is ach).
+//     duplicate payment": the refund method of ACH-0925-7781 is ach);
+//   - the due dates of a count of payments ("installments are due on the same day of each month
+//     as the first payment": 4 installments from 2026-12-05 are due 12-05, 01-05, 02-05, 03-05).
 func (p *policy) computedValue(f *field, sentences, looked []string) (fieldValue, bool) {
 	switch f.Kind {
 	case kindNumber:
@@ -62,8 +69,55 @@ func (p *policy) computedValue(f *field, sentences, looked []string) (fieldValue
 		return p.classified(f)
 	case kindDate:
 		return p.sameDate(f, sentences)
+	case kindDateList:
+		return p.monthlyDates(f, sentences)
 	case kindList:
 		return p.perItem(f)
+	}
+	return fieldValue{}, false
+}
+
+// monthlyDates reads "<payments> are due on the same day of each month as the <first one>" for a
+// list of due dates (the field says "due" or "schedule"): as many dates as the call's count of
+// those payments (a number field named by them and "count" or "number"), a month apart from the
+// date field the rule names; a day the month lacks is its last (January 31 → February 28).
+func (p *policy) monthlyDates(f *field, sentences []string) (fieldValue, bool) {
+	if own := plainWords(f.Name + " " + f.Description); !slices.Contains(own, "due") && !slices.Contains(own, "schedule") {
+		return fieldValue{}, false
+	}
+	for _, s := range sentences {
+		m := monthly.FindStringSubmatch(strings.TrimSpace(strings.ToLower(s)))
+		if m == nil {
+			continue
+		}
+		var start canon.Date
+		var count float64
+		for _, g := range p.m.fields {
+			v, ok := p.values[g.Name]
+			if g == f || !ok {
+				continue
+			}
+			switch {
+			case g.Kind == kindDate && containsAll(spokenWords(g.Name), plainWords(m[2])):
+				start, _ = canon.ParseDate(fmt.Sprint(v.value))
+			case g.Kind == kindNumber && containsAll(nameWords(g.Name), plainWords(m[1])) &&
+				slices.ContainsFunc(nameWords(g.Name), func(w string) bool { return w == "count" || w == "number" }):
+				count, _ = lookupNumber(v.value)
+			}
+		}
+		if start.Year == 0 || count < 1 || count > 120 || count != math.Trunc(count) {
+			continue
+		}
+		var dates, spoken []string
+		for i := range int(count) {
+			y, mo := start.Year, start.Month+i
+			y, mo = y+(mo-1)/12, (mo-1)%12+1
+			last := time.Date(y, time.Month(mo)+1, 0, 0, 0, 0, 0, time.UTC).Day()
+			d := canon.Date{Year: y, Month: mo, Day: min(start.Day, last)}
+			dates = append(dates, d.String())
+			spoken = append(spoken, spokenDate(d))
+		}
+		return fieldValue{field: f, value: dates, spoken: strings.Join(spoken, "; ")}, true
 	}
 	return fieldValue{}, false
 }
@@ -334,7 +388,7 @@ func (p *policy) formula(f *field, sentences []string) (fieldValue, bool) {
 		expr := m[3]
 		up := roundedUp.MatchString(expr)
 		expr = otherTail.ReplaceAllString(expr, "")
-		x, ok := p.evaluate(expr)
+		x, ok := p.evaluate(expr, f.Name)
 		if !ok {
 			continue
 		}
@@ -417,21 +471,21 @@ func (p *policy) caseApplies(subject []string, family [][]string) bool {
 	return true
 }
 
-func (p *policy) evaluate(expr string) (float64, bool) {
+func (p *policy) evaluate(expr, self string) (float64, bool) {
 	expr = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(expr), "the "))
 	if a, b, ok := strings.Cut(expr, " less "); ok {
-		x, ok1 := p.evaluate(a)
-		y, ok2 := p.evaluate(b)
+		x, ok1 := p.evaluate(a, self)
+		y, ok2 := p.evaluate(b, self)
 		return x - y, ok1 && ok2
 	}
 	if a, b, ok := strings.Cut(expr, " divided by "); ok {
-		x, ok1 := p.evaluate(a)
-		y, ok2 := p.evaluate(b)
+		x, ok1 := p.evaluate(a, self)
+		y, ok2 := p.evaluate(b, self)
 		return x / y, ok1 && ok2 && y != 0
 	}
 	if a, b, ok := strings.Cut(expr, " times "); ok {
-		x, ok1 := p.evaluate(a)
-		y, ok2 := p.evaluate(b)
+		x, ok1 := p.evaluate(a, self)
+		y, ok2 := p.evaluate(b, self)
 		return x * y, ok1 && ok2
 	}
 	if rest, ok := strings.CutPrefix(expr, "sum of "); ok {
@@ -439,8 +493,8 @@ func (p *policy) evaluate(expr string) (float64, bool) {
 		if !ok {
 			return 0, false
 		}
-		x, ok1 := p.evaluate(a)
-		y, ok2 := p.evaluate(b)
+		x, ok1 := p.evaluate(a, self)
+		y, ok2 := p.evaluate(b, self)
 		return x + y, ok1 && ok2
 	}
 	if m := literal.FindStringSubmatch(expr); m != nil {
@@ -450,11 +504,13 @@ func (p *policy) evaluate(expr string) (float64, bool) {
 	if rest, ok := strings.CutPrefix(expr, "missing "); ok {
 		return p.missing(plainWords(rest))
 	}
-	return p.namedNumber(plainWords(expr))
+	return p.namedNumber(plainWords(expr), self)
 }
 
-// numbers are the call's numeric values by name: the fields recorded and what lookups returned.
-func (p *policy) numbers() map[string]float64 {
+// numbers are the call's numeric values by name: the fields recorded and what lookups returned,
+// but for the field self, which a rule computes (an installment amount is no term of its own
+// rule, "the balance divided by the number of installments").
+func (p *policy) numbers(self string) map[string]float64 {
 	out := map[string]float64{}
 	for _, rec := range p.lookups {
 		for k, v := range rec {
@@ -464,7 +520,7 @@ func (p *policy) numbers() map[string]float64 {
 		}
 	}
 	for name, v := range p.values {
-		if n, ok := lookupNumber(v.value); ok && (v.field == nil || v.field.Kind == kindNumber) {
+		if n, ok := lookupNumber(v.value); ok && name != self && (v.field == nil || v.field.Kind == kindNumber) {
 			out[name] = n
 		}
 	}
@@ -473,9 +529,9 @@ func (p *policy) numbers() map[string]float64 {
 
 // namedNumber is the value whose name shares the most words with the phrase; several names that
 // share as many and hold different values name nothing.
-func (p *policy) namedNumber(phrase []string) (float64, bool) {
+func (p *policy) namedNumber(phrase []string, self string) (float64, bool) {
 	best, val, clash := 0, 0.0, false
-	for name, n := range p.numbers() {
+	for name, n := range p.numbers(self) {
 		k := 0
 		for _, w := range nameWords(name) {
 			if !genericWords[w] && slices.ContainsFunc(phrase, func(x string) bool { return sameRoot(x, w) }) {
@@ -500,7 +556,7 @@ var (
 // missing is how many of a thing were billed but not received (units_billed less units_received).
 func (p *policy) missing(thing []string) (float64, bool) {
 	var billed, received []float64
-	for name, n := range p.numbers() {
+	for name, n := range p.numbers("") {
 		ws := nameWords(name)
 		switch {
 		case slices.ContainsFunc(ws, func(w string) bool { return slices.Contains(billedWords, w) }):
@@ -599,7 +655,7 @@ func (p *policy) meets(item string) (met, known bool) {
 	for _, m := range comparison.FindAllStringSubmatchIndex(item, -1) {
 		bound, _ := strconv.ParseFloat(item[m[4]:m[5]], 64)
 		// The value bounded is named by the words before the comparison ("the indoor temperature").
-		x, ok := p.namedNumber(plainWords(item[:m[0]]))
+		x, ok := p.namedNumber(plainWords(item[:m[0]]), "")
 		if !ok && m[6] >= 0 {
 			// "no heat above 60°F": the value is the call's temperature.
 			x, ok = p.temperature()
