@@ -114,3 +114,22 @@ func TestPrintKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestPracticeTaskEverySeed plays the demo's practice task with the bank's words as text on twelve
+// seeds: every newcomer meets it first, so with perfect recognition it must resolve on each of
+// them, whatever order and wording the seed gives the caller.
+func TestPracticeTaskEverySeed(t *testing.T) {
+	tasks, err := turncall.Audit24("../../../tasks", []string{"utility-payment-arrangement"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := int64(1); seed <= 12; seed++ {
+		g, c, err := turncall.Play(context.Background(), tasks[0], seed, dialog.Config{}, turncall.AsText)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.WS != 1 {
+			t.Errorf("seed %d: WS 0 (TS %d PV %d AC %d AV %d, AFA %.2f)\n%s", seed, g.TS, g.PV, g.AC, g.AV, g.AFA.Value, strings.Join(c.Lines, "\n"))
+		}
+	}
+}

@@ -102,7 +102,7 @@ var (
 	unknownMarkers    = []string{"don't have", "do not have", "don't know", "do not know", "not sure", "no idea", "can't remember", "don't remember"}
 	correctionMarkers = []string{"correction", "to correct", "correct something", "correct that", "actually", "mistake", "wrong", "misread",
 		"misspoke", "i meant", "oh wait", "wait sorry", "just checked", "double checked", "scratch that", "not what i said", "change",
-		"flipped", "changes too", "changed", "need to fix", "let me fix", "have to fix", "fix that"}
+		"flipped", "changes too", "changed", "need to fix", "let me fix", "have to fix", "fix that", "make it", "cut you off"}
 	// selfRepairs mark an answer the caller repaired as they gave it.
 	selfRepairs      = []string{"i mean", "sorry", "rather", "no wait"}
 	volunteerMarkers = []string{"came up", "by the way", "also", "oh and", "just got", "texted", "forgot to mention", "one more thing", "quick thing",
@@ -123,6 +123,50 @@ func containsPhrase(text string, phrases []string) bool {
 		}
 	}
 	return false
+}
+
+// Withdrawals of an approval: a "don't" with the action's verb, and the phrases callers put off
+// a decision with ("hold off", "run it by my partner").
+var (
+	withdrawPhrases = [][]string{{"hold", "off"}, {"not", "yet"}, {"never", "mind"}, {"take", "it", "back"},
+		{"check", "with"}, {"run", "it", "by"}, {"talk", "to", "my"}, {"for", "now"}, {"after", "all"}, {"let's", "not"}}
+	withdrawVerbs = map[string]bool{"do": true, "set": true, "cancel": true, "move": true, "change": true, "send": true,
+		"go": true, "schedule": true, "extend": true, "submit": true, "file": true, "book": true, "process": true,
+		"charge": true, "make": true, "put": true, "it": true, "that": true}
+	yesPhrases = [][]string{{"yes"}, {"yeah"}, {"yep"}, {"sure"}, {"okay"}, {"fine"}, {"go", "ahead"}, {"do", "it"},
+		{"set", "it", "up"}, {"please", "do"}}
+)
+
+// withdraws reports a turn whose last word on the approval takes it back: a withdrawal said
+// after any yes ("yes, set it up … actually, hold off"), not one a yes follows.
+func withdraws(words []string) bool {
+	at := func(i int, p []string) bool {
+		return i+len(p) <= len(words) && slices.Equal(words[i:i+len(p)], p)
+	}
+	lastYes, lastNo := -1, -1
+	for i := range words {
+		negated := i > 0 && (words[i-1] == "don't" || words[i-1] == "not") || i > 1 && words[i-2] == "don't"
+		for _, p := range yesPhrases {
+			if at(i, p) && !negated {
+				lastYes = i
+			}
+		}
+		for _, p := range withdrawPhrases {
+			if at(i, p) {
+				lastNo = i
+			}
+		}
+		if (words[i] == "don't" || at(i, []string{"do", "not"})) && i+1 < len(words) {
+			next := words[i+1]
+			if next == "not" && i+2 < len(words) {
+				next = words[i+2]
+			}
+			if withdrawVerbs[next] {
+				lastNo = i
+			}
+		}
+	}
+	return lastNo > lastYes
 }
 
 // newsOpeners begin a turn that brings news of something else. Said while a name was asked ("just
@@ -217,6 +261,13 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 		if done, ok := l.confirmation(exp, text, cands, &h); ok {
 			return done
 		}
+	}
+	if exp.kind == expectApproval && withdraws(words) {
+		// "Yeah, fine, go ahead. Actually, wait, hold off": the approval taken back in the turn
+		// that gave it is none. Read as a correction, "partner first" set the count to one.
+		h.intent = intentNo
+		h.why = withNote(h.why, "approval withdrawn in the same turn")
+		return h
 	}
 	if v, ok := listAddition(m, exp, lm.Words); ok {
 		h.values, h.intent = []fieldValue{v}, intentCorrection
@@ -1165,6 +1216,33 @@ func (l *listener) targets(m *model, mentions []*field, last *field, filled []*f
 			out = append(out, f)
 		}
 	}
+	c := countOf.FindStringSubmatch(text)
+	if c == nil {
+		// "Um, actually, that's wrong. I said four." to a summary: a bare count, which no noun
+		// ties to a field, ends the turn.
+		c = countEnd.FindStringSubmatch(text)
+	}
+	if c != nil && want < 0 && correction {
+		// "I need four payments": a count of things corrects the record's count of them, or its
+		// one count ("installment_count", "number_of_guests") when the things go by another name.
+		noun := stem(c[2])
+		var counts []*field
+		for i := len(filled) - 1; i >= 0; i-- {
+			f := filled[i]
+			if f.Kind != kindNumber || m.fieldByName[f.Name] == nil {
+				continue
+			}
+			ws := nameWords(f.Name)
+			if noun != "" && slices.ContainsFunc(ws, func(w string) bool { return stem(w) == noun }) {
+				add(f)
+			} else if slices.Contains(ws, "count") || slices.Contains(ws, "number") {
+				counts = append(counts, f)
+			}
+		}
+		if len(out) == 0 && len(counts) == 1 {
+			add(counts[0])
+		}
+	}
 	if want >= 0 {
 		// A value of a type was said: the fields of that type come first, the ones named before
 		// the others, in form order.
@@ -1209,6 +1287,12 @@ func (l *listener) targets(m *model, mentions []*field, last *field, filled []*f
 }
 
 var streetRE = regexp.MustCompile(` (street|avenue|road|boulevard|lane|court|drive|place|way|terrace|parkway|highway) `)
+
+// countOf is a small count of things said in words ("four payments", "two more nights").
+var countOf = regexp.MustCompile(` (two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)(?: more)? ([a-z]+s) `)
+
+// countEnd is a small count in words that ends a turn, with nothing counted after it.
+var countEnd = regexp.MustCompile(` (two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)() $`)
 
 var monthRE = regexp.MustCompile(` (january|february|march|april|may|june|july|august|september|october|november|december) `)
 

@@ -792,3 +792,22 @@ func TestListAddition(t *testing.T) {
 		}
 	}
 }
+
+// TestWithdrawnApproval: the last word on an approval decides it, and a "don't" counts only with
+// an action's verb.
+func TestWithdrawnApproval(t *testing.T) {
+	for text, want := range map[string]bool{
+		"yeah fine go ahead actually wait hold off i need to check with my partner first": true,
+		"no hang on don't set it up yet i want to talk to my partner":                     true,
+		"scratch that cancel it for now i have to run it by my partner":                   true,
+		"hold on don't do it i found it":                                                  true,
+		"okay yes do it":                                                                  false,
+		"yes set it up":                                                                   false,
+		"yes go ahead i don't have anything else":                                         false,
+		"not yet okay fine go ahead":                                                      false,
+	} {
+		if got := withdraws(strings.Fields(text)); got != want {
+			t.Errorf("withdraws(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
