@@ -34,6 +34,8 @@ import (
 //	                       media-clock latency is then what a caller there would wait)
 //	REFAGENT_SUITE_OUT     a directory for each call's dialogue and grade (default: none)
 //	REFAGENT_SUITE_PARALLEL calls at once (default 1)
+//	REFAGENT_SUITE_SEEDS   the bank seeds, comma-separated (default 1): each task is called once
+//	                       per seed, and the figures are over all the calls
 //	REFAGENT_SUITE_BANK    the rendered bank (default ../../audit_data/bank, rendered on the fly
 //	                       with the persona's Flite voice where it has no audio, as bank build does)
 func suiteEnv(name, def string) string {
@@ -61,12 +63,13 @@ func BenchmarkSuiteReference(b *testing.B) {
 		b.Fatalf("REFAGENT_SUITE_PARALLEL=%q: want a positive integer", os.Getenv("REFAGENT_SUITE_PARALLEL"))
 	}
 	tasks := suiteTasks(b)
+	seeds := suiteSeeds(b)
 	out := os.Getenv("REFAGENT_SUITE_OUT")
 	for _, voice := range suiteVoices(b) {
 		b.Run(voice, func(b *testing.B) {
 			var rows []suiteRow
 			for b.Loop() {
-				rows = runSuite(b, tasks, suiteCall{voice: voice, speed: speed, out: out}, parallel)
+				rows = runSuite(b, tasks, seeds, suiteCall{voice: voice, speed: speed, out: out}, parallel)
 			}
 			reportSuite(b, rows, speed)
 		})
@@ -84,6 +87,20 @@ func suiteVoices(tb testing.TB) []string {
 		}
 	}
 	return vs
+}
+
+// suiteSeeds are the bank seeds REFAGENT_SUITE_SEEDS names (default 1).
+func suiteSeeds(tb testing.TB) []int64 {
+	tb.Helper()
+	var out []int64
+	for _, f := range strings.Split(suiteEnv("REFAGENT_SUITE_SEEDS", "1"), ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+		if err != nil || n < 1 {
+			tb.Fatalf("REFAGENT_SUITE_SEEDS: %q is no positive integer", f)
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // suiteTasks loads the audit24 tasks (or those REFAGENT_SUITE_TASKS names).
@@ -105,6 +122,15 @@ type suiteCall struct {
 	voice string  // "bank": each persona's own voice; "other": another Flite voice
 	speed float64 // media clock speed
 	out   string  // where dialogues and grades go ("" for nowhere)
+	seed  int64   // the bank seed (which variant of each plan the caller says)
+}
+
+// suiteName is a call's name in logs and files: the task, and its seed when not 1.
+func suiteName(id string, seed int64) string {
+	if seed == 1 {
+		return id
+	}
+	return fmt.Sprintf("%s.seed%d", id, seed)
 }
 
 // suiteRow is the outcome of one call of the suite.
@@ -144,27 +170,30 @@ func (v *voiceAs) Render(ctx context.Context, _, text string) ([]int16, error) {
 	return v.f.Render(ctx, v.voice, text)
 }
 
-func runSuite(b *testing.B, tasks []*task.Task, sc suiteCall, parallel int) []suiteRow {
+func runSuite(b *testing.B, tasks []*task.Task, seeds []int64, sc suiteCall, parallel int) []suiteRow {
 	b.Helper()
 	lead := time.Duration(0)
 	if sc.speed > 1 {
 		lead = -1 // a faster clock plays the replies faster than real time: send each at once
 	}
-	rows := make([]suiteRow, len(tasks))
+	n := len(tasks) * len(seeds)
+	rows := make([]suiteRow, n)
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(parallel, len(tasks)) {
+	for range min(parallel, n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				rows[i] = suiteOneAlone(b, tasks[i], sc, lead)
+				c := sc
+				c.seed = seeds[i%len(seeds)]
+				rows[i] = suiteOneAlone(b, tasks[i/len(seeds)], c, lead)
 				r := rows[i]
 				b.Logf("%-30s %-5s AFA %2d/%-2d WS %d turns %3d end %s %s", r.task, r.voice, r.correct, r.total, r.ws, r.turns, r.reason, r.err)
 			}
 		}()
 	}
-	for i := range tasks {
+	for i := range n {
 		next <- i
 	}
 	close(next)
@@ -199,7 +228,7 @@ func suiteOneAlone(b *testing.B, tk *task.Task, sc suiteCall, lead time.Duration
 
 // suiteOne runs one call of the suite.
 func suiteOne(b *testing.B, s *Server, tk *task.Task, sc suiteCall) suiteRow {
-	row := suiteRow{task: tk.ID, voice: tk.User.Persona.Voice}
+	row := suiteRow{task: suiteName(tk.ID, sc.seed), voice: tk.User.Persona.Voice}
 	var render synth.Renderer = &synth.Flite{}
 	if sc.voice == "other" {
 		row.voice = otherVoice(tk.User.Persona.Voice)
@@ -209,14 +238,14 @@ func suiteOne(b *testing.B, s *Server, tk *task.Task, sc suiteCall) suiteRow {
 	if sc.voice == "bank" {
 		dir = suiteEnv("REFAGENT_SUITE_BANK", filepath.Join("..", "..", "audit_data", "bank"))
 	}
-	caller := &opusLine{voice: &synth.BankVoice{Task: tk, Seed: 1, Dir: dir, Render: render}}
+	caller := &opusLine{voice: &synth.BankVoice{Task: tk, Seed: sc.seed, Dir: dir, Render: render}}
 	var clock media.MediaClock
 	if sc.speed != 1 {
 		clock = newSpeedClock(sc.speed)
 	}
 	limit := time.Duration(float64(12*time.Minute) / sc.speed)
 	adapter := openai.New(openai.Options{URL: s.URL(), Model: "reference", Dialect: openai.GA})
-	sess, err := session.Start(context.Background(), session.Config{ID: "suite-" + tk.ID, Task: tk, Mode: session.Synthetic, Seed: 1,
+	sess, err := session.Start(context.Background(), session.Config{ID: "suite-" + tk.ID, Task: tk, Mode: session.Synthetic, Seed: sc.seed,
 		System: "reference", Adapter: adapter, Voice: "marin", Caller: caller, Clock: clock,
 		RecordingPath: filepath.Join(b.TempDir(), "call.wav"), TimeLimit: limit})
 	if err != nil {
@@ -249,10 +278,10 @@ func suiteOne(b *testing.B, s *Server, tk *task.Task, sc suiteCall) suiteRow {
 		}
 	}
 	if sc.out != "" {
-		name := filepath.Join(sc.out, sc.voice, tk.ID)
+		name := filepath.Join(sc.out, sc.voice, suiteName(tk.ID, sc.seed))
 		os.MkdirAll(filepath.Dir(name), 0o755)
 		var sum strings.Builder
-		fmt.Fprintf(&sum, "%s voice %s: end %s, AFA %d/%d, WS %d, turns %d\n", tk.ID, row.voice, row.reason, row.correct, row.total, row.ws, row.turns)
+		fmt.Fprintf(&sum, "%s voice %s: end %s, AFA %d/%d, WS %d, turns %d\n", row.task, row.voice, row.reason, row.correct, row.total, row.ws, row.turns)
 		if g := res.Grade; g != nil {
 			fmt.Fprintf(&sum, "TS %d PV %d AC %d AV %d final %s violations %v missing %v\n", g.TS, g.PV, g.AC, g.AV, g.FinalState, g.Violations, g.MissingActions)
 		}

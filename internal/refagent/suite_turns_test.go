@@ -12,7 +12,7 @@ import (
 	"github.com/voicebench/humanaudit/internal/refagent/turncall"
 )
 
-// BenchmarkSuiteTurns plays audit24 (seed 1) turn by turn: each caller turn rendered in Flite,
+// BenchmarkSuiteTurns plays audit24 (seed 1, or REFAGENT_SUITE_SEEDS) turn by turn: each caller turn rendered in Flite,
 // passed through Opus and recognized as the responder does, without the media clock, endpointing
 // or barge-in. It takes minutes where BenchmarkSuiteReference takes an hour, so it is how a change
 // to understanding is measured first; the real-time suite stays the figure of record. It reports
@@ -22,6 +22,7 @@ func BenchmarkSuiteTurns(b *testing.B) {
 	needTools(b)
 	rec := sharedRecognizer(b)
 	tasks := suiteTasks(b)
+	seeds := suiteSeeds(b)
 	out := os.Getenv("REFAGENT_SUITE_OUT")
 	for _, voice := range suiteVoices(b) {
 		b.Run(voice, func(b *testing.B) {
@@ -29,7 +30,8 @@ func BenchmarkSuiteTurns(b *testing.B) {
 			var grades []grade.Result
 			for b.Loop() {
 				ids, grades = nil, nil
-				for _, tk := range tasks {
+				for job := range len(tasks) * len(seeds) {
+					tk, seed := tasks[job/len(seeds)], seeds[job%len(seeds)]
 					v := tk.User.Persona.Voice
 					if voice == "other" {
 						v = otherVoice(v)
@@ -37,17 +39,17 @@ func BenchmarkSuiteTurns(b *testing.B) {
 					hearSpoken := func(ctx context.Context, q dialog.Question, said string) dialog.Heard {
 						return hear(ctx, rec, q, spoken(b, v, said), nil)
 					}
-					g, c, err := turncall.Play(context.Background(), tk, 1, dialog.Config{Known: rec.Known}, hearSpoken)
+					g, c, err := turncall.Play(context.Background(), tk, seed, dialog.Config{Known: rec.Known}, hearSpoken)
 					if err != nil {
 						b.Fatal(err)
 					}
-					ids, grades = append(ids, tk.ID), append(grades, g)
+					ids, grades = append(ids, suiteName(tk.ID, seed)), append(grades, g)
 					if out != "" {
 						dir := filepath.Join(out, "turns-"+voice)
 						if err := os.MkdirAll(dir, 0o755); err != nil {
 							b.Fatal(err)
 						}
-						if err := os.WriteFile(filepath.Join(dir, tk.ID+".txt"), []byte(turncall.Table(ids[len(ids)-1:], grades[len(grades)-1:])+"\n"+strings.Join(c.Lines, "\n")+"\n"), 0o644); err != nil {
+						if err := os.WriteFile(filepath.Join(dir, suiteName(tk.ID, seed)+".txt"), []byte(turncall.Table(ids[len(ids)-1:], grades[len(grades)-1:])+"\n"+strings.Join(c.Lines, "\n")+"\n"), 0o644); err != nil {
 							b.Fatal(err)
 						}
 					}
