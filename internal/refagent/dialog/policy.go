@@ -37,11 +37,14 @@ type action struct {
 
 // fieldState tracks one field through the call.
 type fieldState struct {
-	asks      int  // times asked
-	unknown   bool // the caller does not know it
-	repairs   int  // times the caller said a read-back of it was wrong
-	confirmed bool // the caller agreed to a read-back of its value
-	resumed   bool // its read-back was put again after the caller broke into it
+	asks      int    // times asked
+	unknown   bool   // the caller does not know it
+	repairs   int    // times the caller said a read-back of it was wrong
+	confirmed bool   // the caller agreed to a read-back of its value
+	resumed   bool   // its read-back was put again after the caller broke into it
+	due       bool   // its value was to be read back
+	refused   string // the value (as JSON) the caller last said was wrong
+	checked   bool   // put to the caller once more before the artifact was marked ready
 }
 
 // maxRepairs bounds the read-back and repair loop of one field: asked again, then spelled.
@@ -151,6 +154,9 @@ func (p *policy) heard(h heard) {
 			return
 		case intentNo:
 			st.repairs++
+			if exp.value != nil {
+				st.refused = string(jsonValue(exp.value.value))
+			}
 			if st.repairs <= maxRepairs {
 				p.repair = exp.field
 				p.ack = "Sorry about that."
@@ -261,6 +267,7 @@ func (p *policy) apply(vals []fieldValue, in intent) {
 		}
 		p.values[v.field.Name] = v
 		p.lastField = v.field
+		p.state(v.field.Name).due = false // the caller's own word, unless it is read back below
 		if had && string(jsonValue(old.value)) != string(jsonValue(v.value)) {
 			changed = append(changed, v.field.Subject)
 		}
@@ -291,7 +298,7 @@ func (p *policy) apply(vals []fieldValue, in intent) {
 	if len(vals) > 0 {
 		v := vals[len(vals)-1]
 		if st := p.state(v.field.Name); needsReadBack(v, p.lastHeardSpoken) && st.repairs <= maxRepairs {
-			st.confirmed = false
+			st.confirmed, st.due = false, true
 			c := v
 			p.confirm = &c
 		}
@@ -915,6 +922,9 @@ func (p *policy) next() action {
 			return p.ask(f, ack)
 		}
 	}
+	if a, ok := p.finalCheck(ack); ok {
+		return a
+	}
 	// Before marking it ready, search the knowledge base once more with what the call is about
 	// (the caller's issue, what the lookups returned), then derive what it says.
 	if t := p.m.tool(roleKB); t != nil && p.m.useKB && !p.kbContext {
@@ -981,6 +991,38 @@ func (p *policy) next() action {
 		return p.say(join(ack, status, "Is there anything else I can help you with?"), expectation{kind: expectAnythingElse})
 	}
 	return p.say(join(ack, "Is there anything else I can help you with?"), expectation{kind: expectAnythingElse})
+}
+
+// finalCheck puts to the caller, once, before the artifact is marked ready, each value on record
+// whose read-back was never settled: one the caller refused and never gave again (the repair was
+// not understood) is asked for again, one character at a time; one whose read-back the caller broke
+// into, twice, is read back. A value the caller said was wrong is not filed as if it were right.
+func (p *policy) finalCheck(ack string) (action, bool) {
+	if p.ready {
+		return action{}, false
+	}
+	for _, f := range p.m.fields {
+		v, ok := p.values[f.Name]
+		st := p.state(f.Name)
+		if !ok || !st.due || st.confirmed || st.checked || st.repairs > maxRepairs || p.verifiedBy(f) {
+			continue
+		}
+		st.checked = true
+		if st.refused == string(jsonValue(v.value)) {
+			return p.say(join(ack, "Before I finish, I still need the "+f.Subject+". "+spellQuestion(f)),
+				expectation{kind: expectField, field: f, spell: true}), true
+		}
+		c := v
+		return p.say(join(ack, "Before I finish, the "+f.Subject+": "+lowerFirst(readBack(c))),
+			expectation{kind: expectConfirm, field: f, value: &c}), true
+	}
+	return action{}, false
+}
+
+// verifiedBy reports a field whose value the verify tool accepted.
+func (p *policy) verifiedBy(f *field) bool {
+	t := p.m.tool(roleVerify)
+	return p.verified && t != nil && slices.Contains(p.verifyArgs(t), f.Name)
 }
 
 func (p *policy) say(text string, exp expectation) action {

@@ -357,3 +357,143 @@ func TestReadBackResumesAfterNews(t *testing.T) {
 		t.Errorf("the name's read-back was put a third time: %q", said)
 	}
 }
+
+// TestUnsettledValuesCheckedBeforeReady: before the request is marked ready, a value the caller
+// refused and never gave again is asked for once more (one character at a time), and a value whose
+// read-back the caller broke into twice is read back once more; a value the caller refused is not
+// filed while the caller can still be asked, and nothing is asked round and round.
+func TestUnsettledValuesCheckedBeforeReady(t *testing.T) {
+	tools := []Tool{
+		{Name: "record_leave", Description: "Record fields of the leave request.", Parameters: json.RawMessage(
+			`{"type":"object","properties":{"employee_id":{"type":"string"},"leave_start":{"type":"string","description":"YYYY-MM-DD"},"manager_name":{"type":"string"}}}`)},
+		{Name: "mark_ready", Description: "Mark the request ready for review.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+	}
+	start := func() (*policy, map[string]*field) {
+		d := New(Config{Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }})
+		d.Configure("You are the HR leave line. Record the request and mark it ready.", tools)
+		p := d.p
+		p.opened = true
+		return p, d.m.fieldByName
+	}
+	// turn applies one spoken caller turn and returns what the agent says next and whether it
+	// marked the request ready on the way.
+	turn := func(p *policy, h heard) (string, bool) {
+		h.spoken = true
+		p.heard(h)
+		ready := false
+		for range 6 {
+			act := p.next()
+			if len(act.calls) == 0 {
+				return act.say, ready
+			}
+			for _, c := range act.calls {
+				ready = ready || c.name == "mark_ready"
+				p.toolResult(c.name, `{"ok":true}`)
+			}
+		}
+		t.Fatal("the agent kept calling tools")
+		return "", false
+	}
+	answer := func(f *field, v string) heard {
+		return heard{intent: intentAnswer, values: []fieldValue{{field: f, value: v, spoken: v}}}
+	}
+
+	// A refused employee ID whose repair was not understood.
+	p, fs := start()
+	id, startDate, manager := fs["employee_id"], fs["leave_start"], fs["manager_name"]
+	said, _ := turn(p, answer(id, "PL30960U"))
+	expectSaid(t, said, "That's P, L, three, zero, nine, six, zero, U.")
+	said, _ = turn(p, heard{intent: intentNo})
+	expectSaid(t, said, "What is your employee ID?")
+	said, ready := turn(p, heard{intent: intentNone})
+	if ready {
+		t.Fatalf("marked ready with the refused PL30960U on record")
+	}
+	expectSaid(t, said, "What is the leave start date?")
+	said, _ = turn(p, answer(startDate, "2027-01-18"))
+	expectSaid(t, said, "What is the manager name?")
+	said, _ = turn(p, answer(manager, "Gustavo Ferreira"))
+	said, ready = turn(p, heard{intent: intentYes})
+	if ready || p.exp.field != id || !p.exp.spell {
+		t.Fatalf("with the ID refused the agent said %q (ready %v), want the ID asked for one character at a time", said, ready)
+	}
+	expectSaid(t, said, "Before I finish, I still need the employee ID.", "one letter or digit at a time")
+	said, _ = turn(p, answer(id, "PL30962"))
+	expectSaid(t, said, "That's P, L, three, zero, nine, six, two.")
+	if _, ready = turn(p, heard{intent: intentYes}); !ready {
+		t.Errorf("the confirmed ID did not let the request be marked ready")
+	}
+	if got := p.values[id.Name].value; got != "PL30962" {
+		t.Errorf("employee ID on record %v, want PL30962", got)
+	}
+
+	// Asked once more only: a second repair not understood lets the request go ahead.
+	p, fs = start()
+	id, startDate, manager = fs["employee_id"], fs["leave_start"], fs["manager_name"]
+	p.values[startDate.Name] = fieldValue{field: startDate, value: "2027-01-18", spoken: "January eighteenth"}
+	p.values[manager.Name] = fieldValue{field: manager, value: "Gustavo Ferreira", spoken: "Gustavo Ferreira"}
+	turn(p, answer(id, "PL30960U"))
+	turn(p, heard{intent: intentNo})
+	said, _ = turn(p, heard{intent: intentNone})
+	expectSaid(t, said, "Before I finish, I still need the employee ID.")
+	if _, ready = turn(p, heard{intent: intentNone}); !ready {
+		t.Errorf("the ID was asked for a third time instead of the request going ahead")
+	}
+
+	// A read-back broken into twice is put once more before the request is marked ready.
+	p, fs = start()
+	id, startDate, manager = fs["employee_id"], fs["leave_start"], fs["manager_name"]
+	p.values[id.Name] = fieldValue{field: id, value: "PL30962", spoken: "PL30962"}
+	p.state(id.Name).confirmed = true
+	turn(p, answer(startDate, "2027-01-11"))
+	said, _ = turn(p, answer(manager, "Based"))
+	expectSaid(t, said, "That's Based.")
+	correct := func(v string) heard {
+		return heard{intent: intentCorrection, values: []fieldValue{{field: startDate, value: v, spoken: v}}}
+	}
+	said, _ = turn(p, correct("2027-01-18"))
+	expectSaid(t, said, "that's Based")
+	said, ready = turn(p, correct("2027-01-25"))
+	if ready || p.exp.kind != expectConfirm || p.exp.field != manager {
+		t.Fatalf("after the second break-in the agent said %q (ready %v), want the name read back before marking ready", said, ready)
+	}
+	expectSaid(t, said, "Before I finish, the name of the manager: that's Based. Is that right?")
+	if _, ready = turn(p, heard{intent: intentYes}); !ready {
+		t.Errorf("the confirmed name did not let the request be marked ready")
+	}
+}
+
+// TestCorrectedReadBackIsSettled: a value the caller gave in reply to a refused read-back, and
+// that needs no read-back of its own, is not read back again before the request is marked ready.
+func TestCorrectedReadBackIsSettled(t *testing.T) {
+	tools := []Tool{
+		{Name: "record_election", Description: "Record fields of the election.", Parameters: json.RawMessage(
+			`{"type":"object","properties":{"plan_year":{"type":"integer"}}}`)},
+		{Name: "mark_ready", Description: "Mark the election ready for review.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+	}
+	d := New(Config{Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }})
+	d.Configure("You are the benefits line. Record the election and mark it ready.", tools)
+	p := d.p
+	p.opened = true
+	year := d.m.fieldByName["plan_year"]
+	p.heard(heard{intent: intentAnswer, spoken: true, values: []fieldValue{{field: year, value: 20.27, spoken: "20.27", unsure: true}}})
+	act := p.next()
+	for ; len(act.calls) > 0; act = p.next() {
+		p.toolResult(act.calls[0].name, `{"ok":true}`)
+	}
+	expectSaid(t, act.say, "That's 20.27. Is that right?")
+	p.heard(heard{intent: intentCorrection, spoken: true, values: []fieldValue{{field: year, value: 2027, spoken: "2027"}}})
+	for range 6 {
+		act := p.next()
+		if len(act.calls) == 0 {
+			t.Fatalf("the agent said %q, want the corrected year taken and the election marked ready", act.say)
+		}
+		for _, c := range act.calls {
+			if c.name == "mark_ready" {
+				return
+			}
+			p.toolResult(c.name, `{"ok":true}`)
+		}
+	}
+	t.Fatal("the agent kept calling tools")
+}
