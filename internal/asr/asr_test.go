@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -675,6 +676,35 @@ func TestRepairCarrier(t *testing.T) {
 		}
 		if off > 1 {
 			t.Errorf("%q: the reading is not the code's length in %d of %d voices", c.said, off, len(callerVoices))
+		}
+	}
+}
+
+// TestSeveralChoices: a Several slot takes every choice said, in order, each once, a plural or
+// possessive for its choice, none refused by the word before it; its grammar lets "or" and the
+// context words stand between choices.
+func TestSeveralChoices(t *testing.T) {
+	days := []string{"monday", "tuesday", "thursday", "tuesdays", "thursdays"}
+	for said, want := range map[string]string{
+		"only tuesdays or thursdays i'm afraid":  "tuesday, thursday",
+		"tuesday's or thursday's please":         "tuesday, thursday",
+		"thursday or tuesday or thursday again":  "thursday, tuesday",
+		"any day but not monday tuesday is best": "tuesday",
+		"let me check my calendar":               "",
+	} {
+		v, ok := (Slot{Kind: KindChoiceInContext, Choices: days, Several: true}).Parse(said)
+		if got := map[bool]string{true: v.Text}[ok]; got != want {
+			t.Errorf("%q: %q (%v), want %q", said, v.Text, ok, want)
+		}
+	}
+	multi := MatchChoices(strings.Fields("read and write and no preference"), []string{"read", "read and write", "no preference"})
+	if !slices.Equal(multi, []string{"read and write", "no preference"}) {
+		t.Errorf("the longest choice at each word: %v", multi)
+	}
+	g := (Slot{Kind: KindChoiceInContext, Choices: days, Several: true}).Grammar().JSGF
+	for _, want := range []string{"<c>* <ch> (<c>* <ch>)* <c>*", "| or;"} {
+		if !strings.Contains(g, want) {
+			t.Errorf("grammar lacks %q:\n%s", want, g)
 		}
 	}
 }

@@ -135,6 +135,9 @@ type Slot struct {
 	// digits-only second reading (a slot that was not asked for, decoded to see whether the
 	// answer belongs to it, need not be read twice).
 	Single bool
+	// Several makes a KindChoiceInContext slot take every choice said, in order ("only Tuesdays
+	// or Thursdays, I'm afraid"): the items of a list drawn from a closed set.
+	Several bool
 }
 
 // contextWords are common words a caller says around a choice: function words, courtesies,
@@ -260,6 +263,11 @@ func (s Slot) Grammar() *Grammar {
 			said[i] = andJoined(a)
 		}
 		body = "<c>* (" + strings.Join(said, " | ") + ") <c>*"
+		if s.Several {
+			rules["ch"] = strings.Join(said, " | ")
+			rules["c"] = ctx + " | or"
+			body = "<c>* <ch> (<c>* <ch>)* <c>*"
+		}
 	case KindChoice:
 		body = "(" + strings.Join(s.choicePhrases(), " | ") + ")"
 	default:

@@ -102,7 +102,21 @@ func (s Slot) Parse(text string) (Value, bool) {
 		if v.Text == "" {
 			return v, false
 		}
-	case KindChoice, KindChoiceInContext:
+	case KindChoiceInContext:
+		if s.Several {
+			cs := MatchChoices(words, s.Choices)
+			if len(cs) == 0 {
+				return v, false
+			}
+			v.Text = strings.Join(cs, ", ")
+			break
+		}
+		c, ok := matchChoice(words, s.Choices)
+		if !ok {
+			return v, false
+		}
+		v.Text = c
+	case KindChoice:
 		c, ok := matchChoice(words, s.Choices)
 		if !ok {
 			return v, false
@@ -112,6 +126,42 @@ func (s Slot) Parse(text string) (Value, bool) {
 		return v, false
 	}
 	return v, true
+}
+
+// MatchChoices finds every choice said in words, in the order said, each once: the longest
+// choice at each word (a word may end in "s" or "'s": "tuesdays" says tuesday), none just after
+// "not", "no" or "except".
+func MatchChoices(words []string, choices []string) []string {
+	bare := func(w string) string { return strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "s") }
+	var out []string
+	for i := 0; i < len(words); i++ {
+		best, bestLen := "", 0
+		for _, c := range choices {
+			cw := strings.Fields(strings.ToLower(c))
+			if len(cw) <= bestLen || i+len(cw) > len(words) {
+				continue
+			}
+			all := true
+			for k, w := range cw {
+				if got := words[i+k]; got != w && bare(got) != w && bare(got) != bare(w) {
+					all = false
+					break
+				}
+			}
+			if all {
+				best, bestLen = c, len(cw)
+			}
+		}
+		if bestLen == 0 {
+			continue
+		}
+		refused := i > 0 && (words[i-1] == "not" || words[i-1] == "no" || words[i-1] == "except")
+		if !refused && !slices.Contains(out, best) {
+			out = append(out, best)
+		}
+		i += bestLen - 1
+	}
+	return out
 }
 
 // lastDigitRun is the last run of number words in words that makes exactly n digits, or "": the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,10 +38,15 @@ type audioCall struct {
 }
 
 func newAudioCall(t *testing.T, env func(string, map[string]any) string) *audioCall {
+	return newAudioCallAt(t, claimInstructions, claimTools, env)
+}
+
+// newAudioCallAt is an audioCall with another desk's instructions and tools.
+func newAudioCallAt(t *testing.T, instructions string, tools []dialog.Tool, env func(string, map[string]any) string) *audioCall {
 	needTools(t)
 	rec := sharedRecognizer(t)
 	d := dialog.New(dialog.Config{Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }, Known: rec.Known})
-	d.Configure(claimInstructions, claimTools)
+	d.Configure(instructions, tools)
 	c := &audioCall{t: t, d: d, rec: rec, env: env}
 	c.respond()
 	return c
@@ -310,4 +316,42 @@ func TestRepairInTheNoOnRecordedAudio(t *testing.T) {
 		t.Fatalf("a no that says the code again heard as %s %v (%s), want a correction to WX58213", h.Intent(), h.Fields(), h.Why())
 	}
 	expectIn(t, next, "That's W, X, five, eight, two, one, three. Is that right?")
+}
+
+// TestWeekdaysInTheCallersWordsOnRecordedAudio: asked for the days that suit them, the caller's
+// days are found by their sound among their own words, every one said, where the open vocabulary
+// misheard them ("only Tuesdays or Thursdays, I'm afraid" in slt was "i'll meet his bizarre
+// thursday's"); a turn that names no day gives none.
+func TestWeekdaysInTheCallersWordsOnRecordedAudio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("decodes recorded speech")
+	}
+	tools := []dialog.Tool{
+		{Name: "record_intake", Description: "Record fields of the intake.", Parameters: json.RawMessage(
+			`{"type":"object","properties":{"preferred_days":{"type":"array","items":{"type":"string"}},"callback_phone":{"type":"string"}}}`)},
+		{Name: "mark_ready", Description: "Mark the intake ready for review.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+	}
+	const instructions = "You are the clinic intake line. Record the preferred days and a callback number with record_intake and mark the intake ready."
+	for _, c := range []struct {
+		voice, said string
+		want        []string
+	}{
+		{"slt", "Only Tuesdays or Thursdays, I'm afraid.", []string{"Tuesday", "Thursday"}},
+		{"slt", "Tuesday or Thursday works.", []string{"Tuesday", "Thursday"}},
+		{"rms", "Mondays and Fridays are best for me.", []string{"Monday", "Friday"}},
+		{"awb", "Only Tuesdays or Thursdays, I'm afraid.", []string{"Tuesday", "Thursday"}},
+	} {
+		call := newAudioCallAt(t, instructions, tools, nil)
+		expectIn(t, call.typed("Hi, I need to set up an appointment."), "preferred days")
+		h, _ := call.spoken(c.voice, c.said)
+		got, _ := h.Fields()["preferred_days"].([]string)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s %q: preferred_days %v (%s), want %v", c.voice, c.said, h.Fields()["preferred_days"], h.Why(), c.want)
+		}
+	}
+	call := newAudioCallAt(t, instructions, tools, nil)
+	call.typed("Hi, I need to set up an appointment.")
+	if h, _ := call.spoken("slt", "Hmm, let me check my calendar first."); h.Fields()["preferred_days"] != nil {
+		t.Errorf("a turn naming no day gave preferred_days %v", h.Fields()["preferred_days"])
+	}
 }

@@ -190,6 +190,11 @@ func (q Question) Grammars(open asr.Result) []asr.Slot {
 		if spellable(e.field) {
 			add(&asr.Slot{Kind: asr.KindSpelling, Words: q.l.knownWords(words)}, true)
 		}
+		if weekdayList(e.field) && e.kind == expectField {
+			// The days found by their sound among the caller's words ("only Tuesdays or
+			// Thursdays, I'm afraid" was "i'll meet his bizarre thursday's").
+			add(&asr.Slot{Kind: asr.KindChoiceInContext, Choices: q.l.weekdayPhrases(), Several: true}, true)
+		}
 	}
 	if e.kind == expectConfirm || e.kind == expectApproval || e.kind == expectAnythingElse {
 		add(&asr.Slot{Kind: asr.KindYesNo}, true)
@@ -234,6 +239,28 @@ func alternativesFor(k asr.Kind) int {
 		return 3
 	}
 	return 0
+}
+
+// weekdayList reports a list field whose items are days of the week ("preferred_days").
+func weekdayList(f *field) bool {
+	if f == nil || f.Kind != kindList {
+		return false
+	}
+	ws := nameWords(f.Name)
+	return slices.Contains(ws, "days") || slices.Contains(ws, "weekdays")
+}
+
+// weekdayPhrases are the days as a grammar says them, one and many ("tuesday", "tuesdays"), the
+// plural where the dictionary has it.
+func (l *listener) weekdayPhrases() []string {
+	var out []string
+	for _, d := range weekdays {
+		out = append(out, d)
+		if l.known(d + "s") {
+			out = append(out, d+"s")
+		}
+	}
+	return out
 }
 
 // spellable reports a field whose answer callers spell: names and e-mail addresses.

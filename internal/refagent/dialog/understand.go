@@ -274,6 +274,22 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 		h.why = withNote(h.why, "an item added to "+v.field.Name)
 		return h
 	}
+	// Days of the week found by their sound come before the open vocabulary's words for them.
+	if f := exp.field; exp.kind == expectField && weekdayList(f) && !correction {
+		if r := u.reading(asr.KindChoiceInContext); r != nil && r.Answer.OK && r.Slot.Several {
+			days := daysIn(strings.Split(r.Answer.Value.Text, ", "))
+			// The open vocabulary's days, when it heard as many ("tuesday or thursday works"
+			// where the grammar found only Thursday).
+			if open := daysIn(asr.MatchChoices(words, r.Slot.Choices)); len(open) >= len(days) {
+				days = open
+			}
+			if len(days) > 0 {
+				h.values, h.intent = []fieldValue{{field: f, value: days, spoken: strings.Join(days, ", ")}}, intentAnswer
+				h.why = "days in context: " + r.Answer.Text
+				return h
+			}
+		}
+	}
 	// An enumeration or yes/no question is answered in the caller's words ("No, I don't need
 	// one, English is fine"): read them first, before a grammar of a few words forces the reply
 	// into one of them.
@@ -1538,7 +1554,7 @@ func (l *listener) freeValue(f *field, ws []asr.Word, text string, u Utterance) 
 		return l.fieldValue(f, v)
 	case kindList:
 		items := restated(splitItems(ws))
-		if len(items) == 0 {
+		if len(items) == 0 || weekdayList(f) && !namesDays(items) {
 			return fieldValue{}, false
 		}
 		return fieldValue{field: f, value: items, spoken: strings.Join(items, ", ")}, true
@@ -1822,6 +1838,34 @@ func listItem(it string) (string, bool) {
 		}
 	}
 	return strings.Join(ws, " "), true
+}
+
+// daysIn writes the weekdays among phrases as the days' names, each once.
+func daysIn(phrases []string) []string {
+	var days []string
+	for _, d := range phrases {
+		if day, ok := listItem(d); ok && slices.Contains(weekdays, strings.ToLower(day)) && !slices.Contains(days, day) {
+			days = append(days, day)
+		}
+	}
+	return days
+}
+
+// namesDays reports list items that answer which days: a weekday, or days named together
+// ("weekdays", "any day"). "Hmm, let me check my calendar first" names none.
+func namesDays(items []string) bool {
+	if len(daysIn(items)) > 0 {
+		return true
+	}
+	for _, it := range items {
+		for _, w := range strings.Fields(strings.ToLower(it)) {
+			switch strings.TrimSuffix(w, "s") {
+			case "weekday", "weekend", "any", "every", "daily", "day":
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // listMemberNouns are what a caller counts the members of a list as ("two kids", "three systems").
