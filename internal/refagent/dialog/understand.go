@@ -751,6 +751,9 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 // without one: the grammar made a year of what followed the date ("December second, so
 // yesterday" read as December second, twenty thirty-eight; "October thirty-first, he came just
 // after midnight" as nineteen seventeen). The day then resolves as a day said without a year does.
+// When the open transcript has another day of the same month, with no number after it, the
+// grammar made its year of the day itself ("Tuesday, February ninth" read as February first,
+// nineteen thirty): the open transcript's day is the one said.
 func yearBorneOut(s *asr.Slot, v asr.Value, text string) asr.Value {
 	if s.Kind != asr.KindDate || len(v.Dates) != 1 || v.Dates[0].Year == 0 {
 		return v
@@ -759,7 +762,7 @@ func yearBorneOut(s *asr.Slot, v asr.Value, text string) asr.Value {
 	if !ok || len(ov.Dates) != 1 {
 		return v
 	}
-	if d := ov.Dates[0]; d.Year == 0 && d.Month == v.Dates[0].Month && d.Day == v.Dates[0].Day && !numberAfterDay(text) {
+	if d := ov.Dates[0]; d.Year == 0 && d.Month == v.Dates[0].Month && !numberAfterDay(text) {
 		return ov
 	}
 	return v
@@ -1650,14 +1653,36 @@ func namesOther(m *model, exp expectation, text string) bool {
 
 // firstPolarity reads an answer to a yes/no question from its first word that says yes or no:
 // "Yes, I emailed them twice and they never answered" is yes, "No, English is fine" is no (an
-// approval, where the caller may take a yes back, is read by its last word instead).
+// approval, where the caller may take a yes back, is read by its last word instead). A negation
+// inside a condition ("you can go in if I'm not home") says nothing of the answer; "you can …",
+// "go ahead" and "that's fine" say yes ("okay" or "fine" alone do not: see freeValue).
 func firstPolarity(text string) (yes, ok bool) {
-	for _, w := range strings.Fields(text) {
+	ws := strings.Fields(text)
+	condition := 0 // words of a condition still to pass
+	for i, w := range ws {
+		if condition > 0 {
+			condition--
+		}
+		switch w {
+		case "if", "when", "while", "whether", "unless", "even":
+			condition = 4
+			continue
+		}
 		switch w {
 		case "yes", "yeah", "yep", "yup", "sure", "correct", "definitely", "absolutely":
 			return true, true
-		case "no", "nope", "not", "don't", "didn't", "haven't", "never", "nothing":
-			return false, true
+		case "no", "nope", "not", "don't", "didn't", "haven't", "never", "nothing", "can't", "cannot", "won't", "wouldn't", "shouldn't":
+			if condition == 0 {
+				return false, true
+			}
+		case "can", "go":
+			if condition == 0 && i+1 < len(ws) && (w == "can" && i > 0 && ws[i-1] == "you" && ws[i+1] != "not" || w == "go" && ws[i+1] == "ahead") {
+				return true, true
+			}
+		case "fine":
+			if condition == 0 && i > 0 && (ws[i-1] == "that's" || ws[i-1] == "is") && len(ws) > 2 {
+				return true, true
+			}
 		}
 	}
 	return false, false

@@ -2,6 +2,7 @@ package dialog
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -808,6 +809,58 @@ func TestWithdrawnApproval(t *testing.T) {
 	} {
 		if got := withdraws(strings.Fields(text)); got != want {
 			t.Errorf("withdraws(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+// TestPolarity: a yes/no answer is read from its first word that says yes or no, but not from a
+// negation inside a condition ("you can go in if I'm not home" was recorded as no permission).
+func TestPolarity(t *testing.T) {
+	for said, want := range map[string]string{
+		"you have you can go in if i'm not home that's fine": "yes",
+		"yeah you can go in if i'm not home":                 "yes",
+		"go ahead even if i'm not there":                     "yes",
+		"no i don't need one english is fine":                "no",
+		"yes i emailed them twice and they never answered":   "yes",
+		"you can't go in without me":                         "no",
+		"please don't go in when i'm not home":               "no",
+		"i'd rather you didn't":                              "no",
+		"only if i'm home":                                   "",
+		"okay":                                               "",
+		"fine":                                               "",
+	} {
+		yes, ok := firstPolarity(said)
+		got := map[bool]string{true: "yes", false: "no"}[yes]
+		if !ok {
+			got = ""
+		}
+		if got != want {
+			t.Errorf("%q: %q, want %q", said, got, want)
+		}
+	}
+}
+
+// TestYearBorneOut: a year the date grammar read that the open transcript does not bear out is
+// dropped, and when the transcript has another day of that month the grammar made its year of the
+// day ("Tuesday, February ninth" was recorded as 1930-02-01, and the correction that followed kept
+// 1930); a year the transcript heard stays.
+func TestYearBorneOut(t *testing.T) {
+	date := asr.Slot{Kind: asr.KindDate}
+	for _, c := range []struct{ grammar, open, want string }{
+		{"february first nineteen thirty", "that was the tuesday tuesday february ninth", "2-9 year 0"},
+		{"december second twenty thirty eight", "december second so yesterday", "12-2 year 0"},
+		{"february ninth twenty twenty seven", "february ninth twenty twenty seven", "2-9 year 2027"},
+		{"march fourteenth nineteen seventy nine", "march fourteenth nineteen seventy nine", "3-14 year 1979"},
+		// A year heard but not read by the open vocabulary: the grammar may have it right.
+		{"january seventeenth nineteen ninety one", "january seventeenth ninety ninety one", "1-17 year 1991"},
+	} {
+		v, ok := date.Parse(c.grammar)
+		if !ok {
+			t.Fatalf("%q: no date", c.grammar)
+		}
+		d := yearBorneOut(&date, v, c.open).Dates[0]
+		if got := fmt.Sprintf("%d-%d year %d", d.Month, d.Day, d.Year); got != c.want {
+			t.Errorf("grammar %q, open %q: %s, want %s", c.grammar, c.open, got, c.want)
 		}
 	}
 }
