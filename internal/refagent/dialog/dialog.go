@@ -279,7 +279,8 @@ func (l *listener) knownWords(words []string) []string {
 
 // Understand reads a recognized turn against the question.
 func (q Question) Understand(ctx context.Context, u Utterance) Heard {
-	return Heard{q.l.onRecord(q.exp, q.l.understand(ctx, q.m, q.exp, u), u)}
+	h := q.l.onRecord(q.exp, q.l.understand(ctx, q.m, q.exp, u), u)
+	return Heard{inOrder(q.m, q.exp, h, strings.Fields(strings.ToLower(u.Open.Text)))}
 }
 
 // UnderstandText reads a typed turn (a user message with text) against the question: its words

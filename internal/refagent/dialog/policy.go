@@ -168,6 +168,9 @@ func (p *policy) heard(h heard) {
 		case intentCorrection, intentAnswer:
 			if len(h.values) == 1 && h.values[0].field == exp.field {
 				st.repairs++
+				if exp.value != nil {
+					st.refused = string(jsonValue(exp.value.value))
+				}
 			} else if exp.value != nil && !st.resumed && !slices.ContainsFunc(h.values, func(v fieldValue) bool { return v.field == exp.field }) {
 				// "Actually, I need to change the start date …" in reply to "That's Based. Is that
 				// right?": the read-back is still unanswered, and is put again once the change is in.
@@ -262,7 +265,9 @@ func (p *policy) apply(vals []fieldValue, in intent) {
 		if !had {
 			fresh++
 		}
-		if had && v.yearless {
+		if had && v.yearless && string(jsonValue(old.value)) != p.state(v.field.Name).refused {
+			// Not the year of a reading the caller refused: "March 28th, 2029" for "Monday,
+			// January eleventh" corrected to "I said Monday, January eleventh" was 2029-01-11.
 			v = keepYear(v, old)
 		}
 		p.values[v.field.Name] = v

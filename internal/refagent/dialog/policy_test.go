@@ -497,3 +497,48 @@ func TestCorrectedReadBackIsSettled(t *testing.T) {
 	}
 	t.Fatal("the agent kept calling tools")
 }
+
+// TestLeaveDatesStayInOrder: a corrected date the caller did not place by name goes to the end of
+// a start/end pair when taking it for the start would start the leave after it ends; and a
+// correction said without its year does not take the year of the reading the caller refused.
+func TestLeaveDatesStayInOrder(t *testing.T) {
+	tools := []Tool{
+		{Name: "record_leave", Description: "Record fields of the leave request.", Parameters: json.RawMessage(
+			`{"type":"object","properties":{"leave_start":{"type":"string","description":"YYYY-MM-DD"},"leave_end":{"type":"string","description":"YYYY-MM-DD"},"manager_name":{"type":"string"}}}`)},
+		{Name: "mark_ready", Description: "Mark the request ready for review.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+	}
+	start := func() (*Dialog, *policy, map[string]*field) {
+		d := New(Config{Now: func() time.Time { return time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC) }})
+		d.Configure("You are the HR leave line. Record the request and mark it ready.", tools)
+		d.p.opened = true
+		return d, d.p, d.m.fieldByName
+	}
+
+	d, p, fs := start()
+	begin, end, manager := fs["leave_start"], fs["leave_end"], fs["manager_name"]
+	p.values[begin.Name] = fieldValue{field: begin, value: "2027-01-18", spoken: "January 18th"}
+	p.values[end.Name] = fieldValue{field: end, value: "2027-02-05", spoken: "February 5th"}
+	name := fieldValue{field: manager, value: "Gustavo Ferreira", spoken: "Gustavo Ferreira"}
+	p.values[manager.Name] = name
+	p.lastField = begin
+	p.say("And the name of the manager: that's Gustavo Ferreira. Is that right?", expectation{kind: expectConfirm, field: manager, value: &name})
+	h := d.Question().UnderstandText(t.Context(), "And since it's still four weeks, hyundai changes too. Sorry, it should be Friday, February twelfth.")
+	if got := h.Fields(); got["leave_end"] != "2027-02-12" || got["leave_start"] != nil {
+		t.Errorf("the unplaced correction gave %v (%s), want leave_end 2027-02-12", got, h.Why())
+	}
+	// Named, the field is the caller's to choose.
+	h = d.Question().UnderstandText(t.Context(), "Actually the start date should be Friday, February twelfth.")
+	if got := h.Fields(); got["leave_start"] != "2027-02-12" {
+		t.Errorf("the correction naming the start date gave %v, want leave_start 2027-02-12", got)
+	}
+
+	_, p, fs = start()
+	begin = fs["leave_start"]
+	misheard := fieldValue{field: begin, value: "2029-03-28", spoken: "March 28th, 2029"}
+	p.values[begin.Name] = misheard
+	p.say("That's March 28th, 2029. Is that right?", expectation{kind: expectConfirm, field: begin, value: &misheard})
+	p.heard(heard{intent: intentCorrection, spoken: true, values: []fieldValue{{field: begin, value: "2027-01-11", spoken: "January 11th", yearless: true}}})
+	if got := p.values[begin.Name].value; got != "2027-01-11" {
+		t.Errorf("the corrected start date is %v, want 2027-01-11 (not the refused reading's year)", got)
+	}
+}

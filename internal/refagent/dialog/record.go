@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/voicebench/humanaudit/internal/asr"
+	"github.com/voicebench/humanaudit/internal/canon"
 )
 
 // recordCode is a reference as records write it: letters and digits in dash-joined groups, with
@@ -127,4 +128,75 @@ func digitsOf(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// inOrder moves a corrected date the caller did not place by name to the other field of its
+// start/end pair when, where it was placed, the start would fall after the end and, in the other,
+// the pair stays in order: "and since it's still four weeks, [the end date] changes too … Friday,
+// February twelfth", the field's name misheard, was taken for the start date (recorded last),
+// starting the leave a week after it ended.
+func inOrder(m *model, exp expectation, h heard, words []string) heard {
+	if len(h.values) != 1 || (h.intent != intentCorrection && h.intent != intentVolunteer) {
+		return h
+	}
+	v := h.values[0]
+	if v.field.Kind != kindDate || slices.Contains(m.mentioned(words, m.allFields()), v.field) {
+		return h
+	}
+	other, isStart := datePartner(m, v.field)
+	if other == nil {
+		return h
+	}
+	day := func(x any) (canon.Date, bool) {
+		if x == nil {
+			return canon.Date{}, false
+		}
+		return canon.ParseDate(fmt.Sprint(x))
+	}
+	nd, ok1 := day(v.value)
+	od, ok2 := day(exp.values[other.Name])
+	if !ok1 || !ok2 || nd.Year == 0 || od.Year == 0 {
+		return h
+	}
+	ordered := func(start, end canon.Date) bool { return start.String() <= end.String() }
+	var broken bool
+	if isStart {
+		broken = !ordered(nd, od)
+	} else {
+		broken = !ordered(od, nd)
+	}
+	if !broken {
+		return h
+	}
+	// In the other field, against this field's value on record (if any).
+	if cur, ok := day(exp.values[v.field.Name]); ok {
+		if isStart && !ordered(cur, nd) || !isStart && !ordered(nd, cur) {
+			return h
+		}
+	}
+	moved := v
+	moved.field = other
+	h.values = []fieldValue{moved}
+	h.why = withNote(h.why, "the date kept "+v.field.Name+" before "+other.Name)
+	return h
+}
+
+// datePartner is the other date field of f's start/end pair (leave_start and leave_end,
+// start_date and end_date), and whether f is the start.
+func datePartner(m *model, f *field) (*field, bool) {
+	swaps := [][2]string{{"start", "end"}, {"begin", "end"}, {"from", "to"}, {"first", "last"}, {"check_in", "check_out"}}
+	for _, sw := range swaps {
+		for i, isStart := range []bool{true, false} {
+			a, b := sw[i], sw[1-i]
+			name := "_" + f.Name + "_"
+			if !strings.Contains(name, "_"+a+"_") {
+				continue
+			}
+			o := m.fieldByName[strings.Trim(strings.Replace(name, "_"+a+"_", "_"+b+"_", 1), "_")]
+			if o != nil && o.Kind == kindDate {
+				return o, isStart
+			}
+		}
+	}
+	return nil, false
 }

@@ -612,7 +612,7 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 		for i := range u.Readings {
 			r := &u.Readings[i]
 			if r.Answer.OK && slices.Contains(m.fieldsFor(r.Slot, exp, l.known), exp.field) {
-				if _, ok := l.fieldValue(exp.field, yearBorneOut(&r.Slot, r.Answer.Value, text)); !ok {
+				if _, ok := l.fieldValue(exp.field, dateBorneOut(&r.Slot, r.Answer.Value, text)); !ok {
 					refused[r.Slot.Kind] = true
 					notes = append(notes, string(r.Slot.Kind)+": no value of "+exp.field.Name)
 				}
@@ -683,7 +683,7 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 			if !asked && !containsField(exp.filled, f) && repeatsFilled(m, exp, f, r.Answer.Value, l) {
 				continue // the caller said a value given before again
 			}
-			v, ok := l.fieldValue(f, yearBorneOut(&r.Slot, r.Answer.Value, text))
+			v, ok := l.fieldValue(f, dateBorneOut(&r.Slot, r.Answer.Value, text))
 			if !ok {
 				continue
 			}
@@ -745,6 +745,20 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 		notes = append([]string{fmt.Sprintf("%s=%v (%s, score %d)", out[0].f.Name, out[0].v.value, out[0].r.Slot.Kind, out[0].score)}, notes...)
 	}
 	return out, strings.Join(notes, "; ")
+}
+
+// dateBorneOut is the date a date grammar read, as the open transcript bears it out: the open
+// transcript's date when it names another month and a day (the grammar forced "it would start
+// Monday, January eleventh" into March twenty-eighth, twenty twenty-nine: a month's name is a word
+// the open vocabulary rarely mishears), then without a year it does not bear out (yearBorneOut).
+func dateBorneOut(s *asr.Slot, v asr.Value, text string) asr.Value {
+	if s.Kind == asr.KindDate && len(v.Dates) == 1 {
+		if ov, ok := s.Parse(text); ok && len(ov.Dates) == 1 && ov.Dates[0].Month != 0 && ov.Dates[0].Day != 0 &&
+			ov.Dates[0].Month != v.Dates[0].Month && monthRE.MatchString(" "+text+" ") {
+			return ov
+		}
+	}
+	return yearBorneOut(s, v, text)
 }
 
 // yearBorneOut drops the year a date grammar read when the open transcript has the same day
@@ -1347,7 +1361,7 @@ func (l *listener) valueAfterPreamble(ctx context.Context, f *field, u Utterance
 			if cut >= 0 && reread {
 				reread = false
 				if ans, ok := u.Reread(ctx, lm.Words[cut].End, *slot); ok && ans.OK && !centsUnsaid(slot, ans.Value, rest) {
-					if v, ok := l.fieldValue(f, yearBorneOut(slot, ans.Value, rest)); ok {
+					if v, ok := l.fieldValue(f, dateBorneOut(slot, ans.Value, rest)); ok {
 						return v, true
 					}
 				}

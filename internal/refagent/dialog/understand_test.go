@@ -840,8 +840,9 @@ func TestPolarity(t *testing.T) {
 	}
 }
 
-// TestYearBorneOut: a year the date grammar read that the open transcript does not bear out is
-// dropped, and when the transcript has another day of that month the grammar made its year of the
+// TestYearBorneOut: a date the grammar read is the open transcript's when that names another month
+// and a day; a year the date grammar read that the open transcript does not bear out is dropped,
+// and when the transcript has another day of that month the grammar made its year of the
 // day ("Tuesday, February ninth" was recorded as 1930-02-01, and the correction that followed kept
 // 1930); a year the transcript heard stays.
 func TestYearBorneOut(t *testing.T) {
@@ -853,12 +854,17 @@ func TestYearBorneOut(t *testing.T) {
 		{"march fourteenth nineteen seventy nine", "march fourteenth nineteen seventy nine", "3-14 year 1979"},
 		// A year heard but not read by the open vocabulary: the grammar may have it right.
 		{"january seventeenth nineteen ninety one", "january seventeenth ninety ninety one", "1-17 year 1991"},
+		// Another month named in the open transcript, with its day: the grammar forced the date.
+		{"march twenty eighth twenty twenty nine", "it would start monday january eleventh", "1-11 year 0"},
+		{"march twenty eighth twenty twenty nine", "it would start monday january eleventh twenty twenty seven", "1-11 year 2027"},
+		// A month without a day is not enough to overrule the grammar.
+		{"march twenty eighth", "sometime in january i think", "3-28 year 0"},
 	} {
 		v, ok := date.Parse(c.grammar)
 		if !ok {
 			t.Fatalf("%q: no date", c.grammar)
 		}
-		d := yearBorneOut(&date, v, c.open).Dates[0]
+		d := dateBorneOut(&date, v, c.open).Dates[0]
 		if got := fmt.Sprintf("%d-%d year %d", d.Month, d.Day, d.Year); got != c.want {
 			t.Errorf("grammar %q, open %q: %s, want %s", c.grammar, c.open, got, c.want)
 		}
