@@ -494,6 +494,12 @@ func (l *listener) confirmation(exp expectation, text string, cands []candidate,
 		return *h, true
 	}
 	pol, said := asr.Polarity(text)
+	if said && pol && containsPhrase(text, readBackRefusals) {
+		// "Um, actually, that's wrong. It should be Vasquez-Albrecht …": the value said again
+		// after the refusal may hold a yes word of the recognizer's ("just as old correct" for
+		// Vasquez) that the last word of the turn would otherwise make an agreement.
+		pol, said = false, true
+	}
 	same := func(v fieldValue) bool {
 		return exp.value != nil && string(jsonValue(v.value)) == string(jsonValue(exp.value.value))
 	}
@@ -520,6 +526,10 @@ func (l *listener) confirmation(exp expectation, text string, cands []candidate,
 	}
 	return *h, false
 }
+
+// readBackRefusals say a read-back was wrong, whatever follows them.
+var readBackRefusals = []string{"that's wrong", "that is wrong", "that's not right", "that is not right", "that's not it",
+	"that's not correct", "not correct", "incorrect"}
 
 // repairedCode reads the code a caller said again with the "no" to its read-back from the open
 // transcript. Only a reading with more of the code's digits, or as whole as the one read back (its

@@ -586,6 +586,8 @@ func TestRefusedReadBack(t *testing.T) {
 		{"card_last4", "4736", "i'm actually that's wrong i said seven three euros six"},
 		{"customer_name", "Mr Marhng Locker", "and actually that surround it should be easy and aren't allowed clients sire and made our age"},
 		{"merchant", "Sunset Studio the Oboe Players", "i'm actually that's wrong i said sen fick studio the older players"},
+		// A yes word in the value said again after the refusal ("correct" for Vasquez) is no yes.
+		{"customer_name", "Ba Albrecht", "i'm actually that's wrong it should be just as old correct be a rescue you easy owl beyond easy hp"},
 	} {
 		f := m.fieldByName[c.field]
 		was := fieldValue{field: f, value: c.readBack}
