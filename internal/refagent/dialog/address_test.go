@@ -51,6 +51,11 @@ func TestSpelledNameAgainstTheWordHeard(t *testing.T) {
 		"price that's p r y c e":             "Pryce",
 		"vasquez albrecht hyphenated":        "Vasquez-Albrecht",
 		"salazar whitfield with a hyphen":    "Salazar-Whitfield",
+		// Letters much shorter than the name heard, spelling none of its words, are a fragment of
+		// a spelling misheard, not the name ("Chd" for Vasquez-Albrecht).
+		"vasquez albrecht hyphenated be a rescue you easy money i'll be on the c h d": "Vasquez-Albrecht",
+		"priya p r i y a":   "Priya",
+		"premium p r i y a": "Priya",
 	} {
 		ws := words(said)
 		v, ok := l.nameValue(f, ws, Utterance{Open: asr.Result{Text: said, Words: ws}})

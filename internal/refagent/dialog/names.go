@@ -344,8 +344,20 @@ func applyRun(parts []part, run string, group int, explained bool) []part {
 		return parts
 	}
 	if group >= 0 && group < len(parts) && !explained {
-		// "Priya, P R I Y A" heard as "premium pr": the words before the run are its guess.
+		// "Priya, P R I Y A" heard as "premium pr": the words before the run are its guess. Not
+		// when the run is much the shorter: "Vasquez-Albrecht, hyphenated, [V A S Q U E Z …]"
+		// heard as "be a rescue you easy … c h d" is no spelling of the name as "Chd".
+		guess := 0
+		for _, p := range parts[group:] {
+			guess += len(strings.ReplaceAll(p.text, "-", ""))
+		}
+		if 2*len(run) < guess {
+			return parts
+		}
 		return append(parts[:group], part{text: word, spelled: true})
+	}
+	if len(run) < 3 && len(parts) > 0 {
+		return parts // two letters that spell nothing said: a fragment of a spelling misheard
 	}
 	return append(parts, part{text: word, spelled: true})
 }
