@@ -323,8 +323,8 @@ func keepYear(v, old fieldValue) fieldValue {
 	return v
 }
 
-// needsReadBack reports a value to read back: a spoken code or name, or a value whose readings
-// disagreed.
+// needsReadBack reports a value to read back: a spoken code or name, a spoken phone number short
+// of its area code, or a value whose readings disagreed.
 func needsReadBack(v fieldValue, spoken bool) bool {
 	if v.unsure {
 		return true
@@ -335,6 +335,10 @@ func needsReadBack(v fieldValue, spoken bool) bool {
 	switch v.field.Kind {
 	case kindIdentifier, kindDigits, kindName, kindEmail:
 		return true
+	case kindPhone:
+		// A number without its area code ("two oh eight" heard as "to avoid") is most likely
+		// misheard: a yes or no settles it.
+		return len(canon.Digits(fmt.Sprint(v.value))) < 10
 	}
 	return false
 }

@@ -542,3 +542,25 @@ func TestLeaveDatesStayInOrder(t *testing.T) {
 		t.Errorf("the corrected start date is %v, want 2027-01-11 (not the refused reading's year)", got)
 	}
 }
+
+// TestShortPhoneIsReadBack: a spoken phone number without its area code is read back for a yes or
+// no ("My cell is best, two oh eight, five five five, oh one six six" was recorded as 555-0166);
+// a whole one is not.
+func TestShortPhoneIsReadBack(t *testing.T) {
+	for value, readBack := range map[string]bool{"555-0166": true, "208-555-0166": false} {
+		tc := newTextCall(t)
+		p := tc.d.p
+		p.opened = true
+		f := tc.d.m.fieldByName["callback_phone"]
+		p.heard(heard{intent: intentVolunteer, spoken: true, values: []fieldValue{{field: f, value: value, spoken: value}}})
+		act := p.next()
+		for ; len(act.calls) > 0; act = p.next() {
+			for _, c := range act.calls {
+				p.toolResult(c.name, `{"ok":true}`)
+			}
+		}
+		if got := p.exp.kind == expectConfirm && p.exp.field == f; got != readBack {
+			t.Errorf("%s: agent said %q (read back %v), want read back %v", value, act.say, got, readBack)
+		}
+	}
+}

@@ -762,6 +762,15 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 // Monday, January eleventh" into March twenty-eighth, twenty twenty-nine: a month's name is a word
 // the open vocabulary rarely mishears), then without a year it does not bear out (yearBorneOut).
 func dateBorneOut(s *asr.Slot, v asr.Value, text string) asr.Value {
+	if s.Kind == asr.KindDateRange && len(v.Dates) == 2 && (v.Dates[0].Year != 0 || v.Dates[1].Year != 0) && !numberAfterDay(text) {
+		// A range whose years the open transcript does not bear out ("December seventh through
+		// December eleventh" read as 2026-12-07 to 2070-12-07): the open transcript's days, when
+		// it reads as a range of its own.
+		if ov, ok := s.Parse(text); ok && len(ov.Dates) == 2 && ov.Dates[0].Year == 0 && ov.Dates[1].Year == 0 &&
+			ov.Dates[0].Month != 0 && ov.Dates[1].Month != 0 {
+			return ov
+		}
+	}
 	if s.Kind == asr.KindDate && len(v.Dates) == 1 {
 		if ov, ok := s.Parse(text); ok && len(ov.Dates) == 1 && ov.Dates[0].Month != 0 && ov.Dates[0].Day != 0 &&
 			ov.Dates[0].Month != v.Dates[0].Month && monthRE.MatchString(" "+text+" ") {

@@ -871,4 +871,19 @@ func TestYearBorneOut(t *testing.T) {
 			t.Errorf("grammar %q, open %q: %s, want %s", c.grammar, c.open, got, c.want)
 		}
 	}
+	// A range's years likewise.
+	span := asr.Slot{Kind: asr.KindDateRange}
+	for _, c := range []struct{ grammar, open, want string }{
+		{"december seventh twenty twenty six through december seventh twenty seventy", "but the week of december seventh so december seventh through december eleventh", "12-7 12-11 years 0 0"},
+		{"december seventh twenty twenty six through december eleventh twenty twenty six", "december seventh twenty twenty six through december eleventh twenty twenty six", "12-7 12-11 years 2026 2026"},
+	} {
+		v, ok := span.Parse(c.grammar)
+		if !ok {
+			t.Fatalf("%q: no range", c.grammar)
+		}
+		ds := dateBorneOut(&span, v, c.open).Dates
+		if got := fmt.Sprintf("%d-%d %d-%d years %d %d", ds[0].Month, ds[0].Day, ds[1].Month, ds[1].Day, ds[0].Year, ds[1].Year); got != c.want {
+			t.Errorf("range grammar %q, open %q: %s, want %s", c.grammar, c.open, got, c.want)
+		}
+	}
 }
