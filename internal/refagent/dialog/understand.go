@@ -115,6 +115,12 @@ var (
 	cutMarkers = map[string]bool{"actually": true, "is": true, "it's": true, "now": true, "was": true, "be": true, "to": true}
 )
 
+// correcting reports a turn that corrects something: it holds a correction marker, other than an
+// "actually" that ends it ("Twin Cities Rooter. Nice guy, actually." answers the question asked).
+func correcting(text string) bool {
+	return containsPhrase(strings.TrimSuffix(strings.TrimSpace(text), " actually"), correctionMarkers)
+}
+
 func containsPhrase(text string, phrases []string) bool {
 	t := " " + text + " "
 	for _, p := range phrases {
@@ -253,7 +259,7 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 		return h
 	}
 	words := strings.Fields(text)
-	correction := containsPhrase(text, correctionMarkers)
+	correction := correcting(text)
 	volunteer := containsPhrase(text, volunteerMarkers)
 	cands = preferNamed(cands, m.mentioned(words, m.allFields()))
 
@@ -608,7 +614,7 @@ const (
 func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candidate, string) {
 	text := strings.ToLower(u.Open.Text)
 	words := strings.Fields(text)
-	correction := containsPhrase(text, correctionMarkers)
+	correction := correcting(text)
 	var out []candidate
 	var notes []string
 	var forcedOnly []*Reading // readings replaced by the open transcript: for the asked field only

@@ -670,7 +670,9 @@ func TestNoBirthAfterToday(t *testing.T) {
 
 // TestCorrectionChangingNothing: a correction marker in an answer ("nice guy, actually") whose only
 // reading is the value already recorded for the field recorded last changes nothing, and is no
-// correction of it (fnol-home-water-leak: "Thanks, I have that as yes. What is the plumber name?").
+// correction of it (fnol-home-water-leak: "Thanks, I have that as yes. What is the plumber name?");
+// nor, ending the turn, is it a correction the agent cannot place ("Sorry, I couldn't tell which
+// detail that was about").
 func TestCorrectionChangingNothing(t *testing.T) {
 	tools := []toolInfo{parseTool("record_claim", "Record fields of the claim.", json.RawMessage(
 		`{"type":"object","properties":{"water_shut_off":{"type":"string","enum":["yes","no"]},"plumber_name":{"type":"string"}}}`))}
@@ -686,8 +688,13 @@ func TestCorrectionChangingNothing(t *testing.T) {
 			t.Errorf("%q: water_shut_off=%v again (intent %d, %s)", heard, v.value, h.intent, h.why)
 		}
 	}
+	// An "actually" that ends the turn marks no correction: the turn answers the question asked.
+	if len(h.values) != 1 || h.values[0].field != plumber || h.intent != intentAnswer {
+		t.Errorf("%q: %+v (intent %d, %s), want the plumber name", heard, h.values, h.intent, h.why)
+	}
 	// A correction that changes the value is one.
 	exp.values["water_shut_off"] = "no"
+	heard = "actually yeah twin cities route so nice guy"
 	h = l.understand(t.Context(), m, exp, Utterance{Open: asr.Result{Text: heard, Words: words(heard)}, Spoken: true})
 	if len(h.values) != 1 || h.values[0].field != shut || h.intent != intentCorrection {
 		t.Errorf("%q after no: %+v (intent %d), want water_shut_off corrected to yes", heard, h.values, h.intent)
