@@ -696,6 +696,9 @@ func (l *listener) candidates(m *model, exp expectation, u Utterance) ([]candida
 				!(freeTextAsked(exp, l) && !containsField(exp.filled, f) && codeAfterPreamble(&r.Slot, words)) {
 				continue
 			}
+			if !asked && moneyField(f) && !slices.Contains(named, f) && !saysMoney(words) {
+				continue // "C A four eighteen" (a flight) is no meal voucher of 18 dollars
+			}
 			if !asked && !containsField(exp.filled, f) && repeatsFilled(m, exp, f, r.Answer.Value, l) {
 				continue // the caller said a value given before again
 			}
@@ -881,6 +884,37 @@ func repeatsFilled(m *model, exp expectation, f *field, v asr.Value, l *listener
 
 // unaskedPlausible holds a reading for a field that was not asked to a stricter standard: nearly
 // every word heard is of the grammar, and a code has digits (letters alone are a spelled name).
+// moneyField reports a number field that holds a sum of money (a fee, a voucher, an amount).
+func moneyField(f *field) bool {
+	if f.Kind != kindNumber {
+		return false
+	}
+	if strings.Contains(strings.ToLower(f.Description), "dollar") {
+		return true
+	}
+	for _, w := range nameWords(f.Name) {
+		switch w {
+		case "voucher", "fee", "amount", "price", "cost", "total", "balance", "deductible", "copay", "refund", "credit", "charge", "estimate":
+			return true
+		}
+	}
+	return false
+}
+
+// saysMoney reports a turn that says a sum of money as one.
+func saysMoney(words []string) bool {
+	for _, w := range words {
+		switch strings.Trim(w, ".,") {
+		case "dollar", "dollars", "bucks", "cents", "cent":
+			return true
+		}
+		if strings.HasPrefix(w, "$") {
+			return true
+		}
+	}
+	return false
+}
+
 func unaskedPlausible(k valueKind, v asr.Value, outside, words int) bool {
 	if outside > 1 || (outside == 1 && words < 6) {
 		return false

@@ -894,3 +894,27 @@ func TestYearBorneOut(t *testing.T) {
 		}
 	}
 }
+
+// TestUnaskedMoneySaysItsUnit: a bare number said while another field was asked is no sum of money
+// for a fee or voucher field the caller did not name ("C A four eighteen", a flight, heard "see it
+// for eighteen", was recorded as an 18-dollar meal voucher); asked for, it is.
+func TestUnaskedMoneySaysItsUnit(t *testing.T) {
+	tools := []Tool{
+		{Name: "record_rebooking", Description: "Record fields of the rebooking.", Parameters: json.RawMessage(
+			`{"type":"object","properties":{"original_flight":{"type":"string"},"meal_voucher":{"type":"number"},"seat_preference":{"type":"string","enum":["aisle","window"]}}}`)},
+		{Name: "mark_ready", Description: "Mark the rebooking ready.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+	}
+	for _, c := range []struct {
+		asked string
+		want  any
+	}{{"original_flight", nil}, {"meal_voucher", 18.0}} {
+		d := New(Config{Now: func() time.Time { return time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC) }})
+		d.Configure("You are the rebooking desk. Record the rebooking and mark it ready.", tools)
+		d.p.opened = true
+		d.p.say("What is it?", expectation{kind: expectField, field: d.m.fieldByName[c.asked]})
+		h := d.Question().UnderstandText(t.Context(), "see it for eighteen")
+		if got := h.Fields()["meal_voucher"]; fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("asked %s: meal_voucher %v (%s %s), want %v", c.asked, got, h.Intent(), h.Why(), c.want)
+		}
+	}
+}
