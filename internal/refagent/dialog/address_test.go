@@ -56,6 +56,8 @@ func TestSpelledNameAgainstTheWordHeard(t *testing.T) {
 		"vasquez albrecht hyphenated be a rescue you easy money i'll be on the c h d": "Vasquez-Albrecht",
 		"priya p r i y a":   "Priya",
 		"premium p r i y a": "Priya",
+		// Letters that spell the start of a word said confirm it ("Gwen" was written for it).
+		"gwendolyn g w e n pryce adeyemi": "Gwendolyn Pryce Adeyemi",
 	} {
 		ws := words(said)
 		v, ok := l.nameValue(f, ws, Utterance{Open: asr.Result{Text: said, Words: ws}})
@@ -133,6 +135,28 @@ func TestChoiceNamedByItsOwnWord(t *testing.T) {
 		v, ok := (&listener{}).choiceMention(f, text)
 		if got, _ := v.value.(string); !ok && want != "" || ok && got != want {
 			t.Errorf("%q: %v (%v), want %q", text, v.value, ok, want)
+		}
+	}
+}
+
+// TestMisheardSpellingEndsTheName: with the name heard whole by the open vocabulary, a spelling
+// reading whose letters spell none of its words is a spelling misheard: neither its letters nor the
+// words among them join the name (other-voice turn suite, travel-rebook-cancelled: "Vasquez-Albrecht
+// Rescue U Easy That", read back letter by letter as "B A, A L B R E C H T").
+func TestMisheardSpellingEndsTheName(t *testing.T) {
+	f := &field{Name: "last_name", Kind: kindName}
+	l := &listener{}
+	for _, c := range []struct{ open, spelling, want string }{
+		{"vasquez albrecht hyphenated be a rescue you easy money i'll be on the c h d",
+			"vasquez albrecht hyphenated b a rescue you easy money i'll b on the c h d", "Vasquez-Albrecht"},
+		{"vasquez albrecht be a rescue you easy i'll be on t c h d",
+			"vasquez albrecht b a rescue you easy i'll b on t c h d", "Vasquez Albrecht"},
+	} {
+		u := Utterance{Open: asr.Result{Text: c.open, Words: words(c.open)}, Spoken: true,
+			Readings: []Reading{{Slot: asr.Slot{Kind: asr.KindSpelling}, Answer: asr.Answer{OK: true, Result: asr.Result{Text: c.spelling, Words: words(c.spelling)}}}}}
+		v, ok := l.nameValue(f, words(c.open), u)
+		if !ok || v.value != c.want || len(v.spelled) != 0 {
+			t.Errorf("%q: name %v spelled %v (%v), want %q spelled as nothing", c.spelling, v.value, v.spelled, ok, c.want)
 		}
 	}
 }

@@ -153,7 +153,13 @@ func (l *listener) writeName(f *field, ws []asr.Word, u Utterance) (fieldValue, 
 				i++
 				continue
 			}
-			parts = applyRun(parts, p.text, group, explains(ps, i))
+			var applied bool
+			if parts, applied = applyRun(parts, p.text, group, explains(ps, i) || stopped); !applied {
+				// A fragment of a spelling misheard: the words after it are the rest of the
+				// spelling misheard ("… be a rescue you easy" for V A S Q U E Z), not the name.
+				spelled = spelled[:len(spelled)-1]
+				stopped = len(parts) > 0
+			}
 			group = len(parts)
 			continue
 		}
@@ -309,14 +315,23 @@ func explains(ps []piece, i int) bool {
 
 // applyRun writes a spelled word into the name: it replaces the word it spells (the most similar
 // one, or, when none is, the words said just before it, which the open vocabulary misheard), or
-// is added.
-func applyRun(parts []part, run string, group int, explained bool) []part {
+// is added; false when the run is a fragment of a spelling misheard, and left out.
+func applyRun(parts []part, run string, group int, explained bool) ([]part, bool) {
 	word := titleWord(strings.ToLower(run))
 	// A run that starts a later, longer run was a false start ("A N D, sorry, A N D E R S").
 	for k := range parts {
 		if parts[k].spelled && strings.HasPrefix(strings.ToUpper(run), strings.ToUpper(parts[k].text)) {
 			parts[k].text = word
-			return parts
+			return parts, true
+		}
+	}
+	// "Gwendolyn, G W E N": the letters spell the start of a word said, which stands.
+	for k := range parts {
+		for _, comp := range strings.Split(parts[k].text, "-") {
+			if len(run) >= 3 && len(comp) > len(run) && strings.HasPrefix(strings.ToUpper(comp), strings.ToUpper(run)) {
+				parts[k].spelled = true
+				return parts, true
+			}
 		}
 	}
 	best, at := 0.0, -1
@@ -341,7 +356,7 @@ func applyRun(parts []part, run string, group int, explained bool) []part {
 			p.text = word
 		}
 		p.spelled = true
-		return parts
+		return parts, true
 	}
 	if group >= 0 && group < len(parts) && !explained {
 		// "Priya, P R I Y A" heard as "premium pr": the words before the run are its guess. Not
@@ -352,14 +367,20 @@ func applyRun(parts []part, run string, group int, explained bool) []part {
 			guess += len(strings.ReplaceAll(p.text, "-", ""))
 		}
 		if 2*len(run) < guess {
-			return parts
+			return parts, false
 		}
-		return append(parts[:group], part{text: word, spelled: true})
+		return append(parts[:group], part{text: word, spelled: true}), true
 	}
-	if len(run) < 3 && len(parts) > 0 {
-		return parts // two letters that spell nothing said: a fragment of a spelling misheard
+	words := 0
+	for _, p := range parts {
+		words += len(strings.Split(p.text, "-"))
 	}
-	return append(parts, part{text: word, spelled: true})
+	if len(parts) > 0 && (len(run) < 3 || explained && words >= 2) {
+		// Two letters that spell nothing said, or letters after the name was said whole that
+		// spell none of its words: a spelling misheard.
+		return parts, false
+	}
+	return append(parts, part{text: word, spelled: true}), true
 }
 
 func bestSim(s string, parts []part) float64 {
