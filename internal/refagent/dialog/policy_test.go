@@ -413,6 +413,7 @@ func TestUnsettledValuesCheckedBeforeReady(t *testing.T) {
 	said, _ = turn(p, answer(startDate, "2027-01-18"))
 	expectSaid(t, said, "What is the manager name?")
 	said, _ = turn(p, answer(manager, "Gustavo Ferreira"))
+	expectSaid(t, said, "That's Gustavo Ferreira. Is that right?")
 	said, ready = turn(p, heard{intent: intentYes})
 	if ready || p.exp.field != id || !p.exp.spell {
 		t.Fatalf("with the ID refused the agent said %q (ready %v), want the ID asked for one character at a time", said, ready)
