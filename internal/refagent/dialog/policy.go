@@ -45,6 +45,41 @@ type fieldState struct {
 	due       bool   // its value was to be read back
 	refused   string // the value (as JSON) the caller last said was wrong
 	checked   bool   // put to the caller once more before the artifact was marked ready
+	// refusals are every value (as JSON) the caller said was wrong: none is recorded again while
+	// the recognizer had another reading of the turn.
+	refusals map[string]bool
+}
+
+// refuse notes a value the caller said was wrong.
+func (st *fieldState) refuse(v any) {
+	st.refused = string(jsonValue(v))
+	if st.refusals == nil {
+		st.refusals = map[string]bool{}
+	}
+	st.refusals[st.refused] = true
+}
+
+// notRefused is v, or, when the caller already said v was wrong, the recognizer's best other
+// reading of the turn that the caller has not refused, to be read back: the same misreading
+// (the same words said the same way are heard the same way) is not put on record again. v
+// stands when every reading was refused.
+func (st *fieldState) notRefused(v fieldValue) fieldValue {
+	if !st.refusals[string(jsonValue(v.value))] {
+		return v
+	}
+	for i, a := range v.alts {
+		if st.refusals[string(jsonValue(a.value))] {
+			continue
+		}
+		for _, rest := range v.alts[i+1:] {
+			if !st.refusals[string(jsonValue(rest.value))] {
+				a.alts = append(a.alts, rest)
+			}
+		}
+		a.unsure = true
+		return a
+	}
+	return v
 }
 
 // maxRepairs bounds the read-back and repair loop of one field: asked again, then spelled.
@@ -155,7 +190,7 @@ func (p *policy) heard(h heard) {
 		case intentNo:
 			st.repairs++
 			if exp.value != nil {
-				st.refused = string(jsonValue(exp.value.value))
+				st.refuse(exp.value.value)
 			}
 			if st.repairs <= maxRepairs {
 				p.repair = exp.field
@@ -169,7 +204,7 @@ func (p *policy) heard(h heard) {
 			if len(h.values) == 1 && h.values[0].field == exp.field {
 				st.repairs++
 				if exp.value != nil {
-					st.refused = string(jsonValue(exp.value.value))
+					st.refuse(exp.value.value)
 				}
 			} else if exp.value != nil && !st.resumed && !slices.ContainsFunc(h.values, func(v fieldValue) bool { return v.field == exp.field }) {
 				// "Actually, I need to change the start date …" in reply to "That's Based. Is that
@@ -260,7 +295,10 @@ func (p *policy) apply(vals []fieldValue, in intent) {
 	record := map[string]json.RawMessage{}
 	var changed []string
 	fresh := 0
-	for _, v := range vals {
+	vals = slices.Clone(vals)
+	for i, v := range vals {
+		v = p.state(v.field.Name).notRefused(v)
+		vals[i] = v
 		old, had := p.values[v.field.Name]
 		if !had {
 			fresh++

@@ -565,3 +565,72 @@ func TestShortPhoneIsReadBack(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedReadingNotRecordedAgain: the same words said the same way are heard the same way, so
+// a reading the caller said was wrong comes back when they repeat it. The agent puts the
+// recognizer's best other reading of the turn to them instead, and records that; only when every
+// reading was refused does the value stand as heard.
+func TestRefusedReadingNotRecordedAgain(t *testing.T) {
+	tools := []Tool{
+		{Name: "record_leave", Description: "Record fields of the leave request.", Parameters: json.RawMessage(
+			`{"type":"object","properties":{"employee_id":{"type":"string"},"manager_name":{"type":"string"}}}`)},
+		{Name: "mark_ready", Description: "Mark the request ready for review.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+	}
+	d := New(Config{Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }})
+	d.Configure("You are the HR leave line. Record the request and mark it ready.", tools)
+	p := d.p
+	p.opened = true
+	id := d.m.fieldByName["employee_id"]
+	var recorded []string
+	turn := func(h heard) string {
+		h.spoken = true
+		p.heard(h)
+		for range 6 {
+			act := p.next()
+			if len(act.calls) == 0 {
+				return act.say
+			}
+			for _, c := range act.calls {
+				if c.name == "record_leave" {
+					recorded = append(recorded, string(c.args))
+				}
+				p.toolResult(c.name, `{"ok":true}`)
+			}
+		}
+		t.Fatal("the agent kept calling tools")
+		return ""
+	}
+	reading := func(v string) fieldValue { return fieldValue{field: id, value: v, spoken: v} }
+	// The n-best of "P L, three oh nine six two" as the code grammar hears it, best first.
+	heardID := func() heard {
+		v := reading("PL30960U")
+		v.alts = []fieldValue{reading("PL3096U"), reading("PL30962")}
+		return heard{intent: intentAnswer, values: []fieldValue{v}}
+	}
+
+	expectSaid(t, turn(heardID()), "That's P, L, three, zero, nine, six, zero, U. Is that right?")
+	expectSaid(t, turn(heard{intent: intentNo}), "What is your employee ID?")
+	said := turn(heardID())
+	expectSaid(t, said, "That's P, L, three, zero, nine, six, U. Is that right?")
+	if got := p.values[id.Name].value; got != "PL3096U" {
+		t.Fatalf("after PL30960U was refused the same turn recorded %v, want the next reading PL3096U", got)
+	}
+	expectSaid(t, turn(heard{intent: intentNo}), "one letter or digit at a time")
+	said = turn(heardID())
+	expectSaid(t, said, "That's P, L, three, zero, nine, six, two. Is that right?")
+	if got := p.values[id.Name].value; got != "PL30962" {
+		t.Errorf("with two readings refused the turn recorded %v, want PL30962", got)
+	}
+	if want := `{"employee_id":"PL30962"}`; recorded[len(recorded)-1] != want {
+		t.Errorf("last record call %s, want %s", recorded[len(recorded)-1], want)
+	}
+
+	// Every reading refused: the value stands as heard (the caller is not left without one).
+	st := p.state(id.Name)
+	for _, v := range []string{"PL30960U", "PL3096U", "PL30962"} {
+		st.refuse(v)
+	}
+	if got := st.notRefused(heardID().values[0]); got.value != "PL30960U" {
+		t.Errorf("every reading refused: got %v, want the best reading PL30960U", got.value)
+	}
+}
