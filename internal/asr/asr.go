@@ -3,9 +3,11 @@
 // its duration. Recognition is open-vocabulary (the model's trigram language model) or, as in IVR
 // systems, constrained per question by a JSGF grammar built from what the asking side legitimately
 // knows: a value's type (digits, a date, a phone number, a code of letters and digits, yes or no)
-// or a list of allowed choices. A Channel streams one speaker's utterances while they are spoken;
-// Transcribe decodes the speech segments of a recorded channel after a call. Results depend only
-// on the audio given (a whole utterance, or a channel's utterances in order).
+// or a list of allowed choices. A name the language model does not know is looked up in the names
+// directory (RecognizeNames): the pronunciation dictionary's words, all equally likely. A Channel
+// streams one speaker's utterances while they are spoken; Transcribe decodes the speech segments
+// of a recorded channel after a call. Results depend only on the audio given (a whole utterance,
+// or a channel's utterances in order).
 package asr
 
 import (
@@ -15,6 +17,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/audio"
@@ -90,6 +93,11 @@ type Recognizer struct {
 	// edge + water), in the order learned; each decoder adds the ones it lacks when acquired.
 	lexMu     sync.Mutex
 	compounds []compound
+	// namesPath is the names directory's language model, written on first use (names.go).
+	namesOnce   sync.Once
+	namesPath   string
+	namesErr    error
+	namesLoaded atomic.Int32 // decoders that loaded the directory
 }
 
 // compound is a word the dictionary lacks with the pronunciation of the two words it is made of.
@@ -153,6 +161,10 @@ func (r *Recognizer) Close() error {
 	r.busy.Wait()
 	for _, d := range r.all {
 		d.close()
+	}
+	r.namesOnce.Do(func() {}) // none written from now on
+	if r.namesPath != "" {
+		os.Remove(r.namesPath)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@
 package refagent
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -82,6 +83,12 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.ownRec = true
 	}
+	// The names directory loads while the server waits for its first call.
+	go func() {
+		if err := s.rec.PrepareNames(context.Background()); err != nil && !errors.Is(err, asr.ErrClosed) {
+			log.Warn("names directory not loaded", slog.Any("err", err))
+		}
+	}()
 	s.Server = realtimeserver.New(realtimeserver.Config{Name: "reference agent", Provider: reference, Responder: responder{s},
 		VAD: newEndpointer, IDPrefix: "ref", IdleTimeout: cfg.IdleTimeout, Logger: log})
 	return s, nil
