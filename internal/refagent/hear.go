@@ -14,7 +14,8 @@ import (
 // worth decoding) comes from the turn's stream when it was decoded while the caller spoke
 // (streamed non-nil), else it is decoded now. Then the turn is decoded whole with each grammar the
 // question names (the asked field's, every other open field's, yes/no, filler), concurrently on
-// the recognizer's decoders, and the dialogue chooses among the readings by score.
+// the recognizer's decoders, and the dialogue chooses among the readings by score; a turn that
+// answers for a name is also read with the names directory.
 func hear(ctx context.Context, rec *asr.Recognizer, q dialog.Question, pcm []int16, streamed *asr.Result) dialog.Heard {
 	var lm asr.Result
 	if streamed != nil {
@@ -34,6 +35,16 @@ func hear(ctx context.Context, rec *asr.Recognizer, q dialog.Question, pcm []int
 			readings[i], ok[i] = dialog.Reading{Slot: s, Answer: ans}, err == nil
 		}()
 	}
+	var names *asr.Result
+	if q.WantsNames() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r, err := rec.RecognizeNames(ctx, pcm, 24000); err == nil {
+				names = &r
+			}
+		}()
+	}
 	wg.Wait()
 	var got []dialog.Reading
 	for i := range readings {
@@ -41,7 +52,7 @@ func hear(ctx context.Context, rec *asr.Recognizer, q dialog.Question, pcm []int
 			got = append(got, readings[i])
 		}
 	}
-	return q.Understand(ctx, dialog.Utterance{Open: lm, Readings: got, Spoken: true, Reread: reread(rec, pcm)})
+	return q.Understand(ctx, dialog.Utterance{Open: lm, Readings: got, Spoken: true, Reread: reread(rec, pcm), Names: names})
 }
 
 // reread decodes the turn's audio from a word's end on with another grammar, when at least a

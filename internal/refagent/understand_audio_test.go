@@ -355,3 +355,41 @@ func TestWeekdaysInTheCallersWordsOnRecordedAudio(t *testing.T) {
 		t.Errorf("a turn naming no day gave preferred_days %v", h.Fields()["preferred_days"])
 	}
 }
+
+// TestNamesDirectoryAfterRefusalOnRecordedAudio: a name the open vocabulary does not know is
+// heard as common words ("Desmond Back To the Orbit" for Desmond Achterberg, rms through Opus);
+// once the caller says that is wrong, the agent puts the names directory's reading of their
+// repeat to them, and records it when they agree.
+func TestNamesDirectoryAfterRefusalOnRecordedAudio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("decodes recorded speech")
+	}
+	tools := []dialog.Tool{
+		{Name: "record_claim", Description: "Record fields of the claim.", Parameters: json.RawMessage(
+			`{"type":"object","properties":{"insured_name":{"type":"string"},"loss_date":{"type":"string","description":"YYYY-MM-DD"}}}`)},
+		{Name: "mark_ready", Description: "Mark the claim ready for review.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+	}
+	c := newAudioCallAt(t, "You are the property claims line. Record the claim and mark it ready.", tools, nil)
+	c.typed("Hi, I need to report some water damage.")
+	const said = "Desmond Achterberg. Uh, A C H T E R B E R G."
+	_, next := c.spoken("rms", said)
+	expectIn(t, next, "That's ", "Is that right?")
+	if strings.Contains(next, "Achterberg") {
+		t.Logf("the open vocabulary heard the name already: %q", next)
+	}
+	_, next = c.spoken("rms", "No, that's not right.")
+	expectIn(t, next, "Sorry about that.", "insured name")
+	_, next = c.spoken("rms", said)
+	expectIn(t, next, "That's Desmond Achterberg.", "Is that right?")
+	_, next = c.spoken("slt", "Yes, that's right.")
+	recorded := ""
+	for _, cl := range c.calls {
+		if strings.HasPrefix(cl, "record_claim") && strings.Contains(cl, "insured_name") {
+			recorded = cl
+		}
+	}
+	if !strings.Contains(recorded, `"insured_name":"Desmond Achterberg"`) {
+		t.Errorf("last record of the name %q, want Desmond Achterberg (calls %v)", recorded, c.calls)
+	}
+	t.Logf("agent: %q", next)
+}

@@ -116,6 +116,9 @@ type Utterance struct {
 	// value after a preamble: "my callback number is actually …"); false when too little speech
 	// follows. Nil for a turn that was not spoken.
 	Reread func(ctx context.Context, from time.Duration, slot asr.Slot) (asr.Answer, bool)
+	// Names is the turn read with the names directory (asr.RecognizeNames), when WantsNames;
+	// nil otherwise.
+	Names *asr.Result
 }
 
 // Reading is a caller turn decoded with one grammar.
@@ -158,6 +161,13 @@ func (q Question) Slot() *asr.Slot {
 // a read-back or an approval is pending, and the filler grammar. open is the turn's
 // open-vocabulary transcript: a grammar whose type of word it does not hold at all (no number
 // word for a date or a code) is not worth decoding, since its reading would be refused anyway.
+// WantsNames reports a turn worth reading with the names directory too: the answer to a name
+// asked, or to a name read back.
+func (q Question) WantsNames() bool {
+	e := q.exp
+	return (e.kind == expectField || e.kind == expectConfirm) && e.field != nil && e.field.Kind == kindName
+}
+
 func (q Question) Grammars(open asr.Result) []asr.Slot {
 	words := strings.Fields(strings.ToLower(open.Text))
 	var out []asr.Slot

@@ -1,6 +1,7 @@
 package dialog
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -71,7 +72,8 @@ var nameStops = map[string]bool{"that's": true, "is": true, "was": true, "it's":
 	"please": true, "thanks": true, "thank": true, "all": true, "one": true, "word": true, "hyphenated": true, "like": true,
 	"just": true, "initials": true, "great": true, "were": true, "are": true, "be": true, "have": true, "has": true,
 	"had": true, "everybody": true, "lease": true, "years": true, "few": true, "data": true, "startup": true, "still": true,
-	"kind": true, "yoga": true, "with": true, "no": true, "not": true, "if": true, "when": true, "need": true, "then": true}
+	"kind": true, "yoga": true, "with": true, "no": true, "not": true, "if": true, "when": true, "need": true, "then": true,
+	"should": true}
 
 // nameJoiners may sit inside a name ("Harbor and Pine", "Blue Shield of Illinois").
 var nameJoiners = map[string]bool{"and": true, "of": true, "the": true, "de": true, "van": true, "von": true, "del": true, "la": true}
@@ -92,6 +94,48 @@ type part struct {
 // spelling grammar's reading of it when the caller spelled (its letters are surer than the open
 // vocabulary's words for them).
 func (l *listener) nameValue(f *field, ws []asr.Word, u Utterance) (fieldValue, bool) {
+	v, ok := l.heardName(f, ws, u)
+	if ok && u.Names != nil {
+		v = l.withDirectory(f, v, ws, u.Names, 0, u, u)
+	}
+	return v, ok
+}
+
+// withDirectory gives a name the names directory's reading of it (names, from its word from on)
+// as its first other reading: the one put to the caller once they refused the name as heard
+// (policy.notRefused). The directory makes rare words of what follows a name, spelled letters
+// above all ("ach tiara biagi"), so only its words said before the caller's spelling (found in
+// turn) and by the time the name as heard (in the words heard) ended count. Its n-best readings
+// are not offered: they are mostly homophones of the best ("ferrier", "farrier"), which a caller
+// cannot tell apart when they are read back.
+func (l *listener) withDirectory(f *field, v fieldValue, heard []asr.Word, names *asr.Result, from int, u, turn Utterance) fieldValue {
+	ws := names.Words
+	if from > len(ws) {
+		return v
+	}
+	hi := len(ws)
+	cut := func(at time.Duration) {
+		for hi > from && ws[hi-1].Start >= at {
+			hi--
+		}
+	}
+	if at, ok := spellingStart(turn); ok {
+		cut(at)
+	}
+	if end, ok := nameEnd(v, heard); ok {
+		cut(end + nameEndSlack)
+	}
+	d, ok := l.writeName(f, ws[from:hi], u)
+	if !ok || strings.EqualFold(fmt.Sprint(d.value), fmt.Sprint(v.value)) {
+		return v
+	}
+	d.directory, d.unsure = true, true
+	v.alts = append([]fieldValue{d}, v.alts...)
+	return v
+}
+
+// heardName is the name as the open vocabulary and the spelling grammar heard it.
+func (l *listener) heardName(f *field, ws []asr.Word, u Utterance) (fieldValue, bool) {
 	if r := u.reading(asr.KindSpelling); r != nil && r.Answer.OK && u.Spoken && len(pieces(r.Answer.Words)) > 0 {
 		if hasRun(pieces(r.Answer.Words)) {
 			// The open vocabulary's reading of the name is the other candidate a failed
@@ -415,6 +459,49 @@ func containsPart(parts []part, w string) bool {
 		}
 	}
 	return false
+}
+
+// nameEndSlack is how far past the end of the name as heard a directory word may start (the
+// two readings place word boundaries a little differently).
+const nameEndSlack = 150 * time.Millisecond
+
+// nameEnd is when the last word of the name v, as the words heard hold it, ends; false when the
+// name is not made of them (it was spelled, or written from other words).
+func nameEnd(v fieldValue, heard []asr.Word) (time.Duration, bool) {
+	parts := strings.Fields(strings.ToLower(strings.ReplaceAll(fmt.Sprint(v.value), "-", " ")))
+	if len(parts) == 0 {
+		return 0, false
+	}
+	last := parts[len(parts)-1]
+	for i := len(heard) - 1; i >= 0; i-- {
+		if strings.ToLower(strings.TrimSuffix(heard[i].Text, ".")) == last {
+			return heard[i].End, true
+		}
+	}
+	return 0, false
+}
+
+// spellingStart is when the turn's first run of spelled letters begins, in the open transcript
+// or the spelling grammar's reading, whichever has one sooner.
+func spellingStart(u Utterance) (time.Duration, bool) {
+	var at time.Duration
+	found := false
+	runs := func(ws []asr.Word) {
+		for i := 0; i+1 < len(ws); i++ {
+			a, b := strings.TrimSuffix(ws[i].Text, "."), strings.TrimSuffix(ws[i+1].Text, ".")
+			if isLetter(a) && isLetter(b) && ws[i+1].Start-ws[i].End < 300*time.Millisecond {
+				if !found || ws[i].Start < at {
+					at, found = ws[i].Start, true
+				}
+				return
+			}
+		}
+	}
+	runs(u.Open.Words)
+	if r := u.reading(asr.KindSpelling); r != nil && r.Answer.OK {
+		runs(r.Answer.Words)
+	}
+	return at, found
 }
 
 // heardWords are the open transcript's words (letters aside) as name parts: what a spelled run may

@@ -62,13 +62,17 @@ func (st *fieldState) refuse(v any) {
 // notRefused is v, or, when the caller already said v was wrong, the recognizer's best other
 // reading of the turn that the caller has not refused, to be read back: the same misreading
 // (the same words said the same way are heard the same way) is not put on record again. v
-// stands when every reading was refused.
+// stands when every reading was refused. Once the caller refused any reading of a name, the
+// names directory's reading (when it differs) is put to them first: the open vocabulary has
+// shown it does not know the name.
 func (st *fieldState) notRefused(v fieldValue) fieldValue {
-	if !st.refusals[string(jsonValue(v.value))] {
+	refused := st.refusals[string(jsonValue(v.value))]
+	if !refused && len(st.refusals) == 0 {
 		return v
 	}
 	for i, a := range v.alts {
-		if st.refusals[string(jsonValue(a.value))] {
+		// Once a name as heard was refused, the names directory's reading of it goes first.
+		if st.refusals[string(jsonValue(a.value))] || !refused && !a.directory {
 			continue
 		}
 		for _, rest := range v.alts[i+1:] {

@@ -634,3 +634,25 @@ func TestRefusedReadingNotRecordedAgain(t *testing.T) {
 		t.Errorf("every reading refused: got %v, want the best reading PL30960U", got.value)
 	}
 }
+
+// TestDirectoryAfterARefusedName: a name the caller never refused stands as the open vocabulary
+// heard it; once they refused one reading of it, the names directory's reading of the next turn
+// is put to them instead of the open vocabulary's new guess.
+func TestDirectoryAfterARefusedName(t *testing.T) {
+	manager := &field{Name: "manager_name", Kind: kindName, Subject: "name of the manager"}
+	heardAs := fieldValue{field: manager, value: "Base On the Ferry", spoken: "Base On the Ferry",
+		alts: []fieldValue{{field: manager, value: "Gustavo Ferreira", spoken: "Gustavo Ferreira", directory: true, unsure: true}}}
+	st := &fieldState{}
+	if got := st.notRefused(heardAs); got.value != "Base On the Ferry" {
+		t.Errorf("nothing refused yet: got %v, want the open reading", got.value)
+	}
+	st.refuse("Based")
+	got := st.notRefused(heardAs)
+	if got.value != "Gustavo Ferreira" || !got.unsure {
+		t.Errorf("after Based was refused: got %v (unsure %v), want the directory's Gustavo Ferreira, read back", got.value, got.unsure)
+	}
+	st.refuse("Gustavo Ferreira")
+	if got := st.notRefused(heardAs); got.value != "Base On the Ferry" {
+		t.Errorf("the directory's reading refused too: got %v, want the open reading", got.value)
+	}
+}

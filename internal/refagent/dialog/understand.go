@@ -84,6 +84,9 @@ type fieldValue struct {
 	// yearless says a date was said without its year (the listener supplied one): a correction
 	// of a date keeps the year of the value it corrects.
 	yearless bool
+	// directory says the value was read with the names directory (Utterance.Names): the reading
+	// a name the caller refused is looked up in.
+	directory bool
 }
 
 // heard is the agent's understanding of one caller turn.
@@ -1445,7 +1448,19 @@ func (l *listener) valueAfterPreamble(ctx context.Context, f *field, u Utterance
 			return v, true
 		}
 	}
-	return l.freeValue(f, rest, restText, Utterance{})
+	v, ok := l.freeValue(f, rest, restText, Utterance{})
+	if ok && f.Kind == kindName && u.Names != nil {
+		// The directory's reading of the name, after its own last preamble word.
+		nw := u.Names.Words
+		c := -1
+		for i, w := range nw {
+			if (cutMarkers[w.Text] || containsKeyword(f, w.Text)) && i < len(nw)-1 {
+				c = i
+			}
+		}
+		v = l.withDirectory(f, v, rest, u.Names, c+1, Utterance{}, u)
+	}
+	return v, ok
 }
 
 // quantityUnits are the units a quantity is counted in, said between the number and the field it

@@ -117,6 +117,8 @@ func TestFreeValues(t *testing.T) {
 		{email, "it's priya dot v at northwind dot example", "priya.v@northwind.example", true},
 		{email, "it's pre about the yep north without example", nil, false},
 		{name, "it's twin cities rooter", "Twin Cities Rooter", true},
+		// "It should be …" heard without its "it" (as the names directory hears it).
+		{name, "should peto mash wierzbicki", "Peto Mash Wierzbicki", true},
 		// News of something else, said while the name was asked, is no name.
 		{name, "just so you know the thermostat set fifty seven degrees inside", nil, false},
 		{name, "just so you know the thermostat says fifty seven degrees inside", nil, false},
