@@ -246,6 +246,15 @@ func (r *Recognizer) Recognize(ctx context.Context, pcm []int16, rate int, g *Gr
 // recognize decodes one utterance; when nbest > 0 it keeps up to nbest distinct readings, and
 // with posterior it computes the hypothesis's and its words' lattice posteriors.
 func (r *Recognizer) recognize(ctx context.Context, pcm []int16, rate int, g *Grammar, nbest int, posterior bool) (Result, error) {
+	res, err := r.decodeWith(ctx, pcm, rate, func(d *decoder) error { return d.use(g) }, nbest, posterior)
+	if err == nil && g != nil {
+		res.Grammar = g.Name
+	}
+	return res, err
+}
+
+// decodeWith decodes one utterance on a free decoder with the search use selects (see recognize).
+func (r *Recognizer) decodeWith(ctx context.Context, pcm []int16, rate int, use func(*decoder) error, nbest int, posterior bool) (Result, error) {
 	in, err := To16k(pcm, rate)
 	if err != nil {
 		return Result{}, err
@@ -255,7 +264,7 @@ func (r *Recognizer) recognize(ctx context.Context, pcm []int16, rate int, g *Gr
 		return Result{}, err
 	}
 	defer r.release(d)
-	if err := d.use(g); err != nil {
+	if err := use(d); err != nil {
 		return Result{}, err
 	}
 	start := time.Now()
@@ -269,9 +278,6 @@ func (r *Recognizer) recognize(ctx context.Context, pcm []int16, rate int, g *Gr
 		res.NBest = d.nbest(nbest)
 	}
 	res.Elapsed = time.Since(start)
-	if g != nil {
-		res.Grammar = g.Name
-	}
 	return res, nil
 }
 

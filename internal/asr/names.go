@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"time"
 	"unsafe"
 )
 
@@ -117,26 +116,11 @@ func (r *Recognizer) RecognizeNames(ctx context.Context, pcm []int16, rate int) 
 	if err != nil {
 		return Result{}, err
 	}
-	in, err := To16k(pcm, rate)
-	if err != nil {
-		return Result{}, err
+	res, err := r.decodeWith(ctx, pcm, rate, func(d *decoder) error { return d.useNames(path, &r.namesLoaded) }, 0, false)
+	if err == nil {
+		res.Grammar = "names"
 	}
-	d, err := r.acquire(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	defer r.release(d)
-	if err := d.useNames(path, &r.namesLoaded); err != nil {
-		return Result{}, err
-	}
-	start := time.Now()
-	res, err := d.decode(in)
-	if err != nil {
-		return Result{}, err
-	}
-	res.Elapsed = time.Since(start)
-	res.Grammar = "names"
-	return res, nil
+	return res, err
 }
 
 // PrepareNames writes the names directory and loads it into every decoder, so that no caller
