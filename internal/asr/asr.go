@@ -93,8 +93,10 @@ type Recognizer struct {
 	// edge + water), in the order learned; each decoder adds the ones it lacks when acquired.
 	lexMu     sync.Mutex
 	compounds []compound
-	// namesPath is the names directory's language model, written on first use (names.go).
+	// namesPath is the names directory's language model, shared by content and written when
+	// missing (names.go); namesARPA is that content.
 	namesOnce   sync.Once
+	namesARPA   []byte
 	namesPath   string
 	namesErr    error
 	namesLoaded atomic.Int32 // decoders that loaded the directory
@@ -161,10 +163,6 @@ func (r *Recognizer) Close() error {
 	r.busy.Wait()
 	for _, d := range r.all {
 		d.close()
-	}
-	r.namesOnce.Do(func() {}) // none written from now on
-	if r.namesPath != "" {
-		os.Remove(r.namesPath)
 	}
 	return nil
 }

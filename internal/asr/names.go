@@ -1,11 +1,13 @@
 package asr
 
 import (
-	"bufio"
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -41,51 +43,74 @@ var namesCarriers = slices.Concat(contextWords, strings.Fields("name name's name
 	"report reports called last first full middle spelled spell hyphen hyphenated dash not right wrong should "+
 	"actually mean meant said sorry from with at in of and the our his her their mister miss missus doctor"))
 
-// namesModel writes the directory's unigram language model (ARPA text) once, from the dictionary
-// loaded with the model, and returns its path.
+// namesModel returns the path of the directory's unigram language model (ARPA text), built once
+// from the dictionary loaded with the model. The file is named by its content and shared: every
+// recognizer and process on the machine with this dictionary uses one file, written when it is
+// missing, so that test runs and servers that end without Close (or are killed) leave at most one
+// behind rather than one each.
 func (r *Recognizer) namesModel() (string, error) {
 	r.namesOnce.Do(func() {
 		if r.dict == nil {
 			r.namesErr = fmt.Errorf("%w: no pronunciation dictionary for the names directory", ErrModel)
 			return
 		}
-		words := make([]string, 0, len(r.dict))
-		for w := range r.dict {
-			words = append(words, w)
-		}
-		slices.Sort(words)
-		carrier := map[string]bool{}
-		for _, w := range namesCarriers {
-			if _, ok := r.dict[w]; ok {
-				carrier[w] = true
-			}
-		}
-		f, err := os.CreateTemp("", "asr-names-*.arpa")
-		if err != nil {
-			r.namesErr = fmt.Errorf("%w: names directory: %v", ErrModel, err)
-			return
-		}
-		pc := math.Log10(namesCarrierShare / float64(len(carrier)))
-		pr := math.Log10((1 - namesCarrierShare) / float64(len(words)-len(carrier)))
-		b := bufio.NewWriter(f)
-		fmt.Fprintf(b, "\\data\\\nngram 1=%d\n\n\\1-grams:\n-1.0 <s>\n-1.0 </s>\n", len(words)+2)
-		for _, w := range words {
-			p := pr
-			if carrier[w] {
-				p = pc
-			}
-			fmt.Fprintf(b, "%.4f %s\n", p, w)
-		}
-		b.WriteString("\n\\end\\\n")
-		if err := b.Flush(); err != nil {
-			r.namesErr = fmt.Errorf("%w: names directory: %v", ErrModel, err)
-		}
-		if err := f.Close(); err != nil && r.namesErr == nil {
-			r.namesErr = fmt.Errorf("%w: names directory: %v", ErrModel, err)
-		}
-		r.namesPath = f.Name()
+		r.namesARPA = namesARPA(r.dict)
+		sum := sha256.Sum256(r.namesARPA)
+		r.namesPath = filepath.Join(os.TempDir(), fmt.Sprintf("asr-names-%x.arpa", sum[:8]))
 	})
-	return r.namesPath, r.namesErr
+	if r.namesErr != nil {
+		return "", r.namesErr
+	}
+	if fi, err := os.Stat(r.namesPath); err == nil && fi.Size() == int64(len(r.namesARPA)) {
+		return r.namesPath, nil
+	}
+	// Written beside its name and renamed, so that a reader never loads half a model; two
+	// writers at once rename identical content.
+	f, err := os.CreateTemp(filepath.Dir(r.namesPath), "asr-names-*.partial")
+	if err != nil {
+		return "", fmt.Errorf("%w: names directory: %v", ErrModel, err)
+	}
+	_, err = f.Write(r.namesARPA)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), r.namesPath)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("%w: names directory %s: %v", ErrModel, r.namesPath, err)
+	}
+	return r.namesPath, nil
+}
+
+// namesARPA is the directory's model: every dictionary word as likely as any other but for the
+// carriers, which share namesCarrierShare of the mass.
+func namesARPA(dict map[string]string) []byte {
+	words := make([]string, 0, len(dict))
+	for w := range dict {
+		words = append(words, w)
+	}
+	slices.Sort(words)
+	carrier := map[string]bool{}
+	for _, w := range namesCarriers {
+		if _, ok := dict[w]; ok {
+			carrier[w] = true
+		}
+	}
+	pc := math.Log10(namesCarrierShare / float64(len(carrier)))
+	pr := math.Log10((1 - namesCarrierShare) / float64(len(words)-len(carrier)))
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "\\data\\\nngram 1=%d\n\n\\1-grams:\n-1.0 <s>\n-1.0 </s>\n", len(words)+2)
+	for _, w := range words {
+		p := pr
+		if carrier[w] {
+			p = pc
+		}
+		fmt.Fprintf(&b, "%.4f %s\n", p, w)
+	}
+	b.WriteString("\n\\end\\\n")
+	return b.Bytes()
 }
 
 // useNames selects the directory search, loading its language model on first use (and counting

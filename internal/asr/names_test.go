@@ -1,7 +1,10 @@
 package asr
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -41,5 +44,51 @@ func TestNamesDirectoryOnRecordedAudio(t *testing.T) {
 		if err != nil || again.Text != open.Text {
 			t.Errorf("open reading after the directory %q (%v), want %q", again.Text, err, open.Text)
 		}
+	}
+}
+
+// TestNamesModelSharedByContent: recognizers with one dictionary share one model file, which
+// outlives a recognizer's Close and is written again when it goes missing, so that processes
+// that never close (test binaries, a killed server) do not each leave a copy behind.
+func TestNamesModelSharedByContent(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	dict := map[string]string{"gustavo": "G UW S T AA V OW", "ferreira": "F EH R EH R AH", "my": "M AY", "is": "IH Z"}
+	a, b := &Recognizer{dict: dict}, &Recognizer{dict: dict}
+	pa, err := a.namesModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := b.namesModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pa != pb || filepath.Dir(pa) != dir {
+		t.Errorf("two recognizers wrote %s and %s, want one file in %s", pa, pb, dir)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(pb); err != nil {
+		t.Errorf("the model another recognizer uses was removed on Close: %v", err)
+	}
+	os.Remove(pa)
+	if p, err := b.namesModel(); err != nil || p != pb {
+		t.Fatalf("model written again at %s (%v), want %s", p, err, pb)
+	}
+	got, err := os.ReadFile(pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(got, []byte("\\data\\\nngram 1=6\n")) || !bytes.Contains(got, []byte(" ferreira\n")) {
+		t.Errorf("model rewritten as %q", got)
+	}
+	if files, _ := os.ReadDir(dir); len(files) != 1 {
+		t.Errorf("%d files in the temp dir, want the one model", len(files))
+	}
+	// Another dictionary is another model.
+	c := &Recognizer{dict: map[string]string{"okafor": "OW K AA F ER"}}
+	if pc, err := c.namesModel(); err != nil || pc == pa {
+		t.Errorf("another dictionary's model at %s (%v), want a path other than %s", pc, err, pa)
 	}
 }
