@@ -60,7 +60,7 @@ func ReadBack(t *task.Task, known map[string]int, text string) []ReadValue {
 			rest = rest[:m[0]]
 		}
 		said := strings.TrimSpace(strings.TrimRight(readBackLead.ReplaceAllString(rest, ""), " ,"))
-		said = trimNaming(phrases, f.Label, said)
+		said = trimNaming(phrases, f.Label, said, strings.ContainsAny(f.Versions[v-1].Value, "0123456789"))
 		if said == "" {
 			continue
 		}
@@ -189,8 +189,9 @@ var namingFiller = map[string]bool{"the": true, "your": true, "my": true, "of": 
 	"a": true, "an": true, "is": true, "are": true, "was": true, "as": true, "file": true, "that": true, "number": true}
 
 // trimNaming drops the words before a value that still name the fact (its mention phrases and
-// its label) or join name and value, so that the value alone is compared.
-func trimNaming(phrases []string, label, said string) string {
+// its label) or join name and value, so that the value alone is compared. A value with digits
+// stops it at the first digit.
+func trimNaming(phrases []string, label, said string, digits bool) string {
 	own := map[string]bool{}
 	for _, p := range append(phrases, strings.ToLower(label)) {
 		for _, w := range strings.Fields(strings.NewReplacer("_", " ", "'s", "").Replace(p)) {
@@ -201,7 +202,9 @@ func trimNaming(phrases []string, label, said string) string {
 	k := 0
 	for k < len(ws)-1 {
 		w := strings.ToLower(strings.Trim(ws[k], ",:;"))
-		if !namingFiller[w] && !own[w] {
+		// A digit is the value's even when the fact is named by one ("last 4": "… of the card 4 4
+		// 1 9" is 4419, not "1 9").
+		if !namingFiller[w] && !own[w] || digits && strings.ContainsAny(w, "0123456789") {
 			break
 		}
 		k++

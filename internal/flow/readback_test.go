@@ -51,26 +51,33 @@ func TestReadBackComparesEachValueTheGradersWay(t *testing.T) {
 // TestReadBackAfterWordsThatStillNameTheFact: "last four digits of the card 7 3 0 6" reads back the
 // card's last four as 7306, not as an identifier "THECARD7306" the caller would call wrong.
 func TestReadBackAfterWordsThatStillNameTheFact(t *testing.T) {
-	tk, err := task.LoadFile(filepath.Join("..", "..", "tasks", "card-dispute-charge.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := "Here's what I have: dispute reason cancelled recurring; last four digits of the card 7 3 0 6; merchant Zenfit Studio."
-	for _, c := range []struct {
-		text  string
-		match bool
-	}{{text, true}, {strings.Replace(text, "7 3 0 6", "7 3 0 9", 1), false}} {
-		var found bool
-		for _, rv := range ReadBack(tk, map[string]int{"card_last4": 1}, c.text) {
-			if rv.Fact == "card_last4" {
-				found = true
-				if !rv.Judged || rv.Match != c.match {
-					t.Errorf("%q: read %q, judged %v match %v; want match %v", c.text, rv.Said, rv.Judged, rv.Match, c.match)
+	for _, c := range []struct{ task, right, wrong string }{
+		{"card-dispute-charge", "7 3 0 6", "7 3 0 9"},
+		// A value that begins with the digit the fact is named by ("last 4"): the digits are the
+		// value, not more of its name (they were trimmed to "1 9", and a right read-back refused).
+		{"card-lost-freeze-replace", "4 4 1 9", "4 4 1 8"},
+	} {
+		tk, err := task.LoadFile(filepath.Join("..", "..", "tasks", c.task+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := "Here's what I have: dispute reason cancelled recurring; last four digits of the card " + c.right + "; merchant Zenfit Studio."
+		for _, r := range []struct {
+			text, said string
+			match      bool
+		}{{text, c.right, true}, {strings.Replace(text, c.right, c.wrong, 1), c.wrong, false}} {
+			var found bool
+			for _, rv := range ReadBack(tk, map[string]int{"card_last4": 1}, r.text) {
+				if rv.Fact == "card_last4" {
+					found = true
+					if !rv.Judged || rv.Match != r.match || rv.Said != r.said {
+						t.Errorf("%s %q: read %q, judged %v match %v; want %q, match %v", c.task, r.text, rv.Said, rv.Judged, rv.Match, r.said, r.match)
+					}
 				}
 			}
-		}
-		if !found {
-			t.Errorf("%q: the card's last four were not read", c.text)
+			if !found {
+				t.Errorf("%s %q: the card's last four were not read", c.task, r.text)
+			}
 		}
 	}
 }
