@@ -268,7 +268,11 @@ func sameValue(t *task.Task, f *task.Fact, value, said string) (match, readable 
 		if canon.Identifier(said) == "" || !hasDigitOrUpper(said) && !spokenSymbols(said) {
 			return false, false
 		}
-		return canon.Same("identifier", said, value), true
+		// As the grader compares (a type prefix left out, declared prefixes interchangeable):
+		// "zero zero four eight one seven seven" is MRN-0048177 to the grader, and so to the
+		// caller, who would otherwise correct a right read-back with the same digits.
+		same, _ := canon.SameIdentifier(canon.NewIDForm(said), canon.NewIDForm(value), identifierPrefixes(t, f.Field))
+		return same, true
 	case "date":
 		d, ok := canon.ParseDate(said)
 		if !ok {
@@ -325,6 +329,16 @@ func sameValue(t *task.Task, f *task.Fact, value, said string) (match, readable 
 		return strings.Contains(canon.Address(said), canon.Address(value)) || strings.Contains(canon.Address(value), canon.Address(said)), true
 	}
 	return strings.Contains(fs, fv) || strings.Contains(fv, fs) && len(fs) >= len(fv)*2/3, true
+}
+
+// identifierPrefixes are the prefixes the grader declares interchangeable for a field.
+func identifierPrefixes(t *task.Task, field string) []string {
+	for _, gf := range t.Grader.Fields {
+		if gf.Field == field {
+			return gf.Params.Prefixes
+		}
+	}
+	return nil
 }
 
 // valueType is the type a fact's value is compared as: its artifact field's, or for a fact that

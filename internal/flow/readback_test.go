@@ -174,3 +174,34 @@ func TestUnnamedReadBackIsOfTheValueJustGiven(t *testing.T) {
 		t.Errorf("a read-back after the caller affirmed was judged as the ZIP's: plan %s", p.ID)
 	}
 }
+
+// An identifier read back without its type prefix is the identifier, as the grader compares it
+// (MRN-0048177 with MRN declared): the caller affirms it rather than "correcting" it with the same
+// digits. Another type prefix, or another digit, is still wrong.
+func TestIdentifierReadBackWithoutItsPrefix(t *testing.T) {
+	tk, err := task.LoadFile(filepath.Join("..", "..", "tasks", "clinic-reschedule-appointment.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]int{"mrn": 1}
+	for _, c := range []struct {
+		text  string
+		match bool
+	}{
+		{"Thanks. That's zero, zero, four, eight, one, seven, seven. Is that right?", true},
+		{"Thanks. That's 0048177. Is that right?", true},
+		{"Thanks. That's M R N 0 0 4 8 1 7 7. Is that right?", true},
+		{"Thanks. That's zero, zero, four, eight, one, seven, one. Is that right?", false},
+		{"Thanks. That's PT-0048177. Is that right?", false},
+	} {
+		rvs := UnnamedReadBack(tk, known, "mrn", c.text)
+		if len(rvs) != 1 || !rvs[0].Judged || rvs[0].Match != c.match {
+			t.Errorf("%q: read %+v, want one judged value, match %v", c.text, rvs, c.match)
+		}
+		named := strings.Replace(c.text, "That's", "I have your medical record number as", 1)
+		rvs = ReadBack(tk, known, named)
+		if len(rvs) != 1 || !rvs[0].Judged || rvs[0].Match != c.match {
+			t.Errorf("%q: read %+v, want one judged value, match %v", named, rvs, c.match)
+		}
+	}
+}
