@@ -150,28 +150,59 @@ var nameJoiners = map[string]bool{"and": true, "of": true, "the": true, "de": tr
 // for Harbor and Pine). Spelled letters, titles and joiners are not judged; a read-back with no
 // word left, or with a word not capitalised as a name is, is no read-back of the name.
 func sameName(value, said string) (match, readable bool) {
-	split := func(s string) []string {
-		return strings.FieldsFunc(s, func(r rune) bool {
-			return r == ' ' || r == ',' || r == '-' || r == '.' || r == '\'' || r == '"'
-		})
-	}
 	own := map[string]bool{}
-	for _, w := range split(strings.ToLower(value)) {
-		own[w] = true
+	for _, t := range nameTokens(strings.ToLower(value)) {
+		own[t.word] = true
 	}
-	words, wrong := 0, false
-	for _, w := range split(said) {
-		lw := strings.ToLower(w)
-		if len(w) == 1 || nameTitles[lw] || nameJoiners[lw] || readBackWords[lw] {
+	words, wrong, prevName := 0, false, false
+	for _, t := range nameTokens(said) {
+		w, lw := t.word, strings.ToLower(t.word)
+		// A read-back word is the agent's own after a pause ("Anders Nakamura-Obi, correct?",
+		// "Great, Anders") but part of the name when said straight after a word of it ("Anders
+		// Nakamura Okay" for Nakamura-Obi).
+		aside := readBackWords[lw] && (t.afterPause || !prevName)
+		if len(w) == 1 || nameTitles[lw] || nameJoiners[lw] || aside {
+			prevName = false
 			continue
 		}
 		if w[0] < 'A' || w[0] > 'Z' {
 			return false, false // "that's everything I need": words, not a name
 		}
 		words++
+		prevName = true
 		wrong = wrong || !own[lw]
 	}
 	return !wrong, words > 0
+}
+
+// nameToken is a word of a name as read back, and whether a pause (a comma, a stop) or the start
+// came before it.
+type nameToken struct {
+	word       string
+	afterPause bool
+}
+
+// nameTokens splits a name read back into words: spaces, hyphens, apostrophes and quotes join the
+// words of a name; commas and stops are pauses.
+func nameTokens(s string) []nameToken {
+	var out []nameToken
+	pause, start := true, -1
+	for i, r := range s + " " {
+		soft := r == ' ' || r == '-' || r == '\'' || r == '"'
+		hard := r == ',' || r == '.' || r == '?' || r == '!' || r == ';' || r == ':'
+		if !soft && !hard {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			out = append(out, nameToken{word: s[start:i], afterPause: pause})
+			start, pause = -1, false
+		}
+		pause = pause || hard
+	}
+	return out
 }
 
 // readBackWords are what agents say around a name they read back ("Anders Nakamura-Obi,

@@ -130,6 +130,10 @@ func TestUnnamedReadBackIsOfTheValueJustGiven(t *testing.T) {
 		// A name: wrong when it has a word the name does not.
 		{"holder", "Thanks. That's Amgers Nakamura Okay, A M G E R S. Is that right?", "fix_readback:holder"},
 		{"holder", "Thanks. That's Anders Nakamura-Obi, A N D E R S. Is that right?", "affirm"},
+		// A word agents say around a name is the name's when said straight after it: "Obi"
+		// heard as "okay" (bank turn suite) is a wrong name, not an aside.
+		{"holder", "Thanks. That's Anders Nakamura Okay, A N D E R S. Is that right?", "fix_readback:holder"},
+		{"holder", "Thanks. That's Anders Nakamura-Obi, okay? Is that right?", "affirm"},
 		{"holder", "Thanks. So that's Mr. Nakamura-Obi? Is that right?", "affirm"},
 		{"holder", "Thanks. That's Anders Nakamura-Obi, Correct? Is that right?", "affirm"},
 		{"holder", "Thanks, that's everything I need for the name. Is that right?", "affirm"},
