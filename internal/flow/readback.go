@@ -27,6 +27,27 @@ type ReadValue struct {
 // question.
 var readBackEnd = regexp.MustCompile(`(?i)([.?!;](\s|$)|,\s+and\s|\s+and\s+(your|the|my)\s|\s+is\s+that\s)`)
 
+// valueEnd is where the value read at the start of rest ends (readBackEnd), past the stops of
+// abbreviated titles: "Dr. Lleuw" is one value, not "Dr".
+func valueEnd(rest string) int {
+	for from := 0; from < len(rest); {
+		m := readBackEnd.FindStringIndex(rest[from:])
+		if m == nil {
+			break
+		}
+		at := from + m[0]
+		if rest[at] == '.' {
+			ws := strings.Fields(rest[:at])
+			if len(ws) > 0 && nameTitles[strings.ToLower(ws[len(ws)-1])] && !strings.HasSuffix(rest[:at], " ") {
+				from = at + 1
+				continue
+			}
+		}
+		return at
+	}
+	return len(rest)
+}
+
 // readBackLead is what agents put between a fact's name and its value.
 var readBackLead = regexp.MustCompile(`(?i)^\s*(:|as|is|was|of|at|to be|=|-)?\s*(as|is)?\s*`)
 
@@ -56,9 +77,7 @@ func ReadBack(t *task.Task, known map[string]int, text string) []ReadValue {
 			continue
 		}
 		rest := text[end:]
-		if m := readBackEnd.FindStringIndex(rest); m != nil {
-			rest = rest[:m[0]]
-		}
+		rest = rest[:valueEnd(rest)]
 		said := strings.TrimSpace(strings.TrimRight(readBackLead.ReplaceAllString(rest, ""), " ,"))
 		said = trimNaming(phrases, f.Label, said, strings.ContainsAny(f.Versions[v-1].Value, "0123456789"))
 		if said == "" {
@@ -100,9 +119,7 @@ func UnnamedReadBack(t *task.Task, known map[string]int, fact, text string) []Re
 		return nil
 	}
 	rest := text[m[1]:]
-	if e := readBackEnd.FindStringIndex(rest); e != nil {
-		rest = rest[:e[0]]
-	}
+	rest = rest[:valueEnd(rest)]
 	said := strings.TrimSpace(strings.TrimRight(rest, " ,"))
 	if said == "" {
 		return nil
@@ -373,19 +390,22 @@ func identifierPrefixes(t *task.Task, field string) []string {
 }
 
 // valueType is the type a fact's value is compared as: its artifact field's, or for a fact that
-// fills no artifact field (a verification key such as a date of birth or the last four digits) the
-// shape of the value itself.
+// fills no artifact field (a verification key such as a date of birth or the last four digits) or
+// a plain string field the shape of the value itself.
 func valueType(t *task.Task, f *task.Fact, value string) string {
-	if ft := fieldType(t, f); ft != "" {
+	ft := fieldType(t, f)
+	if ft != "" && ft != "string" {
 		return ft
 	}
-	if _, ok := canon.ParseDate(value); ok && strings.Count(value, "-") == 2 {
+	if _, ok := canon.ParseDate(value); ok && strings.Count(value, "-") == 2 && ft == "" {
 		return "date"
 	}
+	// A code in a plain string field (an error code, 0x80072EE7) is read back symbol by symbol
+	// and heard as one: the caller compares what was read with the code they have.
 	if !strings.ContainsAny(value, " @") && canon.Identifier(value) != "" && strings.ContainsAny(value, "0123456789") {
 		return "identifier"
 	}
-	return ""
+	return ft
 }
 
 // spokenSymbols reports a value read out symbol by symbol ("six, eight, five, oh six", "P A two"):

@@ -209,3 +209,29 @@ func TestIdentifierReadBackWithoutItsPrefix(t *testing.T) {
 		}
 	}
 }
+
+// A name read back with an abbreviated title is read whole ("Dr. Lleuw" is not "Dr"), and a code
+// in a plain string field (an error code) is judged symbol by symbol: both were affirmed wrong
+// (bank turn suite, clinic-referral-intake and it-vpn-incident).
+func TestReadBackOfATitledNameAndACode(t *testing.T) {
+	for _, c := range []struct {
+		task, fact, text string
+		judged, match    bool
+	}{
+		{"clinic-referral-intake", "physician", "Thanks. That's Dr. Lleuw, L L E U W. Is that right?", true, false},
+		{"clinic-referral-intake", "physician", "Thanks. That's Dr. Oluwaseun Adeyemi. Is that right?", true, true},
+		{"clinic-referral-intake", "physician", "Thanks. That's Dr. Adeyemi. Is that right?", true, true},
+		{"it-vpn-incident", "error_code", "Thanks. That's zero, six, eight, zero, zero, seven, Q, A, seven. Is that right?", true, false},
+		{"it-vpn-incident", "error_code", "Thanks. That's zero, X, eight, zero, zero, seven, two, E, E, seven. Is that right?", true, true},
+		{"it-vpn-incident", "error_code", "Thanks. That's 0x80072EE7. Is that right?", true, true},
+	} {
+		tk, err := task.LoadFile(filepath.Join("..", "..", "tasks", c.task+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rvs := UnnamedReadBack(tk, map[string]int{c.fact: 1}, c.fact, c.text)
+		if len(rvs) != 1 || rvs[0].Judged != c.judged || rvs[0].Match != c.match {
+			t.Errorf("%s %q: read %+v, want one value judged %v, match %v", c.task, c.text, rvs, c.judged, c.match)
+		}
+	}
+}
