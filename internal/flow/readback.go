@@ -316,11 +316,11 @@ func sameValue(t *task.Task, f *task.Fact, value, said string) (match, readable 
 		if canon.Identifier(said) == "" || !hasDigitOrUpper(said) && !spokenSymbols(said) {
 			return false, false
 		}
-		// As the grader compares (a type prefix left out, declared prefixes interchangeable):
-		// "zero zero four eight one seven seven" is MRN-0048177 to the grader, and so to the
-		// caller, who would otherwise correct a right read-back with the same digits.
-		same, _ := canon.SameIdentifier(canon.NewIDForm(said), canon.NewIDForm(value), identifierPrefixes(t, f.Field))
-		return same, true
+		// A code is right as written or as the caller says it: MRN-0048177 said "zero zero four
+		// eight one seven seven" is that when read back, or the caller would correct a right
+		// read-back with the same digits; INV-77310 said "I N V, seven seven three one oh" is not
+		// "seven seven three one zero", which lacks letters the caller said.
+		return canon.Same("identifier", said, value) || canon.Same("identifier", said, spokenForm(f, value)), true
 	case "date":
 		d, ok := canon.ParseDate(said)
 		if !ok {
@@ -379,14 +379,14 @@ func sameValue(t *task.Task, f *task.Fact, value, said string) (match, readable 
 	return strings.Contains(fs, fv) || strings.Contains(fv, fs) && len(fs) >= len(fv)*2/3, true
 }
 
-// identifierPrefixes are the prefixes the grader declares interchangeable for a field.
-func identifierPrefixes(t *task.Task, field string) []string {
-	for _, gf := range t.Grader.Fields {
-		if gf.Field == field {
-			return gf.Params.Prefixes
+// spokenForm is how the caller says a version's value ("" when the fact gives none).
+func spokenForm(f *task.Fact, value string) string {
+	for _, v := range f.Versions {
+		if v.Value == value {
+			return v.Spoken
 		}
 	}
-	return nil
+	return ""
 }
 
 // valueType is the type a fact's value is compared as: its artifact field's, or for a fact that

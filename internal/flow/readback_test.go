@@ -179,30 +179,34 @@ func TestUnnamedReadBackIsOfTheValueJustGiven(t *testing.T) {
 	}
 }
 
-// An identifier read back without its type prefix is the identifier, as the grader compares it
-// (MRN-0048177 with MRN declared): the caller affirms it rather than "correcting" it with the same
-// digits. Another type prefix, or another digit, is still wrong.
+// An identifier read back as the caller says it is right even when its written form has more
+// (MRN-0048177, said "zero zero four eight one seven seven"): the caller affirms it rather than
+// "correcting" it with the same digits. Letters the caller says (I N V) cannot be left out, and
+// another type prefix or another digit is wrong.
 func TestIdentifierReadBackWithoutItsPrefix(t *testing.T) {
-	tk, err := task.LoadFile(filepath.Join("..", "..", "tasks", "clinic-reschedule-appointment.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	known := map[string]int{"mrn": 1}
 	for _, c := range []struct {
-		text  string
-		match bool
+		task, fact, naming, text string
+		match                    bool
 	}{
-		{"Thanks. That's zero, zero, four, eight, one, seven, seven. Is that right?", true},
-		{"Thanks. That's 0048177. Is that right?", true},
-		{"Thanks. That's M R N 0 0 4 8 1 7 7. Is that right?", true},
-		{"Thanks. That's zero, zero, four, eight, one, seven, one. Is that right?", false},
-		{"Thanks. That's PT-0048177. Is that right?", false},
+		{"clinic-reschedule-appointment", "mrn", "medical record number", "zero, zero, four, eight, one, seven, seven", true},
+		{"clinic-reschedule-appointment", "mrn", "medical record number", "0048177", true},
+		{"clinic-reschedule-appointment", "mrn", "medical record number", "M R N 0 0 4 8 1 7 7", true},
+		{"clinic-reschedule-appointment", "mrn", "medical record number", "zero, zero, four, eight, one, seven, one", false},
+		{"clinic-reschedule-appointment", "mrn", "medical record number", "PT-0048177", false},
+		{"invoice-duplicate-payment", "invoice", "invoice number", "I, N, V, seven, seven, three, one, zero", true},
+		{"invoice-duplicate-payment", "invoice", "invoice number", "seven, seven, three, one, zero", false},
 	} {
-		rvs := UnnamedReadBack(tk, known, "mrn", c.text)
-		if len(rvs) != 1 || !rvs[0].Judged || rvs[0].Match != c.match {
-			t.Errorf("%q: read %+v, want one judged value, match %v", c.text, rvs, c.match)
+		tk, err := task.LoadFile(filepath.Join("..", "..", "tasks", c.task+".json"))
+		if err != nil {
+			t.Fatal(err)
 		}
-		named := strings.Replace(c.text, "That's", "I have your medical record number as", 1)
+		known := map[string]int{c.fact: 1}
+		unnamed := "Thanks. That's " + c.text + ". Is that right?"
+		rvs := UnnamedReadBack(tk, known, c.fact, unnamed)
+		if len(rvs) != 1 || !rvs[0].Judged || rvs[0].Match != c.match {
+			t.Errorf("%q: read %+v, want one judged value, match %v", unnamed, rvs, c.match)
+		}
+		named := "Thanks. I have your " + c.naming + " as " + c.text + ". Is that right?"
 		rvs = ReadBack(tk, known, named)
 		if len(rvs) != 1 || !rvs[0].Judged || rvs[0].Match != c.match {
 			t.Errorf("%q: read %+v, want one judged value, match %v", named, rvs, c.match)
