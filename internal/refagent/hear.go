@@ -2,6 +2,7 @@ package refagent
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -14,8 +15,9 @@ import (
 // worth decoding) comes from the turn's stream when it was decoded while the caller spoke
 // (streamed non-nil), else it is decoded now. Then the turn is decoded whole with each grammar the
 // question names (the asked field's, every other open field's, yes/no, filler), concurrently on
-// the recognizer's decoders, and the dialogue chooses among the readings by score; a turn that
-// answers for a name is also read with the names directory.
+// the recognizer's decoders, and the dialogue chooses among the readings by score. A turn that
+// answers a name asked is also read with the names directory alongside; one that may give a name
+// otherwise (its read-back answered) only once it is understood to, and is understood again.
 func hear(ctx context.Context, rec *asr.Recognizer, q dialog.Question, pcm []int16, streamed *asr.Result) dialog.Heard {
 	var lm asr.Result
 	if streamed != nil {
@@ -36,7 +38,7 @@ func hear(ctx context.Context, rec *asr.Recognizer, q dialog.Question, pcm []int
 		}()
 	}
 	var names *asr.Result
-	if q.WantsNames() {
+	if q.NamesAhead() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -52,18 +54,45 @@ func hear(ctx context.Context, rec *asr.Recognizer, q dialog.Question, pcm []int
 			got = append(got, readings[i])
 		}
 	}
-	return q.Understand(ctx, dialog.Utterance{Open: lm, Readings: got, Spoken: true, Reread: reread(rec, pcm), Names: names})
+	u := dialog.Utterance{Open: lm, Readings: got, Spoken: true, Reread: reread(rec, pcm), Names: names}
+	h := q.Understand(ctx, u)
+	if names == nil && q.NeedsNames(h) {
+		if r, err := rec.RecognizeNames(ctx, pcm, 24000); err == nil {
+			u.Names = &r
+			h = q.Understand(ctx, u)
+		}
+	}
+	return h
 }
 
 // reread decodes the turn's audio from a word's end on with another grammar, when at least a
-// tenth of a second follows it.
+// tenth of a second follows it. A decode is made once: the turn may be understood twice (see
+// NeedsNames).
 func reread(rec *asr.Recognizer, pcm []int16) func(context.Context, time.Duration, asr.Slot) (asr.Answer, bool) {
+	type decoded struct {
+		ans asr.Answer
+		ok  bool
+	}
+	var mu sync.Mutex
+	done := map[string]decoded{}
 	return func(ctx context.Context, from time.Duration, slot asr.Slot) (asr.Answer, bool) {
 		i := int(from * 24000 / time.Second)
 		if len(pcm) == 0 || i >= len(pcm)-2400 {
 			return asr.Answer{}, false
 		}
-		ans, err := rec.RecognizeSlot(ctx, pcm[i:], 24000, slot)
-		return ans, err == nil
+		key := fmt.Sprintf("%d|%+v", i, slot)
+		mu.Lock()
+		d, seen := done[key]
+		mu.Unlock()
+		if !seen {
+			ans, err := rec.RecognizeSlot(ctx, pcm[i:], 24000, slot)
+			d = decoded{ans, err == nil}
+			if ctx.Err() == nil {
+				mu.Lock()
+				done[key] = d
+				mu.Unlock()
+			}
+		}
+		return d.ans, d.ok
 	}
 }

@@ -70,7 +70,9 @@ func (d *Dialog) Configure(instructions string, tools []Tool) {
 
 // Question is what the agent asked last, with the form of the moment: a caller turn that begins
 // now is read against it, however the dialog moves on meanwhile.
-func (d *Dialog) Question() Question { return Question{l: &d.l, m: d.m, exp: d.p.exp} }
+func (d *Dialog) Question() Question {
+	return Question{l: &d.l, m: d.m, exp: d.p.exp, names: d.p.wantsNames()}
+}
 
 // Heard applies one understood caller turn.
 func (d *Dialog) Heard(h Heard) { d.p.heard(h.h) }
@@ -139,9 +141,10 @@ func (u Utterance) reading(k asr.Kind) *Reading {
 
 // Question is a snapshot of what the agent asked (see Dialog.Question).
 type Question struct {
-	l   *listener
-	m   *model
-	exp expectation
+	l     *listener
+	m     *model
+	exp   expectation
+	names bool // WantsNames
 }
 
 // Slot is the grammar of the question's own answer, or nil when the answer is free text.
@@ -161,11 +164,20 @@ func (q Question) Slot() *asr.Slot {
 // a read-back or an approval is pending, and the filler grammar. open is the turn's
 // open-vocabulary transcript: a grammar whose type of word it does not hold at all (no number
 // word for a date or a code) is not worth decoding, since its reading would be refused anyway.
-// WantsNames reports a turn worth reading with the names directory too: the answer to a name
-// asked, or to a name read back.
-func (q Question) WantsNames() bool {
-	e := q.exp
-	return (e.kind == expectField || e.kind == expectConfirm) && e.field != nil && e.field.Kind == kindName
+// WantsNames reports a turn whose reading with the names directory may be used
+// (policy.wantsNames).
+func (q Question) WantsNames() bool { return q.names }
+
+// NamesAhead reports a turn expected to be a name (the name asked), whose directory reading is
+// best decoded alongside the grammars. Any other turn that WantsNames (a name's read-back
+// answered, mostly "yes") is read with the directory only once it is understood to give the
+// name (NeedsNames): the directory's decode of a long turn takes seconds, which the caller waits.
+func (q Question) NamesAhead() bool { return q.names && q.exp.kind == expectField }
+
+// NeedsNames reports an understood turn that gives the name the question is about a value, which
+// its reading with the names directory can change.
+func (q Question) NeedsNames(h Heard) bool {
+	return q.names && slices.ContainsFunc(h.h.values, func(v fieldValue) bool { return v.field == q.exp.field })
 }
 
 func (q Question) Grammars(open asr.Result) []asr.Slot {

@@ -86,6 +86,35 @@ func (st *fieldState) notRefused(v fieldValue) fieldValue {
 	return v
 }
 
+// wantsNames reports a turn whose names-directory reading can be used (notRefused, readingsIn),
+// the only turns worth its decode, which takes a second or two of a long turn and is waited for
+// before the agent answers: the answer to a name read back (the caller may refuse it and say it
+// again), a name asked again after the caller refused a reading of it, and a name a verify or
+// lookup tool takes (its other readings are tried against the tool). A name asked the first time
+// is recorded as heard whatever the directory reads.
+func (p *policy) wantsNames() bool {
+	e := p.exp
+	if e.field == nil || e.field.Kind != kindName {
+		return false
+	}
+	switch e.kind {
+	case expectConfirm:
+		return true
+	case expectField:
+		if len(p.state(e.field.Name).refusals) > 0 {
+			return true
+		}
+		for _, r := range []role{roleVerify, roleLookup} {
+			for _, t := range p.m.byRole[r] {
+				if slices.Contains(p.verifyArgs(t), e.field.Name) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // maxRepairs bounds the read-back and repair loop of one field: asked again, then spelled.
 const maxRepairs = 2
 

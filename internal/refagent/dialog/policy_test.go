@@ -656,3 +656,65 @@ func TestDirectoryAfterARefusedName(t *testing.T) {
 		t.Errorf("the directory's reading refused too: got %v, want the open reading", got.value)
 	}
 }
+
+// TestNamesDirectoryOnlyWhereUsed: the names directory's decode (seconds on a long turn, waited
+// for before the agent answers) is asked for only on turns whose directory reading can be used:
+// a name read back (decoded once the turn is understood to give the name), a name asked again
+// after a refusal, and a name a verify tool takes (decoded alongside the grammars). A name asked
+// the first time is recorded as heard; a "yes" to its read-back gives no name.
+func TestNamesDirectoryOnlyWhereUsed(t *testing.T) {
+	tools := []Tool{
+		{Name: "verify_member", Description: "Verify the member by name and date of birth.", Parameters: json.RawMessage(
+			`{"type":"object","properties":{"member_name":{"type":"string"},"date_of_birth":{"type":"string"}},"required":["member_name","date_of_birth"]}`)},
+		{Name: "record_leave", Description: "Record fields of the leave request.", Parameters: json.RawMessage(
+			`{"type":"object","properties":{"manager_name":{"type":"string"}}}`)},
+		{Name: "mark_ready", Description: "Mark the request ready for review.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+	}
+	d := New(Config{Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }})
+	d.Configure("You are the HR leave line. Verify the member, record the request and mark it ready.", tools)
+	p := d.p
+	verify := d.m.tool(roleVerify)
+	if verify == nil {
+		t.Fatal("the desk has no verify tool")
+	}
+	manager, member, dob := d.m.fieldByName["manager_name"], d.m.paramField(verify, "member_name"), d.m.paramField(verify, "date_of_birth")
+	if manager == nil || member == nil || dob == nil || manager.Kind != kindName || member.Kind != kindName {
+		t.Fatalf("the desk's fields: manager %+v, member %+v, date of birth %+v", manager, member, dob)
+	}
+	name := func(f *field, v string) heard {
+		return heard{intent: intentAnswer, values: []fieldValue{{field: f, value: v, spoken: v}}, spoken: true}
+	}
+	for _, c := range []struct {
+		what         string
+		exp          expectation
+		refused      bool
+		wants, ahead bool
+	}{
+		{"a name asked the first time", expectation{kind: expectField, field: manager}, false, false, false},
+		{"a name asked again after a refusal", expectation{kind: expectField, field: manager}, true, true, true},
+		{"a name a verify tool takes", expectation{kind: expectField, field: member}, false, true, true},
+		{"a name's read-back", expectation{kind: expectConfirm, field: manager}, false, true, false},
+		{"a date asked", expectation{kind: expectField, field: dob}, false, false, false},
+	} {
+		p.fields = map[string]*fieldState{}
+		if c.refused {
+			p.state(manager.Name).refuse("Based")
+		}
+		p.exp = c.exp
+		q := d.Question()
+		if q.WantsNames() != c.wants || q.NamesAhead() != c.ahead {
+			t.Errorf("%s: WantsNames %v NamesAhead %v, want %v %v", c.what, q.WantsNames(), q.NamesAhead(), c.wants, c.ahead)
+		}
+		if c.exp.kind == expectConfirm {
+			if q.NeedsNames(Heard{heard{intent: intentYes, spoken: true}}) {
+				t.Errorf("%s: a yes needs the directory", c.what)
+			}
+			if !q.NeedsNames(Heard{name(manager, "Gustavo Ferrier")}) {
+				t.Errorf("%s: the name said again does not need the directory", c.what)
+			}
+			if q.NeedsNames(Heard{name(member, "Anders Obi")}) {
+				t.Errorf("%s: another field's name needs the directory", c.what)
+			}
+		}
+	}
+}
