@@ -158,12 +158,6 @@ func (q Question) Slot() *asr.Slot {
 	return nil
 }
 
-// Grammars are the grammars a spoken answer to the question is decoded with, whole, besides the
-// open vocabulary: the asked field's (with the spelling grammar for a name), those of the other
-// fields still open and of those filled (an answer given early or late, a correction), yes/no when
-// a read-back or an approval is pending, and the filler grammar. open is the turn's
-// open-vocabulary transcript: a grammar whose type of word it does not hold at all (no number
-// word for a date or a code) is not worth decoding, since its reading would be refused anyway.
 // WantsNames reports a turn whose reading with the names directory may be used
 // (policy.wantsNames).
 func (q Question) WantsNames() bool { return q.names }
@@ -180,6 +174,12 @@ func (q Question) NeedsNames(h Heard) bool {
 	return q.names && slices.ContainsFunc(h.h.values, func(v fieldValue) bool { return v.field == q.exp.field })
 }
 
+// Grammars are the grammars a spoken answer to the question is decoded with, whole, besides the
+// open vocabulary: the asked field's (with the spelling grammar for a name), those of the other
+// fields still open and of those filled (an answer given early or late, a correction), yes/no when
+// a read-back or an approval is pending, and the filler grammar. open is the turn's
+// open-vocabulary transcript: a grammar whose type of word it does not hold at all (no number
+// word for a date or a code) is not worth decoding, since its reading would be refused anyway.
 func (q Question) Grammars(open asr.Result) []asr.Slot {
 	words := strings.Fields(strings.ToLower(open.Text))
 	var out []asr.Slot
