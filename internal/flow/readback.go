@@ -83,7 +83,7 @@ func ReadBack(t *task.Task, known map[string]int, text string) []ReadValue {
 		if said == "" {
 			continue
 		}
-		match, readable := sameValue(t, f, f.Versions[v-1].Value, said)
+		match, readable := sameValue(t, f, f.Versions[v-1], said)
 		out = append(out, ReadValue{Fact: f.ID, Version: v, Said: said, Judged: readable, Match: match || !readable, pos: at})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].pos < out[j].pos })
@@ -131,7 +131,7 @@ func UnnamedReadBack(t *task.Task, known map[string]int, fact, text string) []Re
 		}
 		return []ReadValue{{Fact: fact, Version: v, Said: said, Judged: true, Match: match, pos: m[0]}}
 	}
-	match, readable := sameValue(t, f, value, said)
+	match, readable := sameValue(t, f, f.Versions[v-1], said)
 	if !readable {
 		return nil
 	}
@@ -310,7 +310,8 @@ func fieldType(t *task.Task, f *task.Fact) string {
 
 // sameValue compares a read value with the fact's value the grader's way; readable is false when
 // what was said cannot be this kind of value (then it is no read-back of it).
-func sameValue(t *task.Task, f *task.Fact, value, said string) (match, readable bool) {
+func sameValue(t *task.Task, f *task.Fact, ver task.FactVersion, said string) (match, readable bool) {
+	value := ver.Value
 	switch valueType(t, f, value) {
 	case "identifier":
 		if canon.Identifier(said) == "" || !hasDigitOrUpper(said) && !spokenSymbols(said) {
@@ -320,7 +321,7 @@ func sameValue(t *task.Task, f *task.Fact, value, said string) (match, readable 
 		// eight one seven seven" is that when read back, or the caller would correct a right
 		// read-back with the same digits; INV-77310 said "I N V, seven seven three one oh" is not
 		// "seven seven three one zero", which lacks letters the caller said.
-		return canon.Same("identifier", said, value) || canon.Same("identifier", said, spokenForm(f, value)), true
+		return canon.Same("identifier", said, value) || canon.Same("identifier", said, ver.Say()), true
 	case "date":
 		d, ok := canon.ParseDate(said)
 		if !ok {
@@ -377,16 +378,6 @@ func sameValue(t *task.Task, f *task.Fact, value, said string) (match, readable 
 		return strings.Contains(canon.Address(said), canon.Address(value)) || strings.Contains(canon.Address(value), canon.Address(said)), true
 	}
 	return strings.Contains(fs, fv) || strings.Contains(fv, fs) && len(fs) >= len(fv)*2/3, true
-}
-
-// spokenForm is how the caller says a version's value ("" when the fact gives none).
-func spokenForm(f *task.Fact, value string) string {
-	for _, v := range f.Versions {
-		if v.Value == value {
-			return v.Spoken
-		}
-	}
-	return ""
 }
 
 // valueType is the type a fact's value is compared as: its artifact field's, or for a fact that
