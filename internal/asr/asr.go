@@ -100,6 +100,7 @@ type Recognizer struct {
 	namesPath   string
 	namesErr    error
 	namesLoaded atomic.Int32 // decoders that loaded the directory
+	phones      phoneDict    // the dictionary by phones, for an address's sound-alikes
 }
 
 // compound is a word the dictionary lacks with the pronunciation of the two words it is made of.
@@ -316,6 +317,9 @@ const identifierDigitMargin = 1000
 // RecognizeSlot decodes an answer with the slot's grammar and parses its value. An identifier is
 // also decoded as digits only (see Slot.Alternative and Slot.Answer), unless the slot is Single.
 func (r *Recognizer) RecognizeSlot(ctx context.Context, pcm []int16, rate int, slot Slot) (Answer, error) {
+	if slot.Kind == KindAddress {
+		return r.recognizeAddress(ctx, pcm, rate, slot)
+	}
 	res, err := r.Recognize(ctx, pcm, rate, slot.Grammar())
 	if err != nil {
 		return Answer{}, err

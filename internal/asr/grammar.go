@@ -114,6 +114,10 @@ const (
 	// rest, and RecognizeSlot takes the choice only when it explains the audio better than the
 	// common words alone do (a turn that names no choice is no answer).
 	KindChoiceInContext Kind = "choice in context"
+	// KindAddress is a postal address read again with Slot.Words, the words the open transcript
+	// heard in it, and the words that sound like them (see address.go). Its value's Text is the
+	// words of the reading.
+	KindAddress Kind = "address"
 )
 
 // Slot describes what a question expects; its Grammar accepts answers of that form.

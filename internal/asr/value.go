@@ -97,6 +97,11 @@ func (s Slot) Parse(text string) (Value, bool) {
 		if v.Text == "" {
 			return v, false
 		}
+	case KindAddress:
+		if !slices.ContainsFunc(words, canon.IsNumberWord) {
+			return v, false
+		}
+		v.Text = strings.Join(words, " ")
 	case KindFiller:
 		v.Text = strings.Join(words, " ")
 		if v.Text == "" {
