@@ -17,7 +17,9 @@ import (
 // question names (the asked field's, every other open field's, yes/no, filler), concurrently on
 // the recognizer's decoders, and the dialogue chooses among the readings by score. A turn that
 // answers a name asked is also read with the names directory alongside; one that may give a name
-// otherwise (its read-back answered) only once it is understood to, and is understood again.
+// otherwise (its read-back answered) only once it is understood to, and is understood again. An
+// address a verify or lookup tool takes, once understood, is read again with the address grammar
+// for the tool's retries.
 func hear(ctx context.Context, rec *asr.Recognizer, q dialog.Question, pcm []int16, streamed *asr.Result) dialog.Heard {
 	var lm asr.Result
 	if streamed != nil {
@@ -60,6 +62,11 @@ func hear(ctx context.Context, rec *asr.Recognizer, q dialog.Question, pcm []int
 		if r, err := rec.RecognizeNames(ctx, pcm, 24000); err == nil {
 			u.Names = &r
 			h = q.Understand(ctx, u)
+		}
+	}
+	if slot, from, ok := q.AddressReread(h, lm); ok {
+		if ans, ok := u.Reread(ctx, from, slot); ok {
+			h = q.WithAddressReading(h, ans)
 		}
 	}
 	return h

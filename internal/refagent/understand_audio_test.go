@@ -393,3 +393,74 @@ func TestNamesDirectoryAfterRefusalOnRecordedAudio(t *testing.T) {
 	}
 	t.Logf("agent: %q", next)
 }
+
+// billingTools verify a customer by account number and service address, as a utility's billing
+// desk does.
+var billingTools = []dialog.Tool{
+	{Name: "verify_account", Description: "Verify the caller with account number and service address.", Parameters: json.RawMessage(
+		`{"type":"object","properties":{"account_number":{"type":"string"},"service_address":{"type":"string"}},"required":["account_number","service_address"]}`)},
+	{Name: "record_arrangement", Description: "Record fields of the payment arrangement.", Parameters: json.RawMessage(
+		`{"type":"object","properties":{"account_number":{"type":"string"},"installment_count":{"type":["integer","string"]}},"additionalProperties":false}`)},
+	{Name: "mark_ready", Description: "Mark the arrangement ready for review.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+}
+
+const billingInstructions = "You are the billing desk. Verify the caller with the account number and service address. Record fields with record_arrangement and mark it ready."
+
+// TestAddressReadingForVerificationOnRecordedAudio: the open vocabulary hears "Fourteen eighteen
+// Alder Court. Unit three B." as "fourteen eighteen alter court unit three d", which matches no
+// record. The address read again with its own grammar (the street words heard and the words that
+// sound like them, the unit letter among the letters) is "Alder Court, unit three B", and the
+// verify tool is tried with it, a real call, before the caller is asked again; the account number
+// the caller said yes to when it was read back is not varied. When that reading matches nothing
+// either, only the address is asked for again.
+func TestAddressReadingForVerificationOnRecordedAudio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("decodes recorded speech")
+	}
+	for _, onFile := range []string{"1418 alder ct unit 3b", "99 elm st"} {
+		t.Run(onFile, func(t *testing.T) {
+			var verified []string
+			account := "" // the account number as read back and affirmed: the record's, for this test
+			c := newAudioCallAt(t, billingInstructions, billingTools, func(name string, args map[string]any) string {
+				if name != "verify_account" {
+					return `{"ok":true}`
+				}
+				addr := strings.ToLower(fmt.Sprint(args["service_address"]))
+				if account == "" {
+					account = fmt.Sprint(args["account_number"])
+				}
+				verified = append(verified, fmt.Sprint(args["account_number"])+" / "+addr)
+				if args["account_number"] == account && addr == onFile {
+					return `{"ok":true,"verified":true}`
+				}
+				return `{"ok":true,"verified":false,"message":"the details do not match our records"}`
+			})
+			c.typed("Hi, I need to set up a payment plan.")
+			_, next := c.spoken("rms", "Eight eight four one, oh three nine two, five seven.")
+			expectIn(t, next, "Is that right?")
+			_, next = c.spoken("rms", "Yes, that's right.")
+			expectIn(t, next, "service address")
+			h, next := c.spoken("rms", "Fourteen eighteen Alder Court. Unit three B.")
+			if got := fmt.Sprint(h.Fields()); !strings.Contains(got, "1418") {
+				t.Fatalf("heard %v, want the address", got)
+			}
+			t.Logf("verify calls: %q", verified)
+			for _, v := range verified {
+				if !strings.HasPrefix(v, account+" / ") {
+					t.Errorf("verify call %q varies the account number the caller said yes to (%s)", v, account)
+				}
+			}
+			if !slices.Contains(verified, account+" / 1418 alder ct unit 3b") {
+				t.Errorf("verify calls %q, want one with the address read again (1418 Alder Ct Unit 3B)", verified)
+			}
+			if onFile != "99 elm st" {
+				expectIn(t, next, "you're verified", "another reading", "1418 Alder Ct Unit 3B")
+				return
+			}
+			expectIn(t, next, "don't match", "service address")
+			if strings.Contains(next, "account number") {
+				t.Errorf("agent said %q: the account number the caller said yes to is asked again", next)
+			}
+		})
+	}
+}

@@ -160,3 +160,20 @@ func TestMisheardSpellingEndsTheName(t *testing.T) {
 		}
 	}
 }
+
+// An address's street line (with its unit) is what an agent keys to find the record: the city,
+// state and ZIP after it are left out.
+func TestStreetLine(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"1418 Alder Ct Unit 3B Eugene", "1418 Alder Ct Unit 3B"},
+		{"1502 Magnolia Blvd Unit 9 Burbank CA 91506", "1502 Magnolia Blvd Unit 9"},
+		{"5521 N Kenmore Ave Unit 3W Chicago IL 60640", "5521 N Kenmore Ave Unit 3W"},
+		{"4417 Chowen Ave S Unit 2 Minneapolis", "4417 Chowen Ave S Unit 2"},
+		{"1418 Alder Ct Unit 3B", ""},
+		{"1418 All Purports Unit 3D Eugene", ""},
+	} {
+		if got := streetLine(c.in); got != c.want {
+			t.Errorf("streetLine(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

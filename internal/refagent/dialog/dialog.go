@@ -71,7 +71,7 @@ func (d *Dialog) Configure(instructions string, tools []Tool) {
 // Question is what the agent asked last, with the form of the moment: a caller turn that begins
 // now is read against it, however the dialog moves on meanwhile.
 func (d *Dialog) Question() Question {
-	return Question{l: &d.l, m: d.m, exp: d.p.exp, names: d.p.wantsNames()}
+	return Question{l: &d.l, m: d.m, exp: d.p.exp, names: d.p.wantsNames(), address: d.p.wantsAddress()}
 }
 
 // Heard applies one understood caller turn.
@@ -141,10 +141,11 @@ func (u Utterance) reading(k asr.Kind) *Reading {
 
 // Question is a snapshot of what the agent asked (see Dialog.Question).
 type Question struct {
-	l     *listener
-	m     *model
-	exp   expectation
-	names bool // WantsNames
+	l       *listener
+	m       *model
+	exp     expectation
+	names   bool // WantsNames
+	address bool // policy.wantsAddress
 }
 
 // Slot is the grammar of the question's own answer, or nil when the answer is free text.
@@ -172,6 +173,54 @@ func (q Question) NamesAhead() bool { return q.names && q.exp.kind == expectFiel
 // its reading with the names directory can change.
 func (q Question) NeedsNames(h Heard) bool {
 	return q.names && slices.ContainsFunc(h.h.values, func(v fieldValue) bool { return v.field == q.exp.field })
+}
+
+// AddressReread is how to read the address an understood turn gives the field asked again, when
+// a verify or lookup tool takes it: the address grammar of the words heard from its house number
+// on (asr.KindAddress), and the time those words start. False for any other turn.
+func (q Question) AddressReread(h Heard, open asr.Result) (asr.Slot, time.Duration, bool) {
+	if !q.address || !h.h.spoken || !slices.ContainsFunc(h.h.values, func(v fieldValue) bool { return v.field == q.exp.field }) {
+		return asr.Slot{}, 0, false
+	}
+	ws := zeroForOr(open).Words
+	start := addressStart(ws)
+	if start < 0 {
+		return asr.Slot{}, 0, false
+	}
+	var from time.Duration
+	if start > 0 {
+		from = ws[start-1].End
+	}
+	return asr.Slot{Kind: asr.KindAddress, Words: wordTexts(ws[start:])}, from, true
+}
+
+// WithAddressReading adds the address grammar's reading of the turn (see AddressReread) to the
+// address's other readings, first, with its street line alone after it: the readings a verify
+// or lookup tool is tried with when it finds no record for the address as first heard.
+func (q Question) WithAddressReading(h Heard, ans asr.Answer) Heard {
+	if !ans.OK {
+		return h
+	}
+	var ws []asr.Word
+	for i, w := range strings.Fields(ans.Value.Text) {
+		at := time.Duration(i) * 300 * time.Millisecond
+		ws = append(ws, asr.Word{Text: w, Start: at, End: at + 250*time.Millisecond})
+	}
+	read := addressText(ws)
+	h.h.values = slices.Clone(h.h.values)
+	for i, v := range h.h.values {
+		if v.field != q.exp.field {
+			continue
+		}
+		var first []fieldValue
+		for _, s := range []string{read, streetLine(read)} {
+			if a := (fieldValue{field: v.field, value: s, spoken: s}); s != "" && s != v.value && !hasAlt(first, a) && !hasAlt(v.alts, a) {
+				first = append(first, a)
+			}
+		}
+		h.h.values[i].alts = append(first, v.alts...)
+	}
+	return h
 }
 
 // Grammars are the grammars a spoken answer to the question is decoded with, whole, besides the

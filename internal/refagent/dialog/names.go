@@ -711,25 +711,7 @@ func numberHomophones(ws []string) []string {
 // the state that a five-digit ZIP code at the end belongs to when the caller did not say it (as
 // address capture does).
 func addressText(ws []asr.Word) string {
-	start := -1
-	for i, w := range ws {
-		if !canon.IsNumberWord(w.Text) && !canon.IsDigits(w.Text) {
-			continue
-		}
-		// "The unit is nineteen. Fifteen oh two Magnolia …": a unit number said before the
-		// address is not its house number.
-		// Without pauses, "unit is nineteen fifteen oh two" reads as the unit's one number word
-		// and then the house number.
-		if afterUnitWord(ws, i) {
-			continue
-		}
-		// "Oh, wait" is no house number.
-		if w.Text == "oh" && (i+1 >= len(ws) || !canon.IsNumberWord(ws[i+1].Text)) {
-			continue
-		}
-		start = i
-		break
-	}
+	start := addressStart(ws)
 	if start < 0 {
 		return ""
 	}
@@ -784,6 +766,28 @@ func addressText(ws []asr.Word) string {
 	return strings.Join(a, " ")
 }
 
+// addressStart is the index of an address's house number in ws, or -1 when none is said.
+func addressStart(ws []asr.Word) int {
+	for i, w := range ws {
+		if !canon.IsNumberWord(w.Text) && !canon.IsDigits(w.Text) {
+			continue
+		}
+		// "The unit is nineteen. Fifteen oh two Magnolia …": a unit number said before the
+		// address is not its house number.
+		// Without pauses, "unit is nineteen fifteen oh two" reads as the unit's one number word
+		// and then the house number.
+		if afterUnitWord(ws, i) {
+			continue
+		}
+		// "Oh, wait" is no house number.
+		if w.Text == "oh" && (i+1 >= len(ws) || !canon.IsNumberWord(ws[i+1].Text)) {
+			continue
+		}
+		return i
+	}
+	return -1
+}
+
 // letterRunEnd is the end of the run of single letters starting at i (i itself when there is
 // none).
 func letterRunEnd(words []string, i int) int {
@@ -834,7 +838,7 @@ func unitAfterStreet(a []string) []string {
 	if st < 0 {
 		return a
 	}
-	if st+1 < len(a) && (a[st+1] == "n" || a[st+1] == "s" || a[st+1] == "e" || a[st+1] == "w" || a[st+1] == "ne" || a[st+1] == "nw" || a[st+1] == "se" || a[st+1] == "sw") {
+	if st+1 < len(a) && directionals[a[st+1]] {
 		st++
 	}
 	for u := st + 2; u+1 < len(a); u++ {
@@ -848,6 +852,35 @@ func unitAfterStreet(a []string) []string {
 	}
 	return a
 }
+
+// streetLine is an address (as addressText writes it) up to its street line and unit, without
+// the city, state and ZIP: what an agent keys to find a record by address. "" when no street
+// type is in it or nothing follows the line.
+func streetLine(addr string) string {
+	a := strings.Fields(addr)
+	end := -1
+	for i, w := range a {
+		if i > 0 && streetTypes[strings.ToLower(w)] {
+			end = i + 1
+			break
+		}
+	}
+	if end < 0 {
+		return ""
+	}
+	if end < len(a) && directionals[strings.ToLower(a[end])] {
+		end++
+	}
+	if end+1 < len(a) && strings.EqualFold(a[end], "unit") {
+		end += 2
+	}
+	if end >= len(a) {
+		return ""
+	}
+	return strings.Join(a[:end], " ")
+}
+
+var directionals = map[string]bool{"n": true, "s": true, "e": true, "w": true, "ne": true, "nw": true, "se": true, "sw": true}
 
 // afterUnitWord reports a number that follows "unit", "apartment", "apt" or "suite" (with "is" or
 // "number" between).

@@ -45,6 +45,7 @@ type fieldState struct {
 	due       bool   // its value was to be read back
 	refused   string // the value (as JSON) the caller last said was wrong
 	checked   bool   // put to the caller once more before the artifact was marked ready
+	affirmed  string // the value (as JSON) the caller said yes to when it was read back
 	// refusals are every value (as JSON) the caller said was wrong: none is recorded again while
 	// the recognizer had another reading of the turn.
 	refusals map[string]bool
@@ -101,18 +102,29 @@ func (p *policy) wantsNames() bool {
 	case expectConfirm:
 		return true
 	case expectField:
-		if len(p.state(e.field.Name).refusals) > 0 {
-			return true
-		}
-		for _, r := range []role{roleVerify, roleLookup} {
-			for _, t := range p.m.byRole[r] {
-				if slices.Contains(p.verifyArgs(t), e.field.Name) {
-					return true
-				}
+		return len(p.state(e.field.Name).refusals) > 0 || p.findsRecord(e.field.Name)
+	}
+	return false
+}
+
+// findsRecord reports a field a verify or lookup tool takes: when the tool finds no record, the
+// recognizer's other readings of it are tried.
+func (p *policy) findsRecord(name string) bool {
+	for _, r := range []role{roleVerify, roleLookup} {
+		for _, t := range p.m.byRole[r] {
+			if slices.Contains(p.verifyArgs(t), name) {
+				return true
 			}
 		}
 	}
 	return false
+}
+
+// wantsAddress reports a turn that answers an address a verify or lookup tool takes: its reading
+// with the address grammar (Question.AddressReread) is another reading the tool is tried with.
+func (p *policy) wantsAddress() bool {
+	e := p.exp
+	return e.kind == expectField && e.field != nil && e.field.Kind == kindAddress && p.findsRecord(e.field.Name)
 }
 
 // maxRepairs bounds the read-back and repair loop of one field: asked again, then spelled.
@@ -218,6 +230,9 @@ func (p *policy) heard(h heard) {
 		switch h.intent {
 		case intentYes:
 			st.confirmed = true
+			if exp.value != nil {
+				st.affirmed = string(jsonValue(exp.value.value))
+			}
 			p.ack = "Great."
 			return
 		case intentNo:
@@ -486,7 +501,14 @@ func (p *policy) toolResult(name, output string) {
 			return
 		}
 		p.ack = "I'm sorry, those details don't match our records. Let's try again."
-		for _, a := range p.verifyArgs(t) {
+		// What the caller said yes to when it was read back stands; the rest is asked again
+		// (all of it when every detail was affirmed).
+		args := p.verifyArgs(t)
+		again := slices.DeleteFunc(slices.Clone(args), p.affirmed)
+		if len(again) == 0 {
+			again = args
+		}
+		for _, a := range again {
 			delete(p.values, a)
 			p.state(a).asks = 0
 		}
@@ -658,6 +680,9 @@ func (p *policy) verifyCandidates(t *toolInfo) []map[string]any {
 	seen := map[string]bool{}
 	for _, n := range names {
 		v := p.values[n]
+		if p.affirmed(n) {
+			continue // the caller said yes to it as read back
+		}
 		for _, a := range append(prefixed(v), v.alts...) {
 			args := map[string]any{}
 			for k, x := range base {
@@ -672,6 +697,12 @@ func (p *policy) verifyCandidates(t *toolInfo) []map[string]any {
 		}
 	}
 	return out
+}
+
+// affirmed reports a field whose value the caller said yes to when it was read back.
+func (p *policy) affirmed(name string) bool {
+	v, ok := p.values[name]
+	return ok && p.state(name).affirmed == string(jsonValue(v.value))
 }
 
 // prefixed is a code with the acronym its field is named by in front ("MRN" for mrn), when the
