@@ -251,7 +251,7 @@ func (l *listener) known(w string) bool { return l.vocab == nil || l.vocab(w) }
 // come here too, with the text as the open-vocabulary result and readings parsed from it.
 func (l *listener) understand(ctx context.Context, m *model, exp expectation, u Utterance) heard {
 	if u.Spoken {
-		u.Open = zeroForOr(u.Open)
+		u.Open = fourForFor(zeroForOr(u.Open))
 	}
 	lm := u.Open
 	text := strings.ToLower(strings.TrimSpace(lm.Text))
@@ -2171,8 +2171,17 @@ var spellingWords = map[string]bool{"alpha": true, "bravo": true, "charlie": tru
 	"whiskey": true, "x-ray": true, "yankee": true, "zulu": true, "as": true, "dash": true}
 
 func isOrdinalWord(w string) bool {
-	return strings.HasSuffix(w, "th") || strings.HasSuffix(w, "first") || strings.HasSuffix(w, "second") || strings.HasSuffix(w, "third")
+	return ordinalWords[w] || ordinalDigitsRE.MatchString(w)
 }
+
+// ordinalWords are the ordinals a day of the month is said with ("twenty" "first" are two words
+// to the recognizer). Not every word in -th: "month", "with" and "both" are none.
+var ordinalWords = map[string]bool{"first": true, "second": true, "third": true, "fourth": true, "fifth": true, "sixth": true,
+	"seventh": true, "eighth": true, "ninth": true, "tenth": true, "eleventh": true, "twelfth": true, "thirteenth": true,
+	"fourteenth": true, "fifteenth": true, "sixteenth": true, "seventeenth": true, "eighteenth": true, "nineteenth": true,
+	"twentieth": true, "thirtieth": true}
+
+var ordinalDigitsRE = regexp.MustCompile(`^\d+(st|nd|rd|th)$`)
 
 // onlyAcknowledges reports a reply that is just "okay" or "sure": the caller did not hear a
 // question it could answer.
@@ -2268,6 +2277,49 @@ func zeroForOr(r asr.Result) asr.Result {
 	r.Text = joinWords(ws)
 	return r
 }
+
+// fourForFor undoes the recognizer's other confusion of a small count: "four" written "for"
+// where no preposition stands: at the end of a turn after a verb of saying or wanting ("I said
+// for"), and before the things counted after one ("I need for payments") or after a pause
+// ("hang on | for payments"). "I need it for work" and "what's that for" keep it.
+func fourForFor(r asr.Result) asr.Result {
+	ws := r.Words
+	changed := false
+	for i := range ws {
+		if ws[i].Text != "for" {
+			continue
+		}
+		counted := i+1 < len(ws) && strings.HasSuffix(ws[i+1].Text, "s") && (i+2 == len(ws) || ws[i+2].Text != "to")
+		switch {
+		case i > 0 && (countVerbs[ws[i-1].Text] || ws[i-1].Text == "it" && i > 1 && ws[i-2].Text == "make"):
+			if i+1 < len(ws) && !counted {
+				continue
+			}
+		case i == 0 || ws[i].Start-ws[i-1].End >= 250*time.Millisecond:
+			// "Hang on, hang on. Four payments, not what I said before."
+			if !counted {
+				continue
+			}
+		default:
+			continue
+		}
+		if !changed {
+			ws = slices.Clone(ws)
+			changed = true
+		}
+		ws[i].Text = "four"
+	}
+	if !changed {
+		return r
+	}
+	r.Words = ws
+	r.Text = joinWords(ws)
+	return r
+}
+
+// countVerbs are the verbs a count follows straight ("I need four", "let's do four", "I said
+// four"); "make it four" too.
+var countVerbs = map[string]bool{"need": true, "want": true, "said": true, "do": true, "take": true, "make": true, "like": true, "it's": true}
 
 // carrierAsLetters reads a code the grammar heard with letters made of the words before it as the
 // code the open vocabulary heard after those words: "nope sorry my employee id is w x five eight

@@ -77,6 +77,27 @@ func TestListItemsAreTheThingsNamed(t *testing.T) {
 	}
 }
 
+// The recognizer writes a count of four as "for": read as four where no preposition can stand.
+func TestFourForFor(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"wait sorry hold on i need for payments that's too much of months", "wait sorry hold on i need four payments that's too much of months"},
+		{"i'm actually that's wrong i said for", "i'm actually that's wrong i said four"},
+		{"let's do for", "let's do four"},
+		{"hang on hang on | for payments not what i said before", "hang on hang on four payments not what i said before"},
+		{"thanks | for everything", "thanks for everything"},
+		{"sorry to cut you off but make it for payments i can't swing that much each month", "sorry to cut you off but make it four payments i can't swing that much each month"},
+		{"i need it for work", "i need it for work"},
+		{"what is that for", "what is that for"},
+		{"i need for payments to be smaller", "i need for payments to be smaller"},
+		{"thanks for calling", "thanks for calling"},
+	} {
+		got := fourForFor(asr.Result{Text: strings.ReplaceAll(c.in, "| ", ""), Words: words(c.in)})
+		if got.Text != c.want {
+			t.Errorf("fourForFor(%q) = %q, want %q", c.in, got.Text, c.want)
+		}
+	}
+}
+
 // The recognizer writes a spoken zero ("oh") as "or" in numbers; "or" between choices stays.
 func TestZeroForOr(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
@@ -917,6 +938,24 @@ func TestUnaskedMoneySaysItsUnit(t *testing.T) {
 		h := d.Question().UnderstandText(t.Context(), "see it for eighteen")
 		if got := h.Fields()["meal_voucher"]; fmt.Sprint(got) != fmt.Sprint(c.want) {
 			t.Errorf("asked %s: meal_voucher %v (%s %s), want %v", c.asked, got, h.Intent(), h.Why(), c.want)
+		}
+	}
+}
+
+// A turn holds a date only with a month, an ordinal or a number in it: "month", "with" and "both"
+// end in -th and are no ordinals (the date grammar read "make it four payments, I can't swing
+// that much each month" as March twentieth, a correction of the first payment date).
+func TestNoDateInAMonth(t *testing.T) {
+	for text, want := range map[string]bool{
+		"i can't swing that much each month": false,
+		"both with email":                    false,
+		"on the fifth":                       true,
+		"december":                           true,
+		"the 5th":                            true,
+		"twenty first":                       true,
+	} {
+		if got := plausible(kindDate, strings.Fields(text)); got != want {
+			t.Errorf("plausible(date, %q) = %v, want %v", text, got, want)
 		}
 	}
 }
