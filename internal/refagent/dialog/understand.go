@@ -278,6 +278,13 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 		h.why = withNote(h.why, "approval withdrawn in the same turn")
 		return h
 	}
+	if correction {
+		if v, ok := l.countCorrection(m, exp, text); ok && !(exp.kind == expectField && v.field == exp.field) {
+			h.values, h.intent = []fieldValue{v}, intentCorrection
+			h.why = withNote(h.why, "a count of things said")
+			return h
+		}
+	}
 	if v, ok := listAddition(m, exp, lm.Words); ok {
 		h.values, h.intent = []fieldValue{v}, intentCorrection
 		h.why = withNote(h.why, "an item added to "+v.field.Name)
@@ -1318,24 +1325,8 @@ func (l *listener) targets(m *model, mentions []*field, last *field, filled []*f
 		c = countEnd.FindStringSubmatch(text)
 	}
 	if c != nil && want < 0 && correction {
-		// "I need four payments": a count of things corrects the record's count of them, or its
-		// one count ("installment_count", "number_of_guests") when the things go by another name.
-		noun := stem(c[2])
-		var counts []*field
-		for i := len(filled) - 1; i >= 0; i-- {
-			f := filled[i]
-			if f.Kind != kindNumber || m.fieldByName[f.Name] == nil {
-				continue
-			}
-			ws := nameWords(f.Name)
-			if noun != "" && slices.ContainsFunc(ws, func(w string) bool { return stem(w) == noun }) {
-				add(f)
-			} else if slices.Contains(ws, "count") || slices.Contains(ws, "number") {
-				counts = append(counts, f)
-			}
-		}
-		if len(out) == 0 && len(counts) == 1 {
-			add(counts[0])
+		for _, f := range countsOf(m, filled, c[2]) {
+			add(f)
 		}
 	}
 	if want >= 0 {
@@ -1380,6 +1371,59 @@ func (l *listener) targets(m *model, mentions []*field, last *field, filled []*f
 	}
 	return out
 }
+
+// countsOf are the record's count fields a count of things said ("I need four payments")
+// corrects: the count of them, or its one count ("installment_count", "number_of_guests") when
+// the things go by another name. A count said alone (noun "") corrects the one count.
+func countsOf(m *model, filled []*field, noun string) []*field {
+	noun = stem(noun)
+	var named, counts []*field
+	for i := len(filled) - 1; i >= 0; i-- {
+		f := filled[i]
+		if f.Kind != kindNumber || m.fieldByName[f.Name] == nil {
+			continue
+		}
+		ws := nameWords(f.Name)
+		if noun != "" && slices.ContainsFunc(ws, func(w string) bool { return stem(w) == noun }) {
+			named = append(named, f)
+		} else if slices.Contains(ws, "count") || slices.Contains(ws, "number") {
+			counts = append(counts, f)
+		}
+	}
+	if len(named) == 0 && len(counts) == 1 {
+		return counts
+	}
+	return named
+}
+
+// countCorrection reads a correction that says a count of things ("Sorry to cut you off, but
+// make it four payments"): the count is the value of the record's count of them, whatever a
+// number grammar made of the rest of the turn ("to cut you off" read as two).
+func (l *listener) countCorrection(m *model, exp expectation, text string) (fieldValue, bool) {
+	c := countOf.FindStringSubmatch(" " + text + " ")
+	if c == nil {
+		// "Hang on, hang on. Four payments, not what I said before." is heard "hang on hang on
+		// for payments …", with no pause before "for" to tell it from the preposition: in a
+		// correction, "for" and the things the record counts are a count of them.
+		if c = forCountOf.FindStringSubmatch(" " + text + " "); c != nil {
+			c[1] = "four"
+		}
+	}
+	if c == nil {
+		return fieldValue{}, false
+	}
+	fs := countsOf(m, exp.filled, c[2])
+	if len(fs) != 1 {
+		return fieldValue{}, false
+	}
+	n, ok := (asr.Slot{Kind: asr.KindNumber}).Parse(c[1])
+	if !ok {
+		return fieldValue{}, false
+	}
+	return l.fieldValue(fs[0], n)
+}
+
+var forCountOf = regexp.MustCompile(` (for) ([a-z]+s) `)
 
 var streetRE = regexp.MustCompile(` (street|avenue|road|boulevard|lane|court|drive|place|way|terrace|parkway|highway) `)
 

@@ -959,3 +959,32 @@ func TestNoDateInAMonth(t *testing.T) {
 		}
 	}
 }
+
+// A correction that says a count of things sets the record's count of them to that count,
+// whatever the number grammar made of the turn: "sorry to cut you off but make it four payments"
+// was read by the number grammar as two ("to cut"), and the installment count became 2. "For"
+// heard for four counts too.
+func TestCountCorrectionSaysItsCount(t *testing.T) {
+	tool := parseTool("record_arrangement", "Record fields of the payment arrangement.", json.RawMessage(
+		`{"type":"object","properties":{"installment_count":{"type":["integer","string"]},"first_payment_date":{"type":"string"}}}`))
+	m := newModel("You are the billing desk. Record the arrangement with record_arrangement.", []toolInfo{tool})
+	l := &listener{now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
+	count := m.fieldByName["installment_count"]
+	slot := count.slot(func(string) bool { return true })
+	for _, heard := range []string{
+		"sorry to cut you off but make it four payments i can't swing that much each month",
+		"wait sorry hold on i need for payments that's too much of months",
+		"hang on hang on | for payments not what i said before",
+		"hang on hang on for payments not what i said before",
+	} {
+		ans := asr.Answer{Result: asr.Result{Text: "two"}}
+		ans.Value, ans.OK = slot.Parse("two")
+		exp := expectation{kind: expectApproval, filled: []*field{count, m.fieldByName["first_payment_date"]},
+			values: map[string]any{"installment_count": 3, "first_payment_date": "2026-12-05"}}
+		h := l.understand(t.Context(), m, exp, Utterance{Open: asr.Result{Text: strings.ReplaceAll(heard, "| ", ""), Words: words(heard)},
+			Readings: []Reading{{Slot: *slot, Answer: ans}}, Spoken: true})
+		if h.intent != intentCorrection || len(h.values) != 1 || h.values[0].field != count || fmt.Sprint(h.values[0].value) != "4" {
+			t.Errorf("heard %q: %s %v, want a correction of installment_count to 4 (%s)", heard, h.intent, h.values, h.why)
+		}
+	}
+}
