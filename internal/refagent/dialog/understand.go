@@ -251,7 +251,7 @@ func (l *listener) known(w string) bool { return l.vocab == nil || l.vocab(w) }
 // come here too, with the text as the open-vocabulary result and readings parsed from it.
 func (l *listener) understand(ctx context.Context, m *model, exp expectation, u Utterance) heard {
 	if u.Spoken {
-		u.Open = fourForFor(zeroForOr(u.Open))
+		u.Open = emailForAMale(fourForFor(zeroForOr(u.Open)))
 	}
 	lm := u.Open
 	text := strings.ToLower(strings.TrimSpace(lm.Text))
@@ -1925,7 +1925,8 @@ var listHedges = map[string]bool{"mostly": true, "mainly": true, "primarily": tr
 // trailingHedges are what a caller says after a list item that is not part of it ("the upstairs
 // bathroom floor for sure", "Tuesdays or Thursdays, I'm afraid"), longest first.
 var trailingHedges = [][]string{{"i'm", "afraid"}, {"for", "sure"}, {"i", "think"}, {"i", "guess"}, {"i", "believe"},
-	{"as", "well"}, {"i'm", "sure"}, {"both"}, {"too"}, {"also"}, {"underneath"}, {"below"}, {"but"}, {"and"}, {"so"}}
+	{"as", "well"}, {"i'm", "sure"}, {"both"}, {"too"}, {"also"}, {"underneath"}, {"below"}, {"but"}, {"and"}, {"so"},
+	{"those"}} // "those": the open vocabulary's "both" ("text message and email, both")
 
 // carrierWords make up an item that names no thing: the frame of the answer ("she needs …"),
 // or a quantifier over the items that follow ("both: email and text").
@@ -2319,6 +2320,34 @@ func zeroForOr(r asr.Result) asr.Result {
 	}
 	r.Words = ws
 	r.Text = joinWords(ws)
+	return r
+}
+
+// emailForAMale undoes the open vocabulary's commonest mishearing of "email": "a male" ("text
+// message and a male those"), "e male", "a mail", where it ends a phrase (the turn, a pause, a
+// separator or "address" follows), not "a male nurse".
+func emailForAMale(r asr.Result) asr.Result {
+	ws := r.Words
+	var out []asr.Word
+	changed := false
+	for i := 0; i < len(ws); i++ {
+		if i+1 < len(ws) && (ws[i].Text == "a" || ws[i].Text == "e") && (ws[i+1].Text == "male" || ws[i+1].Text == "mail") {
+			j := i + 2
+			if j == len(ws) || ws[j].Start-ws[i+1].End >= 150*time.Millisecond || listSeparators[ws[j].Text] || quantifiers[ws[j].Text] ||
+				ws[j].Text == "those" || ws[j].Text == "address" {
+				out = append(out, asr.Word{Text: "email", Start: ws[i].Start, End: ws[i+1].End, Posterior: ws[i+1].Posterior})
+				i++
+				changed = true
+				continue
+			}
+		}
+		out = append(out, ws[i])
+	}
+	if !changed {
+		return r
+	}
+	r.Words = out
+	r.Text = joinWords(out)
 	return r
 }
 

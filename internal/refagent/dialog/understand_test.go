@@ -98,6 +98,27 @@ func TestFourForFor(t *testing.T) {
 	}
 }
 
+// The recognizer writes "email" as "a male" where it ends a phrase; the list it is in reads as
+// said ("both", heard "those", is no item).
+func TestEmailForAMale(t *testing.T) {
+	f := &field{Name: "contact_methods", Kind: kindList, Subject: "contact methods"}
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{"text message and a male those", []string{"text message", "email"}},
+		{"a male and text message", []string{"email", "text message"}},
+		{"both e mail | and text", []string{"email", "text"}},
+		{"a male nurse and a doctor", []string{"male nurse", "doctor"}},
+	} {
+		r := emailForAMale(asr.Result{Text: strings.ReplaceAll(c.in, "| ", ""), Words: words(c.in)})
+		v, ok := (&listener{}).freeValue(f, r.Words, r.Text, Utterance{})
+		if got, _ := v.value.([]string); !ok || !slices.Equal(got, c.want) {
+			t.Errorf("%q: read %q (%v), want %q", c.in, v.value, ok, c.want)
+		}
+	}
+}
+
 // The recognizer writes a spoken zero ("oh") as "or" in numbers; "or" between choices stays.
 func TestZeroForOr(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
