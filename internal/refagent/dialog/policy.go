@@ -186,19 +186,22 @@ type policy struct {
 	repeat        bool
 	kbContext     bool // the search about what the call is about was made
 
-	confirm         *fieldValue // a value to read back before anything else
-	repair          *field      // a field to ask again after a read-back was refused
-	resume          *fieldValue // a read-back the caller broke into with news of another field
-	kbAsked         map[string]bool
-	verifyRetry     *readingRetry   // the other readings of the verify arguments being tried
-	tried           map[string]bool // verify arguments already tried, as JSON
+	confirm     *fieldValue // a value to read back before anything else
+	repair      *field      // a field to ask again after a read-back was refused
+	resume      *fieldValue // a read-back the caller broke into with news of another field
+	kbAsked     map[string]bool
+	verifyRetry *readingRetry   // the other readings of the verify arguments being tried
+	tried       map[string]bool // verify arguments already tried, as JSON
+	// earlier are the verify arguments heard before the caller was asked for them again (after
+	// "those details don't match"): another reading of what the caller says again.
+	earlier         map[string]fieldValue
 	lastHeardSpoken bool
 }
 
 func newPolicy(m *model) *policy {
 	return &policy{m: m, values: map[string]fieldValue{}, fields: map[string]*fieldState{}, lookedUp: map[string]bool{},
 		kbAsked: map[string]bool{}, tried: map[string]bool{}, computed: map[string]bool{},
-		lookupRetries: map[string]*readingRetry{}}
+		lookupRetries: map[string]*readingRetry{}, earlier: map[string]fieldValue{}}
 }
 
 // setModel swaps in a new session configuration (session.update mid-call); what was learned stays.
@@ -509,6 +512,9 @@ func (p *policy) toolResult(name, output string) {
 			again = args
 		}
 		for _, a := range again {
+			if v, ok := p.values[a]; ok {
+				p.earlier[a] = v
+			}
 			delete(p.values, a)
 			p.state(a).asks = 0
 		}
@@ -634,12 +640,33 @@ func (p *policy) readingsIn(t *toolInfo, args map[string]any) []fieldValue {
 	var out []fieldValue
 	for _, n := range p.verifyArgs(t) {
 		if v, ok := p.values[n]; ok && string(jsonValue(v.value)) != string(jsonValue(args[n])) {
-			for _, a := range append(v.alts, prefixed(v)...) {
+			for _, a := range p.readings(n) {
 				if string(jsonValue(a.value)) == string(jsonValue(args[n])) {
 					out = append(out, a)
 					break
 				}
 			}
+		}
+	}
+	return out
+}
+
+// readings are the readings of a verify argument, the heard one first, then the one heard
+// before the caller was asked again, the code with its type prefix, and the recognizer's other
+// readings. Each once.
+func (p *policy) readings(name string) []fieldValue {
+	v := p.values[name]
+	all := []fieldValue{v}
+	if e, ok := p.earlier[name]; ok {
+		all = append(all, e)
+	}
+	all = append(append(all, prefixed(v)...), v.alts...)
+	var out []fieldValue
+	seen := map[string]bool{}
+	for _, a := range all {
+		if k := string(jsonValue(a.value)); !seen[k] {
+			seen[k] = true
+			out = append(out, a)
 		}
 	}
 	return out
@@ -662,42 +689,76 @@ func (p *policy) takeReadings(fixed []fieldValue) string {
 	return strings.Join(said, " and ")
 }
 
-// verifyCandidates lists other readings of the verify arguments, likeliest first: for each
-// argument, the recognizer's n-best alternatives of its value (the others kept as heard), and the
-// code with the type prefix its field is named by when the caller left it out ("zero zero four
-// eight one seven seven" for an MRN).
+// verifyCandidates lists other readings of the verify arguments, likeliest first: each argument's
+// readings (see readings) combined, those nearest what was heard first (the fewest and likeliest
+// changed: one argument's first other reading, then both arguments' first other readings before
+// either's second), none tried before. A value the caller said yes to when it was read back is
+// changed last: the other arguments' readings are tried with it as affirmed first.
 func (p *policy) verifyCandidates(t *toolInfo) []map[string]any {
 	names := p.verifyArgs(t)
-	base := map[string]any{}
-	for _, n := range names {
-		v, ok := p.values[n]
-		if !ok {
+	opts := make([][]fieldValue, len(names))
+	for i, n := range names {
+		if _, ok := p.values[n]; !ok {
 			return nil
 		}
-		base[n] = v.value
-	}
-	var out []map[string]any
-	seen := map[string]bool{}
-	for _, n := range names {
-		v := p.values[n]
-		if p.affirmed(n) {
-			continue // the caller said yes to it as read back
+		opts[i] = p.readings(n)
+		if len(opts[i]) > maxReadings {
+			opts[i] = opts[i][:maxReadings]
 		}
-		for _, a := range append(prefixed(v), v.alts...) {
-			args := map[string]any{}
-			for k, x := range base {
-				args[k] = x
+	}
+	type combo struct {
+		ranks              []int
+		affirmed, sum, max int
+	}
+	var combos []combo
+	ranks := make([]int, len(names))
+	var walk func(i int)
+	walk = func(i int) {
+		if i == len(names) {
+			c := combo{ranks: slices.Clone(ranks)}
+			for i, r := range ranks {
+				c.sum += r
+				c.max = max(c.max, r)
+				if r > 0 && p.affirmed(names[i]) {
+					c.affirmed++
+				}
 			}
-			args[n] = a.value
-			b, _ := json.Marshal(args)
-			if !seen[string(b)] && !p.tried[string(b)] {
-				seen[string(b)] = true
-				out = append(out, args)
+			if c.sum > 0 {
+				combos = append(combos, c)
 			}
+			return
+		}
+		for r := range opts[i] {
+			ranks[i] = r
+			walk(i + 1)
+		}
+	}
+	walk(0)
+	slices.SortStableFunc(combos, func(a, b combo) int {
+		if a.affirmed != b.affirmed {
+			return a.affirmed - b.affirmed
+		}
+		if a.sum != b.sum {
+			return a.sum - b.sum
+		}
+		return a.max - b.max
+	})
+	var out []map[string]any
+	for _, c := range combos {
+		args := map[string]any{}
+		for i, n := range names {
+			args[n] = opts[i][c.ranks[i]].value
+		}
+		if b, _ := json.Marshal(args); !p.tried[string(b)] {
+			out = append(out, args)
 		}
 	}
 	return out
 }
+
+// maxReadings bounds the readings of one argument verifyCandidates combines: the likeliest few
+// (only maxVerifyRetries combinations are ever called).
+const maxReadings = 6
 
 // affirmed reports a field whose value the caller said yes to when it was read back.
 func (p *policy) affirmed(name string) bool {

@@ -718,3 +718,44 @@ func TestNamesDirectoryOnlyWhereUsed(t *testing.T) {
 		}
 	}
 }
+
+// A failed verification is retried with the readings of its arguments combined, nearest what was
+// heard first; the value heard before the caller was asked again is the first other reading, and
+// a value the caller said yes to is changed only after the others' readings were tried with it.
+func TestVerifyCandidatesCombineReadings(t *testing.T) {
+	tool := parseTool("verify_account", "Verify the caller with account number and service address.", json.RawMessage(
+		`{"type":"object","properties":{"account_number":{"type":"string"},"service_address":{"type":"string"}},"required":["account_number","service_address"]}`))
+	m := newModel("You are the billing desk. Verify the caller.", []toolInfo{tool})
+	acct, addr := &tool.Params[0], &tool.Params[1]
+	val := func(f *field, s string) fieldValue { return fieldValue{field: f, value: s, spoken: s} }
+	candidates := func(p *policy) []string {
+		var out []string
+		for _, c := range p.verifyCandidates(&tool) {
+			out = append(out, c["account_number"].(string)+" / "+c["service_address"].(string))
+		}
+		return out
+	}
+
+	// Heard again after a failed round: 8H41039257 now, 8841039257 before; the address read again.
+	p := newPolicy(m)
+	a := val(acct, "8H41039257")
+	a.alts = []fieldValue{val(acct, "HH41039257"), val(acct, "8841039257")}
+	d := val(addr, "1418 Alter Ct Unit 3D")
+	d.alts = []fieldValue{val(addr, "1418 Alder Ct Unit 3B")}
+	p.values["account_number"], p.values["service_address"] = a, d
+	p.earlier["account_number"] = val(acct, "8841039257")
+	got := candidates(p)
+	want := []string{"8841039257 / 1418 Alter Ct Unit 3D", "8H41039257 / 1418 Alder Ct Unit 3B", "8841039257 / 1418 Alder Ct Unit 3B"}
+	if len(got) < 3 || !slices.Equal(slices.Sorted(slices.Values(got[:3])), slices.Sorted(slices.Values(want))) || got[2] != want[2] {
+		t.Errorf("candidates %q, want %q first (the two changed together third)", got, want)
+	}
+
+	// The account number affirmed: the address's readings come first.
+	p = newPolicy(m)
+	p.values["account_number"], p.values["service_address"] = a, d
+	p.state("account_number").affirmed = `"8H41039257"`
+	got = candidates(p)
+	if len(got) == 0 || got[0] != "8H41039257 / 1418 Alder Ct Unit 3B" {
+		t.Errorf("candidates %q, want the affirmed account number with the address read again first", got)
+	}
+}
