@@ -651,16 +651,21 @@ func (p *policy) readingsIn(t *toolInfo, args map[string]any) []fieldValue {
 	return out
 }
 
-// readings are the readings of a verify argument, the heard one first, then the one heard
-// before the caller was asked again, the code with its type prefix, and the recognizer's other
-// readings. Each once.
+// readings are the readings of a verify argument, the heard one first, then the code with its
+// type prefix and the recognizer's other readings, and the one heard before the caller was asked
+// again (first of the others when it is one of them: heard so twice). Each once.
 func (p *policy) readings(name string) []fieldValue {
 	v := p.values[name]
+	others := append(prefixed(v), v.alts...)
 	all := []fieldValue{v}
-	if e, ok := p.earlier[name]; ok {
+	e, heardBefore := p.earlier[name]
+	if heardBefore && hasAlt(others, e) {
+		all = append(all, e) // heard so the first time, and among this turn's readings
+	}
+	all = append(all, others...)
+	if heardBefore {
 		all = append(all, e)
 	}
-	all = append(append(all, prefixed(v)...), v.alts...)
 	var out []fieldValue
 	seen := map[string]bool{}
 	for _, a := range all {

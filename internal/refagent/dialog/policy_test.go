@@ -720,8 +720,9 @@ func TestNamesDirectoryOnlyWhereUsed(t *testing.T) {
 }
 
 // A failed verification is retried with the readings of its arguments combined, nearest what was
-// heard first; the value heard before the caller was asked again is the first other reading, and
-// a value the caller said yes to is changed only after the others' readings were tried with it.
+// heard first; the value heard before the caller was asked again is the first other reading when
+// this turn's readings hold it too, the last otherwise; a value the caller said yes to is changed
+// only after the others' readings were tried with it.
 func TestVerifyCandidatesCombineReadings(t *testing.T) {
 	tool := parseTool("verify_account", "Verify the caller with account number and service address.", json.RawMessage(
 		`{"type":"object","properties":{"account_number":{"type":"string"},"service_address":{"type":"string"}},"required":["account_number","service_address"]}`))
@@ -744,6 +745,7 @@ func TestVerifyCandidatesCombineReadings(t *testing.T) {
 	d.alts = []fieldValue{val(addr, "1418 Alder Ct Unit 3B")}
 	p.values["account_number"], p.values["service_address"] = a, d
 	p.earlier["account_number"] = val(acct, "8841039257")
+	p.earlier["service_address"] = val(addr, "1418 All Purports Unit 3D Eugene")
 	got := candidates(p)
 	want := []string{"8841039257 / 1418 Alter Ct Unit 3D", "8H41039257 / 1418 Alder Ct Unit 3B", "8841039257 / 1418 Alder Ct Unit 3B"}
 	if len(got) < 3 || !slices.Equal(slices.Sorted(slices.Values(got[:3])), slices.Sorted(slices.Values(want))) || got[2] != want[2] {
