@@ -40,8 +40,11 @@ func Start(t testing.TB, mic string, extra ...chromedp.ExecAllocatorOption) *Bro
 	if _, err := os.Stat(Chromium); err != nil {
 		t.Skip("chromium not installed (scripts/deps.sh installs it)")
 	}
+	profile := t.TempDir()
 	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(Chromium), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900),
+		// Chromium keeps its singleton socket in a directory of its own under TMPDIR, removed only
+		// on a clean exit; the test's temporary directory holds it, and is removed with it.
+		chromedp.ExecPath(Chromium), chromedp.UserDataDir(profile), chromedp.Env("TMPDIR=" + profile), chromedp.WindowSize(1280, 900),
 		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("use-fake-ui-for-media-stream", true), chromedp.Flag("use-fake-device-for-media-stream", true),
 		chromedp.Flag("allow-loopback-in-peer-connection", true), chromedp.Flag("autoplay-policy", "no-user-gesture-required"),

@@ -130,6 +130,7 @@ func TestChromiumCallsThroughTheEngine(t *testing.T) {
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath),
 		chromedp.UserDataDir(filepath.Join(dir, "profile")),
+		chromedp.Env("TMPDIR=" + dir), // its singleton socket's directory goes with the test's
 		chromedp.Flag("headless", true),
 		chromedp.Flag("no-sandbox", true),
 		chromedp.Flag("disable-gpu", true),

@@ -45,8 +45,9 @@ func annotBrowser(t *testing.T) context.Context {
 	if _, err := os.Stat(annotChromium); err != nil {
 		t.Skip("chromium not installed (scripts/deps.sh installs it)")
 	}
+	profile := t.TempDir()
 	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(annotChromium), chromedp.UserDataDir(t.TempDir()),
+		chromedp.ExecPath(annotChromium), chromedp.UserDataDir(profile), chromedp.Env("TMPDIR=" + profile), // see browsertest.Start
 		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("autoplay-policy", "no-user-gesture-required"), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true),
