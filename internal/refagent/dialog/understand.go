@@ -2315,11 +2315,14 @@ func zeroForOr(r asr.Result) asr.Result {
 			ws[i].Text = "oh"
 		}
 	}
-	if !changed {
-		return r
+	return withWords(r, ws, changed)
+}
+
+// withWords is r with its words (and text) rewritten to ws, when changed.
+func withWords(r asr.Result, ws []asr.Word, changed bool) asr.Result {
+	if changed {
+		r.Words, r.Text = ws, joinWords(ws)
 	}
-	r.Words = ws
-	r.Text = joinWords(ws)
 	return r
 }
 
@@ -2343,12 +2346,7 @@ func emailForAMale(r asr.Result) asr.Result {
 		}
 		out = append(out, ws[i])
 	}
-	if !changed {
-		return r
-	}
-	r.Words = out
-	r.Text = joinWords(out)
-	return r
+	return withWords(r, out, changed)
 }
 
 // fourForFor undoes the recognizer's other confusion of a small count: "four" written "for"
@@ -2382,12 +2380,7 @@ func fourForFor(r asr.Result) asr.Result {
 		}
 		ws[i].Text = "four"
 	}
-	if !changed {
-		return r
-	}
-	r.Words = ws
-	r.Text = joinWords(ws)
-	return r
+	return withWords(r, ws, changed)
 }
 
 // countVerbs are the verbs a count follows straight ("I need four", "let's do four", "I said
