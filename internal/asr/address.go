@@ -8,25 +8,19 @@ import (
 	"sync"
 )
 
-// An address is read again with a grammar of its own shape (house number, street, street type,
-// unit, city, state, ZIP), whose street and place words are the words the open transcript heard
-// and the dictionary words that sound like them. The open vocabulary's trigrams prefer a common
-// word to a street's name ("alter court" for Alder Court, "elder" for Alder); in the grammar no
-// word is likelier than another, and the audio decides among them.
+// An address is read again with a grammar of its own shape (a unit, the house number, the street
+// with its direction and type, a unit, then the rest as heard), whose street words are the words
+// the open transcript heard there and the dictionary words that sound like them. The open
+// vocabulary's trigrams prefer a common word to a street's name ("alter court" for Alder Court,
+// "elder" for Alder); in the grammar no word is likelier than another, and the audio decides.
 
-// addressTypes are the street types and the words that qualify them.
+// addressTypes are the street types.
 const addressTypes = "street | avenue | road | drive | lane | way | court | place | boulevard | circle | terrace | parkway | " +
 	"highway | trail | square | loop | row | plaza | alley | crossing | pike | run"
 
 const addressDirections = "north | south | east | west | northeast | northwest | southeast | southwest"
 
 const addressUnitWords = "unit | apartment | suite | number | floor | building | room"
-
-const addressStates = "alabama | alaska | arizona | arkansas | california | colorado | connecticut | delaware | florida | " +
-	"georgia | hawaii | idaho | illinois | indiana | iowa | kansas | kentucky | louisiana | maine | maryland | massachusetts | " +
-	"michigan | minnesota | mississippi | missouri | montana | nebraska | nevada | new hampshire | new jersey | new mexico | " +
-	"new york | north carolina | north dakota | ohio | oklahoma | oregon | pennsylvania | rhode island | south carolina | " +
-	"south dakota | tennessee | texas | utah | vermont | virginia | washington | west virginia | wisconsin | wyoming"
 
 // maxSoundAlikes bounds the words that sound like one heard word: the grammar grows with them,
 // and so does the chance that a rare word fits the audio a little better than the right one.
