@@ -26,8 +26,10 @@ const addressUnitWords = "unit | apartment | suite | number | floor | building |
 // and so does the chance that a rare word fits the audio a little better than the right one.
 const maxSoundAlikes = 24
 
-// addressGrammar is the grammar of an address whose street name is one of street (the heard
-// words and their sound-alikes) and whose other words are tail (as heard).
+// addressGrammar is the grammar of an address whose street name is made of street (the heard
+// words and their sound-alikes) and has a type, and whose other words are tail (as heard). The
+// type is wanted even where none was heard ("older color" for Alder Court): most addresses have
+// one, and a reading without it ran the street into the rest.
 func addressGrammar(street, tail []string) *Grammar {
 	rules := map[string]string{
 		"d1":     digitWords,
@@ -50,7 +52,7 @@ func addressGrammar(street, tail []string) *Grammar {
 		rules["tw"] += " | " + strings.Join(tail, " | ")
 	}
 	rules["apt"] = "<uw> (<hn>+ [<letter>] | <letter> [<hn>+]) [<letter> as in <asin>]"
-	rules["street"] = "[<dir>] <sw> [<sw>] [<sw>] [<type>] [<dir>]"
+	rules["street"] = "[<dir>] <sw> [<sw>] [<sw>] <type> [<dir>]"
 	body := "[<apt>] <hn>+ <street> [<apt>] <tw>*"
 	pre := "it's | it is | sure | okay | yes | um | uh | so | that's | that is | at | send it to | no sorry | sorry no | sorry | actually | " +
 		"that's not right | that's wrong | that's not it | it should be | i said | what i said was | my address is | the address is | " +
@@ -168,9 +170,9 @@ func (r *Recognizer) recognizeAddress(ctx context.Context, pcm []int16, rate int
 	return slot.Answer(res, nil), nil
 }
 
-// addressParts splits the heard words of an address into its street's words (after the house
-// number, up to the street type or unit word) and the others that are no number, letter or word
-// of the grammar's own.
+// addressParts picks from the heard words of an address its street's words (after the house
+// number, up to the street type or unit word) and the words of the rest (every word after the
+// house number), none a number, letter or word of the grammar's own.
 func addressParts(heard []string) (street, tail []string) {
 	own := map[string]bool{}
 	for _, rule := range []string{digitWords, teenWords, tensWords, addressTypes, addressDirections, addressUnitWords, letterWords, "hundred | thousand | in | that's"} {
@@ -198,7 +200,11 @@ func addressParts(heard []string) (street, tail []string) {
 		}
 		if stage == 2 && !slices.Contains(street, w) {
 			street = append(street, w)
-		} else if stage == 3 && !slices.Contains(tail, w) {
+		}
+		// Every word after the house number may be one of the rest: where no street type was
+		// heard ("older color department freebie eugene"), the type the grammar finds may end
+		// the street before any of them.
+		if stage >= 2 && !slices.Contains(tail, w) {
 			tail = append(tail, w)
 		}
 	}

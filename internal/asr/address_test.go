@@ -6,16 +6,18 @@ import (
 	"testing"
 )
 
-// The street's words are the ones after the house number, up to its type or unit; the words the
-// open vocabulary writes for the house number's digits are not street words.
+// The street's words are the ones after the house number, up to its type or unit (all of them
+// when none was heard); the words the open vocabulary writes for the house number's digits are
+// not street words; every word after the house number may be one of the rest.
 func TestAddressParts(t *testing.T) {
 	for _, c := range []struct {
 		heard        string
 		street, tail []string
 	}{
-		{"fourteen eighteen alter court unit three d in eugene", []string{"alter"}, []string{"eugene"}},
-		{"fifteen or two magnolia boulevard units mine burbank nine one five or six", []string{"magnolia"}, []string{"units", "mine", "burbank", "or"}},
-		{"fifty five twenty one north can our avenue apartment three w chicago", []string{"can", "our"}, []string{"chicago"}},
+		{"fourteen eighteen alter court unit three d in eugene", []string{"alter"}, []string{"alter", "eugene"}},
+		{"fifteen or two magnolia boulevard units mine burbank nine one five or six", []string{"magnolia"}, []string{"magnolia", "units", "mine", "burbank", "or"}},
+		{"fifty five twenty one north can our avenue apartment three w chicago", []string{"can", "our"}, []string{"can", "our", "chicago"}},
+		{"fourteen eighteen older color department freebie eugene", []string{"older", "color", "department", "freebie", "eugene"}, []string{"older", "color", "department", "freebie", "eugene"}},
 	} {
 		street, tail := addressParts(strings.Fields(c.heard))
 		if !slices.Equal(street, c.street) || !slices.Equal(tail, c.tail) {
