@@ -1409,7 +1409,9 @@ func (l *listener) countCorrection(m *model, exp expectation, text string) (fiel
 			c[1] = "four"
 		}
 	}
-	if c == nil {
+	if c == nil || durations[c[2]] && !slices.ContainsFunc(exp.filled, func(f *field) bool { return containsKeyword(f, c[2]) }) {
+		// "For eight months" (the recognizer's "four payments") is a duration, no count of the
+		// record's things, unless a field is named by it.
 		return fieldValue{}, false
 	}
 	fs := countsOf(m, exp.filled, c[2])
@@ -1422,6 +1424,8 @@ func (l *listener) countCorrection(m *model, exp expectation, text string) (fiel
 	}
 	return l.fieldValue(fs[0], n)
 }
+
+var durations = map[string]bool{"years": true, "months": true, "weeks": true, "days": true, "hours": true, "minutes": true, "nights": true}
 
 var forCountOf = regexp.MustCompile(` (for) ([a-z]+s) `)
 
@@ -2352,12 +2356,15 @@ func emailForAMale(r asr.Result) asr.Result {
 // fourForFor undoes the recognizer's other confusion of a small count: "four" written "for"
 // where no preposition stands: at the end of a turn after a verb of saying or wanting ("I said
 // for"), and before the things counted after one ("I need for payments") or after a pause
-// ("hang on | for payments"). "I need it for work" and "what's that for" keep it.
+// ("hang on | for payments"); and "I said floor" at the end of a turn. "I need it for work" and
+// "what's that for" keep it.
 func fourForFor(r asr.Result) asr.Result {
 	ws := r.Words
 	changed := false
 	for i := range ws {
-		if ws[i].Text != "for" {
+		// "Um, actually, that's wrong. I said four." is heard "… i said floor" too.
+		saidFloor := ws[i].Text == "floor" && i == len(ws)-1 && i > 0 && ws[i-1].Text == "said"
+		if ws[i].Text != "for" && !saidFloor {
 			continue
 		}
 		counted := i+1 < len(ws) && strings.HasSuffix(ws[i+1].Text, "s") && (i+2 == len(ws) || ws[i+2].Text != "to")

@@ -83,6 +83,8 @@ func TestFourForFor(t *testing.T) {
 		{"wait sorry hold on i need for payments that's too much of months", "wait sorry hold on i need four payments that's too much of months"},
 		{"i'm actually that's wrong i said for", "i'm actually that's wrong i said four"},
 		{"let's do for", "let's do four"},
+		{"i'm actually that's wrong i said floor", "i'm actually that's wrong i said four"},
+		{"i said floor five", "i said floor five"},
 		{"hang on hang on | for payments not what i said before", "hang on hang on four payments not what i said before"},
 		{"thanks | for everything", "thanks for everything"},
 		{"sorry to cut you off but make it for payments i can't swing that much each month", "sorry to cut you off but make it four payments i can't swing that much each month"},
@@ -1007,5 +1009,12 @@ func TestCountCorrectionSaysItsCount(t *testing.T) {
 		if h.intent != intentCorrection || len(h.values) != 1 || h.values[0].field != count || fmt.Sprint(h.values[0].value) != "4" {
 			t.Errorf("heard %q: %s %v, want a correction of installment_count to 4 (%s)", heard, h.intent, h.values, h.why)
 		}
+	}
+	// "Four payments" heard "for eight months" (another voice): a duration is no count of the
+	// payments.
+	heard := "wait sorry hold on i need for eight months that's too much a month"
+	exp := expectation{kind: expectApproval, filled: []*field{count}, values: map[string]any{"installment_count": 3}}
+	if v, ok := l.countCorrection(m, exp, heard); ok {
+		t.Errorf("heard %q: counted %v", heard, v.value)
 	}
 }
