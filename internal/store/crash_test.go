@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -51,10 +50,7 @@ func TestEventsSurviveServerCrash(t *testing.T) {
 
 	// Crash: kill the postmaster and every backend at once, no shutdown.
 	pid := db.Cluster().PID()
-	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	storetest.WaitDead(t, pid)
+	storetest.Crash(t, pid)
 	if _, err := log.Append(ctx, trace.Event{Type: trace.SessionEnd}); err == nil {
 		t.Fatal("an event was acknowledged while the server was down")
 	}

@@ -227,10 +227,7 @@ func TestStalePIDOfAnotherProcessIsNotTheServer(t *testing.T) {
 	if st, err := pgcluster.Inspect(pgcluster.Config{Dir: dir}); err != nil || !st.Running || st.PID != pid {
 		t.Fatalf("Inspect of the running cluster = %+v, %v; want running with pid %d", st, err, pid)
 	}
-	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	storetest.WaitDead(t, pid)
+	storetest.Crash(t, pid)
 	c.Close(ctx)
 	if st, err := pgcluster.Inspect(pgcluster.Config{Dir: dir}); err != nil || st.Running {
 		t.Fatalf("Inspect after the crash = %+v, %v; want stopped", st, err)

@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -205,6 +206,55 @@ func Alive(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
+
+// Crash kills a running cluster as a power loss would: its postmaster and every process it
+// started (backends, checkpointer, WAL writer), at once, with no shutdown; it returns when all are
+// dead. Killing the postmaster's process group is not that: PostgreSQL puts each child in a session
+// of its own, and a backend that has not yet noticed the postmaster's death still serves the next
+// query (under load, an INSERT was committed and acknowledged after the postmaster was gone).
+func Crash(tb testing.TB, postmaster int) {
+	tb.Helper()
+	// Stopped, the postmaster starts no new child while its children are killed.
+	if err := syscall.Kill(postmaster, syscall.SIGSTOP); err != nil {
+		tb.Fatal(err)
+	}
+	children := childrenOf(postmaster)
+	for _, c := range children {
+		syscall.Kill(c, syscall.SIGKILL)
+	}
+	if err := syscall.Kill(postmaster, syscall.SIGKILL); err != nil {
+		tb.Fatal(err)
+	}
+	for _, pid := range append(children, postmaster) {
+		WaitDead(tb, pid)
+	}
+}
+
+// childrenOf lists the processes whose parent is pid.
+func childrenOf(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		c, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		// After the command: state, then the parent's pid.
+		if f := strings.Fields(s[i+1:]); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // WaitDead waits for pid to end (up to 30 s, then the test fails).
