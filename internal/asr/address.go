@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/voicebench/humanaudit/internal/canon"
 )
 
 // An address is read again with a grammar of its own shape (a unit, the house number, the street
@@ -21,6 +23,10 @@ const addressTypes = "street | avenue | road | drive | lane | way | court | plac
 const addressDirections = "north | south | east | west | northeast | northwest | southeast | southwest"
 
 const addressUnitWords = "unit | apartment | suite | number | floor | building | room"
+
+// addressCarriers are the words that name an address before it ("my new service address is").
+const addressCarriers = "address | new | service | home | mailing | delivery | shipping | property | street | was | are | our | their | " +
+	"his | her | send | ship | located | live | lives | apartment | unit"
 
 // maxSoundAlikes bounds the words that sound like one heard word: the grammar grows with them,
 // and so does the chance that a rare word fits the audio a little better than the right one.
@@ -54,9 +60,11 @@ func addressGrammar(street, tail []string) *Grammar {
 	rules["apt"] = "<uw> (<hn>+ [<letter>] | <letter> [<hn>+]) [<letter> as in <asin>]"
 	rules["street"] = "[<dir>] <sw> [<sw>] [<sw>] <type> [<dir>]"
 	body := "[<apt>] <hn>+ <street> [<apt>] <tw>*"
+	// The turn is read whole (a streamed transcript's word times need not be the turn audio's), so
+	// whatever the caller said before the address is made of common words and its carriers.
 	pre := "it's | it is | sure | okay | yes | um | uh | so | that's | that is | at | send it to | no sorry | sorry no | sorry | actually | " +
-		"that's not right | that's wrong | that's not it | it should be | i said | what i said was | my address is | the address is | " +
-		"my new address is | my service address is"
+		"that's not right | that's wrong | that's not it | it should be | i said | what i said was | " +
+		strings.Join(slices.DeleteFunc(slices.Clone(contextWords), canon.IsNumberWord), " | ") + " | " + addressCarriers
 	post := "thanks | thank you | please | not that"
 	keys := make([]string, 0, len(rules))
 	for k := range rules {

@@ -64,8 +64,8 @@ func hear(ctx context.Context, rec *asr.Recognizer, q dialog.Question, pcm []int
 			h = q.Understand(ctx, u)
 		}
 	}
-	if slot, from, ok := q.AddressReread(h, lm); ok {
-		if ans, ok := u.Reread(ctx, from, slot); ok {
+	if slot, ok := q.AddressReread(h, lm); ok {
+		if ans, err := rec.RecognizeSlot(ctx, pcm, 24000, slot); err == nil {
 			h = q.WithAddressReading(h, ans)
 		}
 	}

@@ -177,21 +177,19 @@ func (q Question) NeedsNames(h Heard) bool {
 
 // AddressReread is how to read the address an understood turn gives the field asked again, when
 // a verify or lookup tool takes it: the address grammar of the words heard from its house number
-// on (asr.KindAddress), and the time those words start. False for any other turn.
-func (q Question) AddressReread(h Heard, open asr.Result) (asr.Slot, time.Duration, bool) {
+// on (asr.KindAddress), decoded over the whole turn. A streamed transcript's word times are the
+// stream's, which may begin before or after the turn's audio: an offset from them cut "fourteen"
+// off the address in real-time calls. False for any other turn.
+func (q Question) AddressReread(h Heard, open asr.Result) (asr.Slot, bool) {
 	if !q.address || !h.h.spoken || !slices.ContainsFunc(h.h.values, func(v fieldValue) bool { return v.field == q.exp.field }) {
-		return asr.Slot{}, 0, false
+		return asr.Slot{}, false
 	}
 	ws := zeroForOr(open).Words
 	start := addressStart(ws)
 	if start < 0 {
-		return asr.Slot{}, 0, false
+		return asr.Slot{}, false
 	}
-	var from time.Duration
-	if start > 0 {
-		from = ws[start-1].End
-	}
-	return asr.Slot{Kind: asr.KindAddress, Words: wordTexts(ws[start:])}, from, true
+	return asr.Slot{Kind: asr.KindAddress, Words: wordTexts(ws[start:])}, true
 }
 
 // WithAddressReading adds the address grammar's reading of the turn (see AddressReread) to the
