@@ -193,8 +193,10 @@ func (q Question) AddressReread(h Heard, open asr.Result) (asr.Slot, bool) {
 }
 
 // WithAddressReading adds the address grammar's reading of the turn (see AddressReread) to the
-// address's other readings, first, with its street line alone after it: the readings a verify
-// or lookup tool is tried with when it finds no record for the address as first heard.
+// address's other readings, first: its street line alone (what the grammar reads best, and what
+// an agent keys to find a record), then the whole reading, whose city may hold a stray word of
+// the turn ("… Unit 3B You Eugene"). These are what a verify or lookup tool is tried with when it
+// finds no record for the address as first heard.
 func (q Question) WithAddressReading(h Heard, ans asr.Answer) Heard {
 	if !ans.OK {
 		return h
@@ -211,7 +213,7 @@ func (q Question) WithAddressReading(h Heard, ans asr.Answer) Heard {
 			continue
 		}
 		var first []fieldValue
-		for _, s := range []string{read, streetLine(read)} {
+		for _, s := range []string{streetLine(read), read} {
 			if a := (fieldValue{field: v.field, value: s, spoken: s}); s != "" && s != v.value && !hasAlt(first, a) && !hasAlt(v.alts, a) {
 				first = append(first, a)
 			}
