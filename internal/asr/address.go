@@ -165,10 +165,15 @@ var voicingPair = map[string]string{"P": "B", "B": "P", "T": "D", "D": "T", "K":
 	"S": "Z", "Z": "S", "TH": "DH", "DH": "TH", "CH": "JH", "JH": "CH", "SH": "ZH", "ZH": "SH", "M": "N", "N": "M"}
 
 // recognizeAddress decodes an address with the grammar of the words heard in it (Slot.Words, in
-// order): the street's words (after the house number, up to its type or the unit) and their
-// sound-alikes, the others as heard.
+// order): the street's words (after the house number, up to its type or the unit) and those heard
+// for it before (Slot.Street), with their sound-alikes, the others as heard.
 func (r *Recognizer) recognizeAddress(ctx context.Context, pcm []int16, rate int, slot Slot) (Answer, error) {
 	street, tail := addressParts(slot.Words)
+	for _, w := range slot.Street {
+		if w = strings.ToLower(w); wordRE.MatchString(w) && !slices.Contains(street, w) {
+			street = append(street, w)
+		}
+	}
 	g := addressGrammar(r.soundAlikes(street), tail)
 	// Its best reading only: an n-best search over this grammar's lattice takes seconds.
 	res, err := r.recognize(ctx, pcm, rate, g, 0, false)

@@ -1,6 +1,7 @@
 package asr
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -42,5 +43,33 @@ func TestSoundAlikes(t *testing.T) {
 	}
 	if slices.Index(got, "alder") > 1 {
 		t.Errorf("soundAlikes(alter) = %q: alder (T to D, voicing only) should come first", got)
+	}
+}
+
+// A caller asked again for an address says the same street, however it was heard: the street
+// words heard for it the round before (Slot.Street) stand in the grammar beside this turn's. The
+// rms and awb voices' "Alder Court" streamed as "walter court" reads "walder" (a sound-alike of
+// walter) on its own, and "alder" with the round before's "older" and "alder".
+func TestAddressReadWithTheStreetHeardBefore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("decodes recorded speech")
+	}
+	needFlite(t)
+	r := mustRecognizer(t)
+	heard := strings.Fields("fourteen eighteen walter court unit three d")
+	for _, voice := range []string{"rms", "awb"} {
+		pcm := flite24k(t, voice, "Fourteen eighteen Alder Court. Unit three B.")
+		alone, err := r.RecognizeSlot(context.Background(), pcm, 24000, Slot{Kind: KindAddress, Words: heard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ans, err := r.RecognizeSlot(context.Background(), pcm, 24000, Slot{Kind: KindAddress, Words: heard, Street: []string{"older", "alder"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: alone %q, with the street heard before %q", voice, alone.Value.Text, ans.Value.Text)
+		if ans.Value.Text != "fourteen eighteen alder court unit three b" {
+			t.Errorf("%s: read %q with the street heard before (older, alder), want fourteen eighteen alder court unit three b", voice, ans.Value.Text)
+		}
 	}
 }

@@ -130,8 +130,12 @@ type Slot struct {
 	// Subject is what was asked, in words ("policy number"): answers may start "my policy number
 	// is …". Optional; only dictionary words should be used.
 	Subject string
-	// Words are more words the grammar accepts (KindSpelling): dictionary words only.
+	// Words are more words the grammar accepts (KindSpelling): dictionary words only. For
+	// KindAddress, the words heard in the turn, in order.
 	Words []string
+	// Street are street words heard for the same address before (KindAddress: the caller says it
+	// again), allowed beside this turn's, with their sound-alikes.
+	Street []string
 	// Alternatives is how many n-best readings RecognizeSlot parses besides the best one (0:
 	// none); they are the candidates a failed verification is retried with.
 	Alternatives int

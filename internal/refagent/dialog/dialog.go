@@ -71,7 +71,11 @@ func (d *Dialog) Configure(instructions string, tools []Tool) {
 // Question is what the agent asked last, with the form of the moment: a caller turn that begins
 // now is read against it, however the dialog moves on meanwhile.
 func (d *Dialog) Question() Question {
-	return Question{l: &d.l, m: d.m, exp: d.p.exp, names: d.p.wantsNames(), address: d.p.wantsAddress()}
+	q := Question{l: &d.l, m: d.m, exp: d.p.exp, names: d.p.wantsNames(), address: d.p.wantsAddress()}
+	if q.address {
+		q.streetBefore = d.p.streetBefore(q.exp.field.Name)
+	}
+	return q
 }
 
 // Heard applies one understood caller turn.
@@ -146,6 +150,9 @@ type Question struct {
 	exp     expectation
 	names   bool // WantsNames
 	address bool // policy.wantsAddress
+	// streetBefore are the street words of the address's readings in the round before (the
+	// caller asked again after the verify tool refused them).
+	streetBefore []string
 }
 
 // Slot is the grammar of the question's own answer, or nil when the answer is free text.
@@ -177,7 +184,8 @@ func (q Question) NeedsNames(h Heard) bool {
 
 // AddressReread is how to read the address an understood turn gives the field asked again, when
 // a verify or lookup tool takes it: the address grammar of the words heard from its house number
-// on (asr.KindAddress), decoded over the whole turn. A streamed transcript's word times are the
+// on and of the street words heard for it the round before (asr.KindAddress: a caller saying an
+// address again says the same street, however it was heard), decoded over the whole turn. A streamed transcript's word times are the
 // stream's, which may begin before or after the turn's audio: an offset from them cut "fourteen"
 // off the address in real-time calls. False for any other turn.
 func (q Question) AddressReread(h Heard, open asr.Result) (asr.Slot, bool) {
@@ -189,7 +197,7 @@ func (q Question) AddressReread(h Heard, open asr.Result) (asr.Slot, bool) {
 	if start < 0 {
 		return asr.Slot{}, false
 	}
-	return asr.Slot{Kind: asr.KindAddress, Words: wordTexts(ws[start:])}, true
+	return asr.Slot{Kind: asr.KindAddress, Words: wordTexts(ws[start:]), Street: q.streetBefore}, true
 }
 
 // WithAddressReading adds the address grammar's reading of the turn (see AddressReread) to the

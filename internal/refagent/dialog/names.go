@@ -880,6 +880,27 @@ func streetLine(addr string) string {
 	return strings.Join(a[:end], " ")
 }
 
+// streetWords are the words of a written address's street name, lower-case: those after the
+// house number up to the street type ("1418 Older Ct Unit 3B" → older).
+func streetWords(addr string) []string {
+	a := strings.Fields(addr)
+	i := slices.IndexFunc(a, func(w string) bool { return strings.IndexFunc(w, unicode.IsDigit) >= 0 })
+	if i < 0 {
+		return nil
+	}
+	var out []string
+	for _, w := range a[i+1:] {
+		w = strings.ToLower(w)
+		if streetTypes[w] || w == "unit" || strings.IndexFunc(w, unicode.IsDigit) >= 0 {
+			break
+		}
+		if !directionals[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 var directionals = map[string]bool{"n": true, "s": true, "e": true, "w": true, "ne": true, "nw": true, "se": true, "sw": true}
 
 // afterUnitWord reports a number that follows "unit", "apartment", "apt" or "suite" (with "is" or

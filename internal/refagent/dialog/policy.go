@@ -653,7 +653,7 @@ func (p *policy) readingsIn(t *toolInfo, args map[string]any) []fieldValue {
 
 // readings are the readings of a verify argument, the heard one first, then the code with its
 // type prefix and the recognizer's other readings, and the one heard before the caller was asked
-// again (first of the others when it is one of them: heard so twice). Each once.
+// again (first of the others when it is one of them: heard so twice), then its other readings. Each once.
 func (p *policy) readings(name string) []fieldValue {
 	v := p.values[name]
 	others := append(prefixed(v), v.alts...)
@@ -665,6 +665,7 @@ func (p *policy) readings(name string) []fieldValue {
 	all = append(all, others...)
 	if heardBefore {
 		all = append(all, e)
+		all = append(all, e.alts...)
 	}
 	var out []fieldValue
 	seen := map[string]bool{}
@@ -764,6 +765,25 @@ func (p *policy) verifyCandidates(t *toolInfo) []map[string]any {
 // maxReadings bounds the readings of one argument verifyCandidates combines: the likeliest few
 // (only maxVerifyRetries combinations are ever called).
 const maxReadings = 6
+
+// streetBefore are the street words of the readings of an address heard the round before (see
+// policy.earlier), each once: what the caller said again is read with them too.
+func (p *policy) streetBefore(name string) []string {
+	e, ok := p.earlier[name]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, v := range append([]fieldValue{e}, e.alts...) {
+		s, _ := v.value.(string)
+		for _, w := range streetWords(s) {
+			if !slices.Contains(out, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
 
 // affirmed reports a field whose value the caller said yes to when it was read back.
 func (p *policy) affirmed(name string) bool {

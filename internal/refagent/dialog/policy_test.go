@@ -761,3 +761,33 @@ func TestVerifyCandidatesCombineReadings(t *testing.T) {
 		t.Errorf("candidates %q, want the affirmed account number with the address read again first", got)
 	}
 }
+
+// The street words of the address heard the round before (its value and its other readings) are
+// what the address the caller says again is read with besides its own.
+func TestStreetBeforeIsTheEarlierRoundsStreet(t *testing.T) {
+	for addr, want := range map[string][]string{
+		"1418 Older Ct Unit 3B U Eugene":  {"older"},
+		"5521 N Kenmore Ave Unit 3W":      {"kenmore"},
+		"88 Saint Marys Way":              {"saint", "marys"},
+		"Unit 3B":                         nil,
+		"fourteen eighteen without digit": nil,
+	} {
+		if got := streetWords(addr); !slices.Equal(got, want) {
+			t.Errorf("streetWords(%q) = %q, want %q", addr, got, want)
+		}
+	}
+	tool := parseTool("verify_account", "Verify the caller with account number and service address.", json.RawMessage(
+		`{"type":"object","properties":{"account_number":{"type":"string"},"service_address":{"type":"string"}},"required":["account_number","service_address"]}`))
+	m := newModel("You are the billing desk. Verify the caller.", []toolInfo{tool})
+	addr := &tool.Params[1]
+	p := newPolicy(m)
+	if got := p.streetBefore("service_address"); got != nil {
+		t.Errorf("streetBefore with nothing heard before = %q, want none", got)
+	}
+	e := fieldValue{field: addr, value: "1418 Older Ct Unit 3B U Eugene"}
+	e.alts = []fieldValue{{field: addr, value: "1418 Alder Ct Unit 3B"}, {field: addr, value: "1418 Alder Ct Unit 3B OH Eugene"}}
+	p.earlier["service_address"] = e
+	if got := p.streetBefore("service_address"); !slices.Equal(got, []string{"older", "alder"}) {
+		t.Errorf("streetBefore = %q, want older, alder", got)
+	}
+}
