@@ -70,7 +70,11 @@ type Hypothesis struct {
 	Score int // the path score, comparable with the other hypotheses of the same decode
 }
 
-// Word is one recognized word with its time in the utterance.
+// Word is one recognized word with its time in the utterance's speech. The time is not an offset
+// into the audio: the decoder's front end drops the frames it takes for silence before it counts
+// (a turn with a two-second pause has the same word times as with a one-second one), and a
+// Channel's stream counts on from the utterances it streamed before. Times order words and
+// measure them; cutting the audio at one cuts elsewhere.
 type Word struct {
 	Text       string
 	Start, End time.Duration

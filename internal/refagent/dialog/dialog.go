@@ -185,9 +185,9 @@ func (q Question) NeedsNames(h Heard) bool {
 // AddressReread is how to read the address an understood turn gives the field asked again, when
 // a verify or lookup tool takes it: the address grammar of the words heard from its house number
 // on and of the street words heard for it the round before (asr.KindAddress: a caller saying an
-// address again says the same street, however it was heard), decoded over the whole turn. A streamed transcript's word times are the
-// stream's, which may begin before or after the turn's audio: an offset from them cut "fourteen"
-// off the address in real-time calls. False for any other turn.
+// address again says the same street, however it was heard), decoded over the whole turn. Not
+// from a word's time on: word times are not offsets into the audio (see asr.Word), and a cut at
+// one fell inside "fourteen" in real-time calls. False for any other turn.
 func (q Question) AddressReread(h Heard, open asr.Result) (asr.Slot, bool) {
 	if !q.address || !h.h.spoken || !slices.ContainsFunc(h.h.values, func(v fieldValue) bool { return v.field == q.exp.field }) {
 		return asr.Slot{}, false

@@ -1442,7 +1442,10 @@ var monthRE = regexp.MustCompile(` (january|february|march|april|may|june|july|a
 // valueAfterPreamble reads the value of f from a turn that first says what it is about ("sorry, I
 // need to correct something, my callback number is actually …"): the speech after the last
 // preamble word is decoded with f's grammar (when the turn was spoken); free text is taken from
-// the words after it.
+// the words after it. The audio is cut at the preamble word's time, which is no offset into the
+// audio (see asr.Word): after a pause the cut falls early, in the preamble, and in a streamed
+// turn after the call's first it falls later by the speech of the turns before, mostly past the
+// turn's end, where no decode is made (the words after the cut are parsed instead).
 func (l *listener) valueAfterPreamble(ctx context.Context, f *field, u Utterance) (fieldValue, bool) {
 	lm := u.Open
 	cuts := []int{-1} // -1: the whole turn
