@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/flow"
+	"github.com/voicebench/humanaudit/internal/media"
 	"github.com/voicebench/humanaudit/internal/task"
 	"github.com/voicebench/humanaudit/internal/trace"
 )
@@ -87,3 +88,40 @@ func TestCallerAudioSpan(t *testing.T) {
 }
 
 func trace40ms(i int) time.Duration { return time.Duration(i) * 40 * time.Millisecond }
+
+// In a human call the caller's speech answers a cue only once the cue was shown: speech that began
+// after the cue was issued but before the participant's browser showed it (30.26 s issued, 30.4 s
+// shown, speech from 30.276 s, as a rehearsal's demo call had it) is not the cue's, nor a
+// revocation (a nil workspace would panic if it were taken as one). In a synthetic call, with no
+// browser, the issue is the reference.
+func TestCueAnsweredOnlyAfterItWasShown(t *testing.T) {
+	vpn := loadTask(t, "it-vpn-incident")
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	for _, c := range []struct {
+		mode        Mode
+		kind        task.EventKind
+		shown       time.Duration
+		onsets      []time.Duration
+		wantOnset   time.Duration
+		description string
+	}{
+		{Human, task.Correction, ms(30400), []time.Duration{ms(30276), ms(31000)}, ms(31000), "speech before it was shown"},
+		{Human, task.Revocation, ms(30400), []time.Duration{ms(30276)}, -1, "a revocation before it was shown"},
+		{Human, task.Correction, -1, []time.Duration{ms(30276), ms(31000)}, -1, "never shown"},
+		{Synthetic, task.Correction, -1, []time.Duration{ms(30276)}, ms(30276), "synthetic: after the issue"},
+	} {
+		f := firingOf(t, vpn, "teams_down")
+		ev := *f.Event
+		ev.Kind = c.kind
+		f.Event = &ev
+		s := &Session{cfg: Config{Mode: c.mode, ServerTurnDetection: true}, call: &media.Call{}}
+		cue := &cueState{firing: f, issued: ms(30260), shown: c.shown, onset: -1}
+		s.cues = []*cueState{cue}
+		for _, at := range c.onsets {
+			s.callerOnset(at)
+		}
+		if cue.onset != c.wantOnset {
+			t.Errorf("%s: the cue's onset is %v, want %v", c.description, cue.onset, c.wantOnset)
+		}
+	}
+}

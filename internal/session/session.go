@@ -227,7 +227,8 @@ type Session struct {
 type cueState struct {
 	firing  flow.Firing
 	issued  time.Duration
-	onset   time.Duration // first caller speech onset after it; -1 none yet
+	shown   time.Duration // when the participant's browser showed it (cue.shown); -1 not yet
+	onset   time.Duration // first caller speech onset after it (in a human call: after it was shown); -1 none yet
 	spoken  bool          // cue.spoken recorded
 	applied bool          // cue.applied recorded
 }
@@ -577,7 +578,7 @@ func (s *Session) record(firings []flow.Firing) {
 			s.emit(trace.Event{Type: trace.FactRevealed, Actor: trace.ActorEnv, T: f.T, Fact: f.Reveals.Fact, Version: f.Reveals.Version, EventID: f.Event.ID})
 		}
 		s.emit(trace.Event{Type: trace.CueIssued, Actor: trace.ActorEnv, T: f.T, CueID: f.CueID, EventID: f.Event.ID, Text: f.CueText()})
-		s.cues = append(s.cues, &cueState{firing: f, issued: time.Duration(f.T) * time.Millisecond, onset: -1})
+		s.cues = append(s.cues, &cueState{firing: f, issued: time.Duration(f.T) * time.Millisecond, shown: -1, onset: -1})
 		ids = append(ids, f.CueID)
 		if s.cfg.Mode == Synthetic && f.Event.Kind == task.BargeIn && s.agentAudible() {
 			s.synth.nextTurn, s.synth.bargeDue = s.now(), true // interrupt now
@@ -603,6 +604,7 @@ func (s *Session) markCueShown(cueID string) {
 	for _, c := range s.cues {
 		if c.firing.CueID == cueID {
 			s.shown[cueID] = true
+			c.shown = s.now()
 			s.emit(trace.Event{Type: trace.CueShown, Actor: trace.ActorCaller, CueID: cueID, EventID: c.firing.Event.ID,
 				RefMS: c.issued.Milliseconds()})
 			return
@@ -696,6 +698,11 @@ func (s *Session) callerOnset(at time.Duration) {
 	}
 	for _, c := range s.cues {
 		if c.onset >= 0 || c.issued > at {
+			continue
+		}
+		if s.cfg.Mode == Human && (c.shown < 0 || c.shown > at) {
+			// A participant acts on a cue they have seen: speech that began before it was shown
+			// (stamped as it came into view) is not the answer to it, nor a revocation.
 			continue
 		}
 		c.onset = at
