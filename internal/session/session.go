@@ -191,7 +191,6 @@ type Session struct {
 
 	cardMu sync.Mutex
 	card   flow.RoleCard
-	shown  map[string]bool
 
 	result Result
 
@@ -270,7 +269,6 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	s.answerFrom = -1
 	s.transferredAt = -1
 	s.interrupted = map[string]bool{}
-	s.shown = map[string]bool{}
 	s.trace = trace.NewLog(s, cfg.Sinks...)
 	ws, err := workspace.New(cfg.Task, s.emit)
 	if err != nil {
@@ -598,12 +596,11 @@ func (s *Session) setCard(newCues []string) {
 }
 
 func (s *Session) markCueShown(cueID string) {
-	if s.shown[cueID] {
-		return // the browser acknowledges each cue once; repeats (reloads) change nothing
-	}
 	for _, c := range s.cues {
 		if c.firing.CueID == cueID {
-			s.shown[cueID] = true
+			if c.shown >= 0 {
+				return // the browser acknowledges each cue once; repeats (reloads) change nothing
+			}
 			c.shown = s.now()
 			s.emit(trace.Event{Type: trace.CueShown, Actor: trace.ActorCaller, CueID: cueID, EventID: c.firing.Event.ID,
 				RefMS: c.issued.Milliseconds()})
