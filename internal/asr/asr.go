@@ -393,16 +393,20 @@ func (s Slot) Alternative() *Slot {
 // Answer parses the slot's hypothesis, taking the Alternative's instead when it fits the audio
 // clearly better (by identifierDigitMargin in decoder score).
 func (s Slot) Answer(res Result, alt *Result) Answer {
+	digitsTaken := false
 	if alt != nil && alt.Text != "" && alt.Score-res.Score > identifierDigitMargin {
 		a := *alt
 		a.Elapsed += res.Elapsed
 		a.Grammar = res.Grammar
 		res = a
+		digitsTaken = true
 	}
 	// The lattice's best path (the first n-best reading) is surer than the first pass's: take it
-	// when it means a value.
+	// when it means a value. Its confusion grammar weighs letters and digits alike, so once the
+	// digits-only reading was taken by its margin, only another all-digit reading may replace it:
+	// a letter there ("eight h four one" for "eight eight four one") is the prior undone.
 	if len(res.NBest) > 0 && res.NBest[0].Text != res.Text {
-		if _, ok := s.Parse(res.NBest[0].Text); ok {
+		if v, ok := s.Parse(res.NBest[0].Text); ok && (!digitsTaken || allDigits(v.Text)) {
 			res.Text = res.NBest[0].Text
 			res.Score = res.NBest[0].Score
 		}
@@ -422,6 +426,10 @@ func (s Slot) Answer(res Result, alt *Result) Answer {
 		}
 	}
 	return ans
+}
+
+func allDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // readDict reads each word's first pronunciation from a PocketSphinx dictionary ("word PHONES";

@@ -628,6 +628,53 @@ func TestSubjectSaidTheCallersWay(t *testing.T) {
 	}
 }
 
+// TestDigitsReadingKeepsItsDigits: once a code's digits-only reading fits the audio clearly better
+// than the letters-and-digits one, the confusion lattice (which weighs letters and digits alike)
+// may not put a letter back: "eight eight four one" was read 8H41… (rms) and 8841L39Q57 (slt)
+// although the digits-only reading had been taken.
+func TestDigitsReadingKeepsItsDigits(t *testing.T) {
+	slot := Slot{Kind: KindIdentifier, Subject: "account number", Alternatives: 3}
+	nbest := []Hypothesis{{Text: "eight h four one", Score: -7900}, {Text: "eight eight four one", Score: -7941}, {Text: "h h four one", Score: -8000}}
+	res := Result{Text: "eight h four one", Score: -10600, NBest: nbest}
+	alt := Result{Text: "eight eight four one", Score: -7941, NBest: nbest}
+	ans := slot.Answer(res, &alt)
+	if ans.Value.Text != "8841" {
+		t.Errorf("read %q, want the digits-only reading 8841", ans.Value.Text)
+	}
+	if len(ans.Alternatives) == 0 || ans.Alternatives[0].Text != "8H41" {
+		t.Errorf("alternatives %v: the lattice's best reading should be the first retry", ans.Alternatives)
+	}
+	// A lattice path of digits only still replaces the first pass's.
+	nbest[0] = Hypothesis{Text: "eight eight four four", Score: -7800}
+	if ans := slot.Answer(res, &alt); ans.Value.Text != "8844" {
+		t.Errorf("read %q, want the lattice's all-digit best path 8844", ans.Value.Text)
+	}
+	// Without the digits-only reading taken, the lattice's best path stands, letters and all.
+	far := Result{Text: "eight eight four one", Score: -10000, NBest: nbest}
+	nbest[0] = Hypothesis{Text: "eight h four one", Score: -7900}
+	if ans := slot.Answer(res, &far); ans.Value.Text != "8H41" {
+		t.Errorf("read %q, want the lattice's best path 8H41", ans.Value.Text)
+	}
+
+	needFlite(t)
+	r := mustRecognizer(t)
+	readInEveryVoice(t, r, slot, "Eight eight four one, oh three nine two, five seven.", "8841039257")
+}
+
+// readInEveryVoice checks that what each caller voice says is read as want.
+func readInEveryVoice(t *testing.T, r *Recognizer, slot Slot, said, want string) {
+	t.Helper()
+	for _, voice := range callerVoices {
+		ans, err := r.RecognizeSlot(context.Background(), flite24k(t, voice, said), 24000, slot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ans.OK || ans.Value.Text != want {
+			t.Errorf("%s: %q read as %q (%s), want %s", voice, said, ans.Value.Text, ans.Text, want)
+		}
+	}
+}
+
 // TestAndThenIsNoLetter: "… K Q two zero, and then four" ends in the digit four; the code grammar
 // forced "and" into the letter N or M before it in every caller voice.
 func TestAndThenIsNoLetter(t *testing.T) {
