@@ -387,7 +387,7 @@ func (s Slot) Alternative() *Slot {
 	if s.Kind != KindIdentifier {
 		return nil
 	}
-	return &Slot{Kind: KindDigits, Subject: s.Subject}
+	return &Slot{Kind: KindDigits, Subject: s.Subject, Contractions: s.Contractions}
 }
 
 // Answer parses the slot's hypothesis, taking the Alternative's instead when it fits the audio

@@ -628,6 +628,19 @@ func TestSubjectSaidTheCallersWay(t *testing.T) {
 	}
 }
 
+// TestSubjectContracted: "Account's eight eight four one, …" starts with the subject and "is" run
+// together; without the contraction among the carriers the code grammars made "account's eight
+// eight" into "account number is three r one" (rms) or dropped the eights (kal16), in every voice.
+func TestSubjectContracted(t *testing.T) {
+	needFlite(t)
+	r := mustRecognizer(t)
+	slot := Slot{Kind: KindIdentifier, Subject: "account number", Contractions: []string{"account's", "number's"}, Alternatives: 3}
+	readInEveryVoice(t, r, slot, "Account's eight eight four one, oh three nine two, five seven.", "8841039257")
+	if g := slot.Grammar().JSGF; !strings.Contains(g, "| account's |") || !strings.Contains(g, "| their number's |") {
+		t.Errorf("the contractions are not carriers:\n%s", g)
+	}
+}
+
 // TestDigitsReadingKeepsItsDigits: once a code's digits-only reading fits the audio clearly better
 // than the letters-and-digits one, the confusion lattice (which weighs letters and digits alike)
 // may not put a letter back: "eight eight four one" was read 8H41… (rms) and 8841L39Q57 (slt)

@@ -130,6 +130,9 @@ type Slot struct {
 	// Subject is what was asked, in words ("policy number"): answers may start "my policy number
 	// is …". Optional; only dictionary words should be used.
 	Subject string
+	// Contractions are the subject's words said with "is" run on ("account's", "number's"):
+	// answers may start "account's …", "their number's …". Dictionary words only.
+	Contractions []string
 	// Words are more words the grammar accepts (KindSpelling): dictionary words only. For
 	// KindAddress, the words heard in the turn, in order.
 	Words []string
@@ -303,6 +306,9 @@ func (s Slot) Grammar() *Grammar {
 			last := ws[len(ws)-1]
 			pre += " | my " + last + " is | our " + last + " is | the " + last + " is"
 		}
+	}
+	for _, c := range s.Contractions {
+		pre += " | " + c + " | my " + c + " | our " + c + " | their " + c + " | the " + c
 	}
 	name := sanitize(string(s.Kind))
 	keys := make([]string, 0, len(rules)+2)

@@ -284,7 +284,7 @@ func (q Question) Grammars(open asr.Result) []asr.Slot {
 				continue
 			}
 			if s := f.slot(q.l.known); s != nil {
-				s.Subject, s.Single = "", true
+				unasked(s)
 				if unaskedRefused(s, words) && !(freeTextAsked(e, q.l) && codeAfterPreamble(s, words)) {
 					continue
 				}

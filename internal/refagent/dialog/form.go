@@ -531,12 +531,28 @@ func stem(w string) string {
 // slot is the recognition grammar of a field's answers, or nil for open vocabulary.
 func (f *field) slot(known func(string) bool) *asr.Slot {
 	subject := f.Subject
+	var contractions []string
 	for _, w := range strings.Fields(strings.ToLower(subject)) {
 		if !known(w) {
-			subject = ""
+			subject, contractions = "", nil
 			break
 		}
+		if c := w + "'s"; !strings.HasSuffix(w, "'s") && known(c) {
+			contractions = append(contractions, c)
+		}
 	}
+	s := f.slotOfKind(known, subject)
+	if s != nil && s.Subject != "" {
+		s.Contractions = contractions
+	}
+	return s
+}
+
+// unasked makes a field's slot the one read for it when another field was asked: the caller does
+// not name it ("my account's …"), and one grammar suffices.
+func unasked(s *asr.Slot) { s.Subject, s.Contractions, s.Single = "", nil, true }
+
+func (f *field) slotOfKind(known func(string) bool, subject string) *asr.Slot {
 	switch f.Kind {
 	case kindDigits:
 		return &asr.Slot{Kind: asr.KindDigits, Digits: f.Digits, Subject: subject}

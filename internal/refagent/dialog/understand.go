@@ -1049,7 +1049,7 @@ func (m *model) fieldsFor(s asr.Slot, exp expectation, known func(string) bool) 
 		}
 		if fs := f.slot(known); fs != nil {
 			if !asked {
-				fs.Subject, fs.Single = "", true
+				unasked(fs)
 			}
 			if fs.Grammar().JSGF == key {
 				out = append(out, f)

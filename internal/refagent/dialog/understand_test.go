@@ -425,7 +425,7 @@ func TestCorrectionGoesToTheNamedField(t *testing.T) {
 	start, end, manager := m.fieldByName["leave_start"], m.fieldByName["leave_end"], m.fieldByName["manager_name"]
 	known := func(string) bool { return true }
 	slot := *start.slot(known)
-	slot.Subject, slot.Single = "", true
+	unasked(&slot)
 	for _, c := range []struct {
 		heard, grammar string
 		want           *field
@@ -593,7 +593,7 @@ func TestFixIsACorrection(t *testing.T) {
 	l := &listener{now: func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) }}
 	item, received := m.fieldByName["item_description"], m.fieldByName["units_received"]
 	slot := *received.slot(func(string) bool { return true })
-	slot.Subject, slot.Single = "", true
+	unasked(&slot)
 	for _, heard := range []string{
 		"wait i need to fix the town it's thirty eight cases received my receiving clerk just found the other two",
 		"hold on let me fix that it's thirty eight cases received",
@@ -704,7 +704,7 @@ func TestNoBirthAfterToday(t *testing.T) {
 	ans.Value, ans.OK = slot.Parse(grammar)
 	exp := expectation{kind: expectField, field: f, open: m.allFields()}
 	other := *m.fieldByName["transaction_date"].slot(func(string) bool { return true })
-	other.Subject, other.Single = "", true // as the dialogue decodes the open fields
+	unasked(&other) // as the dialogue decodes the open fields
 	oans := asr.Answer{Result: ans.Result}
 	oans.Value, oans.OK = other.Parse(grammar)
 	h := l.understand(t.Context(), m, exp, Utterance{Open: asr.Result{Text: heard, Words: words(heard)},
@@ -1016,5 +1016,21 @@ func TestCountCorrectionSaysItsCount(t *testing.T) {
 	exp := expectation{kind: expectApproval, filled: []*field{count}, values: map[string]any{"installment_count": 3}}
 	if v, ok := l.countCorrection(m, exp, heard); ok {
 		t.Errorf("heard %q: counted %v", heard, v.value)
+	}
+}
+
+// TestSubjectContractionsAreCarriers: a field's grammar takes its subject's words with "is" run on
+// ("account's eight eight …") when the dictionary has them, and none when the subject is not said
+// in known words (the grammar could not be loaded).
+func TestSubjectContractionsAreCarriers(t *testing.T) {
+	dict := map[string]bool{"account": true, "number": true, "account's": true, "zorgle": false}
+	known := func(w string) bool { return dict[w] }
+	f := &field{Name: "account_number", Subject: "account number", Kind: kindIdentifier}
+	if s := f.slot(known); s == nil || !slices.Equal(s.Contractions, []string{"account's"}) {
+		t.Errorf("slot %+v: want the contraction account's (number's is not in the dictionary)", s)
+	}
+	f.Subject = "zorgle number"
+	if s := f.slot(known); s == nil || s.Subject != "" || s.Contractions != nil {
+		t.Errorf("slot %+v: a subject with an unknown word is no carrier, nor are its contractions", s)
 	}
 }
