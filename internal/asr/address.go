@@ -117,9 +117,23 @@ func (r *Recognizer) soundAlikes(heard []string) []string {
 			cost int
 		}
 		var found []near
+		// A vowel-initial street word after the house number is often heard with a glide or an h
+		// before it ("fourteen eighteen alder" streamed as "walter"): the word without that onset,
+		// and its one-phone neighbours, are sound-alikes a step further away.
+		var bare []string
+		if len(ps) > 2 && onsetGlide[ps[0]] && isVowel(ps[1]) {
+			bare = ps[1:]
+		}
 		for i, q := range r.phones.phons {
-			if c, ok := oneSubstitution(ps, q); ok && !seen[r.phones.words[i]] {
+			if seen[r.phones.words[i]] {
+				continue
+			}
+			if c, ok := oneSubstitution(ps, q); ok {
 				found = append(found, near{r.phones.words[i], c})
+			} else if bare != nil && slices.Equal(bare, q) {
+				found = append(found, near{r.phones.words[i], 1})
+			} else if c, ok := oneSubstitution(bare, q); bare != nil && ok {
+				found = append(found, near{r.phones.words[i], c + 2})
 			}
 		}
 		slices.SortFunc(found, func(a, b near) int {
@@ -158,6 +172,9 @@ func oneSubstitution(p, q []string) (int, bool) {
 	}
 	return 1, true
 }
+
+// onsetGlide are the onsets a recognizer hears before a word that starts with a vowel.
+var onsetGlide = map[string]bool{"W": true, "Y": true, "HH": true}
 
 func isVowel(ph string) bool { return strings.ContainsAny(ph[:1], "AEIOU") }
 

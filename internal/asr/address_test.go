@@ -46,6 +46,30 @@ func TestSoundAlikes(t *testing.T) {
 	}
 }
 
+// A street word heard with a glide or an h before its vowel ("walter" for "alder" after
+// "fourteen eighteen", rms streamed) has the word without that onset, and that word's one-phone
+// neighbours, among its sound-alikes, after the one-phone neighbours of what was heard.
+func TestSoundAlikesWithoutTheOnset(t *testing.T) {
+	r := &Recognizer{dict: map[string]string{"walter": "W AO L T ER", "walder": "W AO L D ER", "alter": "AO L T ER",
+		"alder": "AO L D ER", "older": "OW L D ER", "welter": "W EH L T ER", "halter": "HH AO L T ER"}}
+	got := r.soundAlikes([]string{"walter"})
+	for _, want := range []string{"walder", "alter", "alder"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("soundAlikes(walter) = %q, want %s among them", got, want)
+		}
+	}
+	if slices.Contains(got, "older") {
+		t.Errorf("soundAlikes(walter) = %q holds older, two phones from alter", got)
+	}
+	if slices.Index(got, "alder") < slices.Index(got, "walder") || slices.Index(got, "alter") < slices.Index(got, "walder") {
+		t.Errorf("soundAlikes(walter) = %q: what was heard, one phone changed, comes first", got)
+	}
+	// A word that starts with a vowel has no onset to lose.
+	if got := r.soundAlikes([]string{"alter"}); slices.Contains(got, "walter") {
+		t.Errorf("soundAlikes(alter) = %q holds walter, a phone added", got)
+	}
+}
+
 // A caller asked again for an address says the same street, however it was heard: the street
 // words heard for it the round before (Slot.Street) stand in the grammar beside this turn's. The
 // rms and awb voices' "Alder Court" streamed as "walter court" reads "walder" (a sound-alike of
