@@ -222,8 +222,10 @@ func TestCueClockAndShownWhenInView(t *testing.T) {
 	if !ok {
 		t.Fatal("no cue.shown after the cue came into view")
 	}
-	// Stamped when it came into view: at least the hold after cue.issued, and not long after.
-	if lag := time.Duration(shown.T-issued.T) * time.Millisecond; lag < hold || lag > scrolledIn+3*time.Second {
+	// Stamped when it came into view: about the hold after cue.issued at least, and not long after.
+	// The hold is wall time and the trace media time, which the browser's audio paces: on a loaded
+	// machine it fell 40 ms behind over the hold (4960 ms in a CI rehearsal), hence the tenth.
+	if lag := time.Duration(shown.T-issued.T) * time.Millisecond; lag < hold*9/10 || lag > scrolledIn+3*time.Second {
 		t.Errorf("cue.shown %d ms after cue.issued; it came into view %v after it arrived", shown.T-issued.T, scrolledIn.Round(time.Millisecond))
 	}
 	label := b.Text(`#cue-now .cue[data-cue="teams_down"] .when`)
