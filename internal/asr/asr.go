@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/audio"
+	"github.com/voicebench/humanaudit/internal/canon"
 )
 
 // SampleRate is the rate the acoustic model was trained on; other rates are converted.
@@ -406,7 +407,7 @@ func (s Slot) Answer(res Result, alt *Result) Answer {
 	// digits-only reading was taken by its margin, only another all-digit reading may replace it:
 	// a letter there ("eight h four one" for "eight eight four one") is the prior undone.
 	if len(res.NBest) > 0 && res.NBest[0].Text != res.Text {
-		if v, ok := s.Parse(res.NBest[0].Text); ok && (!digitsTaken || allDigits(v.Text)) {
+		if v, ok := s.Parse(res.NBest[0].Text); ok && (!digitsTaken || canon.IsDigits(v.Text)) {
 			res.Text = res.NBest[0].Text
 			res.Score = res.NBest[0].Score
 		}
@@ -426,10 +427,6 @@ func (s Slot) Answer(res Result, alt *Result) Answer {
 		}
 	}
 	return ans
-}
-
-func allDigits(s string) bool {
-	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // readDict reads each word's first pronunciation from a PocketSphinx dictionary ("word PHONES";
