@@ -466,6 +466,12 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 			return h
 		}
 		yes, ok := asr.Polarity(text)
+		if ok && yes && containsPhrase(text, readBackRefusals) {
+			// "No, sorry, that's not right. My e-mail is … good on …": a value said again after
+			// the refusal may hold a yes word of the recognizer's, which the last word of the
+			// turn would otherwise make the approval.
+			yes = false
+		}
 		if !ok {
 			if r := u.reading(asr.KindYesNo); r != nil && r.Answer.OK {
 				yes, ok = r.Answer.Value.Text == "yes", true

@@ -1034,3 +1034,27 @@ func TestSubjectContractionsAreCarriers(t *testing.T) {
 		t.Errorf("slot %+v: a subject with an unknown word is no carrier, nor are its contractions", s)
 	}
 }
+
+// TestRefusedSummaryIsNoApproval: a caller who says the summary is wrong and says the value again
+// has not approved, whatever yes word the recognizer made of the value ("good on" for "d dot");
+// this turn was taken as the approval in a turn-suite call, and the rebooking committed with the
+// e-mail address the caller had just refused.
+func TestRefusedSummaryIsNoApproval(t *testing.T) {
+	tool := parseTool("record_rebooking", "Record fields of the rebooking.", json.RawMessage(
+		`{"type":"object","properties":{"contact_email":{"type":"string"}}}`))
+	m := newModel("You are the rebooking desk. Record the rebooking with record_rebooking.", []toolInfo{tool})
+	l := &listener{now: time.Now}
+	exp := expectation{kind: expectApproval, filled: []*field{m.fieldByName["contact_email"]},
+		values: map[string]any{"contact_email": "d.vazquez@albrecht.example"}}
+	for heard, want := range map[string]intent{
+		"nope sorry that's not right my email is good on to fester settle bred dog for example": intentNo,
+		"um actually that's wrong it should be the doctor fast as gentle bred dog that's good":  intentNo,
+		"yes that's right go ahead": intentYes,
+		"yes that's all good":       intentYes,
+	} {
+		h := l.understand(t.Context(), m, exp, Utterance{Open: asr.Result{Text: heard, Words: words(heard)}, Spoken: true})
+		if h.intent != want {
+			t.Errorf("heard %q at the approval: %s, want %s (%s)", heard, h.intent, want, h.why)
+		}
+	}
+}
