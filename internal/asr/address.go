@@ -80,23 +80,53 @@ func addressGrammar(street, tail []string) *Grammar {
 	return &Grammar{Name: string(KindAddress), JSGF: b.String()}
 }
 
-// phoneDict is the dictionary's words with their phones split, for the sound-alike search.
+// phoneDict is the dictionary's words with their phones split, for the sound-alike search, and
+// by pronunciation, for homophones.
 type phoneDict struct {
 	once  sync.Once
 	words []string
 	phons [][]string
+	same  map[string][]string // pronunciation -> its words, sorted
+}
+
+// phoneIndex builds the dictionary's phoneDict on first use.
+func (r *Recognizer) phoneIndex() *phoneDict {
+	r.phones.once.Do(func() {
+		r.phones.same = map[string][]string{}
+		for w, p := range r.dict {
+			r.phones.words = append(r.phones.words, w)
+			r.phones.phons = append(r.phones.phons, strings.Fields(p))
+			r.phones.same[p] = append(r.phones.same[p], w)
+		}
+		for _, ws := range r.phones.same {
+			slices.Sort(ws)
+		}
+	})
+	return &r.phones
+}
+
+// Homophones returns the dictionary's other words with w's pronunciation ("vazquez" for
+// "vasquez", "harbour" for "harbor"), sorted: what the recognizer could as well have written for
+// what it heard. Nil for a word the dictionary lacks or says no other way.
+func (r *Recognizer) Homophones(w string) []string {
+	p, ok := r.dict[w]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, o := range r.phoneIndex().same[p] {
+		if o != w {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // soundAlikes returns the heard words and, for each, the dictionary words whose pronunciation
 // differs from its by one phone (a vowel for a vowel, a consonant for a consonant), up to
 // maxSoundAlikes of them, the nearest in sound first.
 func (r *Recognizer) soundAlikes(heard []string) []string {
-	r.phones.once.Do(func() {
-		for w, p := range r.dict {
-			r.phones.words = append(r.phones.words, w)
-			r.phones.phons = append(r.phones.phons, strings.Fields(p))
-		}
-	})
+	r.phoneIndex()
 	seen := map[string]bool{}
 	var out []string
 	add := func(w string) {

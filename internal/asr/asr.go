@@ -17,7 +17,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/voicebench/humanaudit/internal/audio"
@@ -98,14 +97,10 @@ type Recognizer struct {
 	// edge + water), in the order learned; each decoder adds the ones it lacks when acquired.
 	lexMu     sync.Mutex
 	compounds []compound
-	// namesPath is the names directory's language model, shared by content and written when
-	// missing (names.go); namesARPA is that content.
-	namesOnce   sync.Once
-	namesARPA   []byte
-	namesPath   string
-	namesErr    error
-	namesLoaded atomic.Int32 // decoders that loaded the directory
-	phones      phoneDict    // the dictionary by phones, for an address's sound-alikes
+	// names and mail are the directories' language models, shared by content and written when
+	// missing (names.go).
+	names, mail directory
+	phones      phoneDict // the dictionary by phones, for an address's sound-alikes
 }
 
 // compound is a word the dictionary lacks with the pronunciation of the two words it is made of.

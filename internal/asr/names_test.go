@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -90,5 +91,58 @@ func TestNamesModelSharedByContent(t *testing.T) {
 	c := &Recognizer{dict: map[string]string{"okafor": "OW K AA F ER"}}
 	if pc, err := c.namesModel(); err != nil || pc == pa {
 		t.Errorf("another dictionary's model at %s (%v), want a path other than %s", pc, err, pa)
+	}
+}
+
+// TestMailDirectoryOnRecordedAudio: the e-mail directory hears the "dot"s of an address dictated
+// among names and letters, which the open vocabulary hears as "doctor", "dog" and "got"; the
+// addresses the bank's callers dictate, in the four caller voices.
+func TestMailDirectoryOnRecordedAudio(t *testing.T) {
+	needFlite(t)
+	r := mustRecognizer(t)
+	said := []string{
+		"t dot marchetti at outlook dot example.",
+		"D dot Vasquez, V A S Q U E Z, at albrecht dot example.",
+		"Um, J S W dot dev, D E V, at protonmail dot example.",
+		"My email is anders dot n o at fjordmail dot example.",
+	}
+	dots := func(s string) int { return strings.Count(" "+s+" ", " dot ") }
+	var want, mail, open int
+	for _, s := range said {
+		for _, voice := range callerVoices {
+			pcm := flite24k(t, voice, s)
+			m, err := r.RecognizeMail(context.Background(), pcm, 24000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := recognize(t, r, pcm, nil)
+			if m.Grammar != "mail" {
+				t.Errorf("mail reading's grammar %q, want mail", m.Grammar)
+			}
+			want += dots(strings.ToLower(s))
+			mail += min(dots(m.Text), dots(strings.ToLower(s)))
+			open += min(dots(o.Text), dots(strings.ToLower(s)))
+			t.Logf("%s %q: mail %q, open %q", voice, s, m.Text, o.Text)
+			if voice == "rms" && strings.HasPrefix(s, "D dot") && !strings.Contains(m.Text, "vazquez v a s q u e z at albrecht dot") {
+				t.Errorf("rms %q: mail directory heard %q, want the name, its spelling and the domain", s, m.Text)
+			}
+		}
+	}
+	t.Logf("dots said %d, heard by the mail directory %d, by the open vocabulary %d", want, mail, open)
+	if mail*10 < want*9 {
+		t.Errorf("the mail directory heard %d of %d dots, want nine in ten", mail, want)
+	}
+}
+
+// TestHomophones: the dictionary's other spellings of a word's sound.
+func TestHomophones(t *testing.T) {
+	r := mustRecognizer(t)
+	for w, want := range map[string]string{"vasquez": "vazquez", "harbor": "harbour", "vazquez": "vasquez"} {
+		if got := r.Homophones(w); !slices.Contains(got, want) || slices.Contains(got, w) {
+			t.Errorf("homophones of %s: %q, want %s among them and not %s", w, got, want, w)
+		}
+	}
+	if got := r.Homophones("zzqx"); got != nil {
+		t.Errorf("homophones of a word the dictionary lacks: %q", got)
 	}
 }
