@@ -49,7 +49,7 @@ func (v endpointer) Speaking() bool { return v.e.Speaking() }
 type responder struct{ s *Server }
 
 func (r responder) Open(c *realtimeserver.Conn) realtimeserver.Agent {
-	a := &callAgent{s: r.s, c: c, log: c.Logger(), dlg: dialog.New(dialog.Config{Now: r.s.cfg.Now, Known: r.s.rec.Known})}
+	a := &callAgent{s: r.s, c: c, log: c.Logger(), dlg: dialog.New(dialog.Config{Now: r.s.cfg.Now, Known: r.s.rec.Known, Homophones: r.s.rec.Homophones})}
 	// The caller's channel gets a decoder of its own, so that streaming recognition of this call
 	// depends on nothing but its own audio. Loading it takes a fraction of a second, before the
 	// session starts.

@@ -49,6 +49,16 @@ func hear(ctx context.Context, rec *asr.Recognizer, q dialog.Question, pcm []int
 			}
 		}()
 	}
+	var mail *asr.Result
+	if q.WantsMail() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r, err := rec.RecognizeMail(ctx, pcm, 24000); err == nil {
+				mail = &r
+			}
+		}()
+	}
 	wg.Wait()
 	var got []dialog.Reading
 	for i := range readings {
@@ -56,7 +66,7 @@ func hear(ctx context.Context, rec *asr.Recognizer, q dialog.Question, pcm []int
 			got = append(got, readings[i])
 		}
 	}
-	u := dialog.Utterance{Open: lm, Readings: got, Spoken: true, Reread: reread(rec, pcm), Names: names}
+	u := dialog.Utterance{Open: lm, Readings: got, Spoken: true, Reread: reread(rec, pcm), Names: names, Mail: mail}
 	h := q.Understand(ctx, u)
 	if names == nil && q.NeedsNames(h) {
 		if r, err := rec.RecognizeNames(ctx, pcm, 24000); err == nil {

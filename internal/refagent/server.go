@@ -83,10 +83,13 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.ownRec = true
 	}
-	// The names directory loads while the server waits for its first call.
+	// The names and e-mail directories load while the server waits for its first call.
 	go func() {
 		if err := s.rec.PrepareNames(context.Background()); err != nil && !errors.Is(err, asr.ErrClosed) {
 			log.Warn("names directory not loaded", slog.Any("err", err))
+		}
+		if err := s.rec.PrepareMail(context.Background()); err != nil && !errors.Is(err, asr.ErrClosed) {
+			log.Warn("e-mail directory not loaded", slog.Any("err", err))
 		}
 	}()
 	s.Server = realtimeserver.New(realtimeserver.Config{Name: "reference agent", Provider: reference, Responder: responder{s},

@@ -39,7 +39,7 @@ func BenchmarkSuiteTurns(b *testing.B) {
 					hearSpoken := func(ctx context.Context, q dialog.Question, said string) dialog.Heard {
 						return hear(ctx, rec, q, spoken(b, v, said), nil)
 					}
-					g, c, err := turncall.Play(context.Background(), tk, seed, dialog.Config{Known: rec.Known}, hearSpoken)
+					g, c, err := turncall.Play(context.Background(), tk, seed, dialog.Config{Known: rec.Known, Homophones: rec.Homophones}, hearSpoken)
 					if err != nil {
 						b.Fatal(err)
 					}

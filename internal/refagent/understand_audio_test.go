@@ -45,7 +45,7 @@ func newAudioCall(t *testing.T, env func(string, map[string]any) string) *audioC
 func newAudioCallAt(t *testing.T, instructions string, tools []dialog.Tool, env func(string, map[string]any) string) *audioCall {
 	needTools(t)
 	rec := sharedRecognizer(t)
-	d := dialog.New(dialog.Config{Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }, Known: rec.Known})
+	d := dialog.New(dialog.Config{Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }, Known: rec.Known, Homophones: rec.Homophones})
 	d.Configure(instructions, tools)
 	c := &audioCall{t: t, d: d, rec: rec, env: env}
 	c.respond()
@@ -270,7 +270,7 @@ func TestChoiceInTheCallersWordsOnRecordedAudio(t *testing.T) {
 		for said, want := range map[string]string{"Aisle if you've got it.": "aisle", "Window, please.": "window", "Of course, take your time.": "",
 			// A repaired answer: the grammar holds one choice, the open transcript the repair.
 			"Aisle, sorry, I mean window.": "window"} {
-			d := dialog.New(dialog.Config{Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }, Known: rec.Known})
+			d := dialog.New(dialog.Config{Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }, Known: rec.Known, Homophones: rec.Homophones})
 			d.Configure("You are the rebooking line. Record the seat preference with record_rebooking and mark the rebooking ready.", seatTools)
 			c := &audioCall{t: t, d: d, rec: rec}
 			c.respond()
@@ -300,7 +300,7 @@ func TestRepairInTheNoOnRecordedAudio(t *testing.T) {
 	}
 	needTools(t)
 	rec := sharedRecognizer(t)
-	d := dialog.New(dialog.Config{Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }, Known: rec.Known})
+	d := dialog.New(dialog.Config{Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) }, Known: rec.Known, Homophones: rec.Homophones})
 	d.Configure("You are the benefits line. Record the election with record_election and mark it ready.", electionTools)
 	c := &audioCall{t: t, d: d, rec: rec}
 	c.respond()
@@ -465,5 +465,50 @@ func TestAddressReadingForVerificationOnRecordedAudio(t *testing.T) {
 				t.Errorf("agent said %q: the account number the caller said yes to is asked again", next)
 			}
 		})
+	}
+}
+
+// TestEmailReadBackOnRecordedAudio: an e-mail address dictated among a name, its spelling and
+// "dot"s is read with the e-mail directory and read back; when the caller refuses the reading and
+// says it again, the address with the recognizer's other spelling of a word's sound ("vasquez"
+// for "vazquez") is read back next, and the address the caller agrees to is recorded.
+func TestEmailReadBackOnRecordedAudio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("decodes recorded speech")
+	}
+	tools := []dialog.Tool{
+		{Name: "record_rebooking", Description: "Record fields of the rebooking.", Parameters: json.RawMessage(
+			`{"type":"object","properties":{"contact_email":{"type":"string"}}}`)},
+		{Name: "mark_ready", Description: "Mark the rebooking ready.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+	}
+	const said, want = "D dot Vasquez, V A S Q U E Z, at albrecht dot example.", "d.vasquez@albrecht.example"
+	for _, voice := range []string{"rms", "awb"} {
+		c := newAudioCallAt(t, "You are the rebooking desk. Record the contact email with record_rebooking and mark it ready.", tools, nil)
+		expectIn(t, c.typed("Hi, my flight got cancelled."), "email")
+		_, next := c.spoken(voice, said)
+		readBacks := 0
+		for strings.Contains(next, "Is that right?") && readBacks < 4 {
+			readBacks++
+			if strings.Contains(next, "That's d dot vasquez at albrecht dot example.") {
+				c.spoken(voice, "Yes, that's right.")
+				break
+			}
+			_, next = c.spoken(voice, "No, that's not right.")
+			if !strings.Contains(next, "Is that right?") {
+				_, next = c.spoken(voice, said)
+			}
+		}
+		if readBacks == 0 {
+			t.Errorf("%s: the address was not read back (agent: %q)", voice, c.said)
+		}
+		recorded := ""
+		for _, cl := range c.calls {
+			if strings.HasPrefix(cl, "record_rebooking") {
+				recorded = cl
+			}
+		}
+		if !strings.Contains(recorded, `"contact_email":"`+want+`"`) {
+			t.Errorf("%s: last record %q after %d read-backs, want contact_email %s (agent: %q)", voice, recorded, readBacks, want, c.said)
+		}
 	}
 }

@@ -32,6 +32,10 @@ type Config struct {
 	// Known reports whether the recognizer can put a word in a grammar (a question's grammar only
 	// uses words it knows); nil knows every word.
 	Known func(word string) bool
+	// Homophones are the recognizer's other spellings of a word's pronunciation ("vazquez" for
+	// "vasquez"): an e-mail address heard with one is read back with the others once the caller
+	// refused it. Nil knows none.
+	Homophones func(word string) []string
 }
 
 // Dialog is the agent's state in one call. It is not safe for concurrent use; the Question it
@@ -47,7 +51,7 @@ func New(cfg Config) *Dialog {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	d := &Dialog{l: listener{vocab: cfg.Known, now: cfg.Now}}
+	d := &Dialog{l: listener{vocab: cfg.Known, homophones: cfg.Homophones, now: cfg.Now}}
 	d.Configure("", nil)
 	return d
 }
@@ -125,6 +129,9 @@ type Utterance struct {
 	// Names is the turn read with the names directory (asr.RecognizeNames), when WantsNames;
 	// nil otherwise.
 	Names *asr.Result
+	// Mail is the turn read with the e-mail directory (asr.RecognizeMail), when WantsMail; nil
+	// otherwise.
+	Mail *asr.Result
 }
 
 // Reading is a caller turn decoded with one grammar.
@@ -169,6 +176,13 @@ func (q Question) Slot() *asr.Slot {
 // WantsNames reports a turn whose reading with the names directory may be used
 // (policy.wantsNames).
 func (q Question) WantsNames() bool { return q.names }
+
+// WantsMail reports a turn that answers an e-mail address asked or read back, which is read with
+// the e-mail directory: the open vocabulary never hears "dot" and "at" among names ("t dot
+// marchetti at outlook dot example" is "to dock market t about looked off example").
+func (q Question) WantsMail() bool {
+	return q.exp.field != nil && q.exp.field.Kind == kindEmail && (q.exp.kind == expectField || q.exp.kind == expectConfirm)
+}
 
 // NamesAhead reports a turn expected to be a name (the name asked), whose directory reading is
 // best decoded alongside the grammars. Any other turn that WantsNames (a name's read-back

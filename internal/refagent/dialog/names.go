@@ -638,6 +638,15 @@ func titleWord(w string) string {
 // the word before it is dropped, and the address is read with canon.FindEmails, so that what the
 // caller adds after it ("Fjord like the fjords in Norway") stays out.
 func (l *listener) emailValue(f *field, ws []asr.Word, u Utterance) (fieldValue, bool) {
+	if u.Mail != nil {
+		if e, ok := mailAddress(u.Mail.Words); ok {
+			v := fieldValue{field: f, value: e, spoken: spokenEmail(e), unsure: u.Spoken}
+			for _, alt := range l.homophoneAddresses(u.Mail.Words, e) {
+				v.alts = append(v.alts, fieldValue{field: f, value: alt, spoken: spokenEmail(alt), unsure: true})
+			}
+			return v, true
+		}
+	}
 	if r := u.reading(asr.KindSpelling); r != nil && r.Answer.OK && u.Spoken && hasRun(pieces(r.Answer.Words)) {
 		ws = r.Answer.Words
 	}
@@ -656,6 +665,157 @@ func (l *listener) emailValue(f *field, ws []asr.Word, u Utterance) (fieldValue,
 	e := found[len(found)-1]
 	return fieldValue{field: f, value: e, spoken: spokenEmail(e), unsure: u.Spoken}, true
 }
+
+// mailAddress reads an e-mail address from the turn's reading with the e-mail directory
+// (asr.RecognizeMail), which hears "dot" and "at" and the letters but runs a domain's words apart
+// ("fjord mail"): the local part is the labels joined by "dot" before the last "at" that a domain
+// follows, each label a word or a spelled run, a word followed by its spelling read once; the
+// domain is the words after "at" run together up to "dot", then the labels after each "dot".
+func mailAddress(ws []asr.Word) (string, bool) {
+	ps := pieces(ws)
+	text := func(p piece) string { return strings.ToLower(p.text) }
+	// The last "at" with a "dot" after it; failing one, the last word the directory hears for
+	// "at" in one voice or another ("t dot marchetti n outlive dot example").
+	at := -1
+	for _, said := range []map[string]bool{{"at": true}, atHeardAs} {
+		for i := len(ps) - 2; i > 0 && at < 0; i-- {
+			if said[text(ps[i])] && slices.ContainsFunc(ps[i+2:], func(p piece) bool { return text(p) == "dot" }) {
+				at = i
+			}
+		}
+	}
+	if at < 0 {
+		return "", false
+	}
+	// The domain: words up to the first "dot", then one label after each "dot" (fillers the
+	// directory hears between them dropped: "dot to example").
+	var host, labels []string
+	i := at + 1
+	for ; i < len(ps) && text(ps[i]) != "dot"; i++ {
+		if !mailFillers[text(ps[i])] {
+			host = append(host, text(ps[i]))
+		}
+	}
+	if len(host) == 0 {
+		return "", false
+	}
+	labels = append(labels, strings.Join(host, ""))
+	for i < len(ps) && text(ps[i]) == "dot" {
+		i++
+		for i < len(ps) && mailFillers[text(ps[i])] {
+			i++
+		}
+		if i == len(ps) || text(ps[i]) == "dot" {
+			break
+		}
+		labels = append(labels, text(ps[i]))
+		i++
+	}
+	if len(labels) < 2 {
+		return "", false
+	}
+	// The local part: the segments between "dot"s before "at", back to the first that reads as
+	// no label.
+	var segs [][]piece
+	seg := []piece{}
+	for _, p := range ps[:at] {
+		if text(p) == "dot" {
+			segs, seg = append(segs, seg), []piece{}
+			continue
+		}
+		seg = append(seg, p)
+	}
+	segs = append(segs, seg)
+	var local []string
+	for k := len(segs) - 1; k >= 0; k-- {
+		label := mailLabel(segs[k], k == 0)
+		if label == "" {
+			break
+		}
+		local = append([]string{label}, local...)
+	}
+	if len(local) == 0 {
+		return "", false
+	}
+	return strings.Join(local, ".") + "@" + strings.Join(labels, "."), true
+}
+
+// mailLabel reads one label of an address's local part from the pieces said for it: the lead-in
+// dropped when the label is the first ("it's", "send it to"), then a word, or a spelled run, or
+// a word and its spelling (a run that begins with the word's letter), read as the spelling when
+// it has at least the word's letters and as the word otherwise (a spelling heard short lost
+// letters). "" when nothing is left.
+func mailLabel(ps []piece, first bool) string {
+	if first {
+		i := len(ps) - 1
+		for i > 0 && !mailLeadIns[strings.ToLower(ps[i-1].text)] {
+			i--
+		}
+		ps = ps[i:]
+	}
+	for len(ps) > 0 && mailFillers[strings.ToLower(ps[0].text)] {
+		ps = ps[1:]
+	}
+	if len(ps) == 0 {
+		return ""
+	}
+	w := strings.ToLower(ps[0].text)
+	if len(ps) > 1 && ps[1].run && !ps[0].run && strings.HasPrefix(strings.ToLower(ps[1].text), w[:1]) {
+		if s := strings.ToLower(ps[1].text); len(ps) == 2 && len(s) >= len(w) {
+			return s
+		}
+	}
+	return w
+}
+
+// maxHomophoneAddresses bounds the other spellings of an address offered after a refusal: the
+// repair loop reads back at most a few.
+const maxHomophoneAddresses = 6
+
+// homophoneAddresses are the address read from ws with its words spelled as their homophones
+// (the recognizer wrote "vazquez" where the caller said Vasquez: one sound, two spellings, and
+// an address has one): each word of three letters or more changed alone first, then every such
+// word at once, each address once and none equal to the one read (best).
+func (l *listener) homophoneAddresses(ws []asr.Word, best string) []string {
+	if l.homophones == nil {
+		return nil
+	}
+	seen := map[string]bool{best: true}
+	var out []string
+	try := func(alt []asr.Word) {
+		if e, ok := mailAddress(alt); ok && !seen[e] && len(out) < maxHomophoneAddresses {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	all := slices.Clone(ws)
+	for i, w := range ws {
+		if len(w.Text) < 3 || w.Text == "dot" {
+			continue
+		}
+		hs := l.homophones(w.Text)
+		for _, h := range hs {
+			alt := slices.Clone(ws)
+			alt[i].Text = h
+			try(alt)
+		}
+		if len(hs) > 0 {
+			all[i].Text = hs[0]
+		}
+	}
+	try(all)
+	return out
+}
+
+// mailLeadIns are what a caller says before an address ("it's", "send it to", "my email is").
+var mailLeadIns = map[string]bool{"it's": true, "is": true, "to": true, "email": true, "address": true, "sure": true, "so": true,
+	"um": true, "uh": true, "please": true, "that's": true, "yes": true, "no": true, "okay": true, "the": true, "it": true}
+
+// atHeardAs are words the e-mail directory hears for "at" in one Flite voice or another.
+var atHeardAs = map[string]bool{"n": true, "an": true, "and": true, "in": true}
+
+// mailFillers are words the e-mail directory hears between an address's parts.
+var mailFillers = map[string]bool{"to": true, "the": true, "uh": true, "um": true}
 
 // spokenEmail reads an address aloud: "priya dot v at northwind dot example".
 func spokenEmail(e string) string {

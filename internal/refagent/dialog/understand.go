@@ -240,8 +240,9 @@ func saysGoodbye(text string) bool {
 
 // listener reads what the agent understood from a recognized caller turn, with the agent's model.
 type listener struct {
-	vocab func(string) bool // the recognizer's vocabulary; nil knows every word
-	now   func() time.Time
+	vocab      func(string) bool     // the recognizer's vocabulary; nil knows every word
+	homophones func(string) []string // Config.Homophones; nil knows none
+	now        func() time.Time
 }
 
 // known reports whether a word can be used in a grammar.

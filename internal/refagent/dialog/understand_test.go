@@ -1058,3 +1058,53 @@ func TestRefusedSummaryIsNoApproval(t *testing.T) {
 		}
 	}
 }
+
+// TestMailAddressFromTheDirectory: an address is read from the e-mail directory's words (as it
+// heard the bank caller's turns): the domain's words run together, a word's spelling read once
+// (as the spelling when it has the word's letters), the lead-in and the fillers between the
+// parts dropped; a reading with no "at" before a domain is none.
+func TestMailAddressFromTheDirectory(t *testing.T) {
+	for heard, want := range map[string]string{
+		"t dot marchetti at outlook dot to example":                                    "t.marchetti@outlook.example",
+		"it's t dot marchetti m a rca cheeky t i at outlook dot to example":            "t.marchetti@outlook.example",
+		"um j s w dot dev d v at proton mail dot to example":                           "jsw.dev@protonmail.example",
+		"d dot vazquez v a s q u e z at albrecht dot to example":                       "d.vasquez@albrecht.example",
+		"please send it to payables edu concorde dot to example":                       "",
+		"it's payables p a y j bialy s at to concorde dot example":                     "payables@concorde.example",
+		"send it to uh p at harbour pyne dot example":                                  "p@harbourpyne.example",
+		"a p at harbour pyne dot example":                                              "ap@harbourpyne.example",
+		"it's anders dot n o at fjord mail dot example fjord like the fjords n norway": "anders.no@fjordmail.example",
+		"sure so j s w dot dev net proton mail dot example":                            "",
+		"t dot marchetti n outlive dot example":                                        "t.marchetti@outlive.example",
+		"my email is anders dot m at fjord mail dot to example":                        "anders.m@fjordmail.example",
+	} {
+		got, ok := mailAddress(words(heard))
+		if want == "" {
+			if ok {
+				t.Errorf("%q: read %q, want no address", heard, got)
+			}
+			continue
+		}
+		if got != want {
+			t.Errorf("%q: read %q (%v), want %q", heard, got, ok, want)
+		}
+	}
+}
+
+// TestHomophoneAddresses: an address heard with a word that has homophones is offered with each
+// of them (one word changed, then all), for the read-back after the caller refused it.
+func TestHomophoneAddresses(t *testing.T) {
+	same := map[string][]string{"vazquez": {"vasquez"}, "harbour": {"harbor"}, "pyne": {"pine"}, "dee": {"d"}}
+	l := &listener{homophones: func(w string) []string { return same[w] }}
+	got := l.homophoneAddresses(words("d dot vazquez at albrecht dot example"), "d.vazquez@albrecht.example")
+	if !slices.Equal(got, []string{"d.vasquez@albrecht.example"}) {
+		t.Errorf("vazquez: offered %q, want d.vasquez@albrecht.example", got)
+	}
+	got = l.homophoneAddresses(words("a p at harbour pyne dot example"), "ap@harbourpyne.example")
+	if want := []string{"ap@harborpyne.example", "ap@harbourpine.example", "ap@harborpine.example"}; !slices.Equal(got, want) {
+		t.Errorf("harbour pyne: offered %q, want %q", got, want)
+	}
+	if got := (&listener{}).homophoneAddresses(words("d dot vazquez at albrecht dot example"), "d.vazquez@albrecht.example"); got != nil {
+		t.Errorf("no homophones known: offered %q", got)
+	}
+}
