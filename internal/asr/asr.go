@@ -314,6 +314,37 @@ type Answer struct {
 // Letters that rhyme with digits ("a"/"eight", "q"/"two") otherwise creep into numeric codes.
 const identifierDigitMargin = 1000
 
+// digitsFitBetter reports an identifier's digits-only reading (alt) that is to be taken over its
+// letters-and-digits reading (res): it fits the audio better by identifierDigitMargin, and the
+// letters-and-digits reading is no lettered code's (letterPrefixed).
+func (s Slot) digitsFitBetter(res Result, alt *Result) bool {
+	return alt != nil && alt.Text != "" && alt.Score-res.Score > identifierDigitMargin && !s.letterPrefixed(res.Text)
+}
+
+// letterPrefixed reports a code reading that begins with two letters or more before its digits
+// ("P L three oh nine six two"): the shape of a lettered code (PL-30962, HPRG-0413), which the
+// letters-and-digits grammar gives an all-digit code in none of the caller voices, and which the
+// digits-only reading beats by the margin anyway when the letters rhyme with digits and carrier
+// words ("it's P A, two zero …" is "it's the eight two zero …", by 1059 to 2015 in the four
+// voices, where all-digit codes win by 289 to 2659). The digits-only reading is then no reading.
+func (s Slot) letterPrefixed(text string) bool {
+	v, ok := s.Parse(text)
+	if !ok {
+		return false
+	}
+	letters := 0
+	for letters < len(v.Text) && v.Text[letters] >= 'A' && v.Text[letters] <= 'Z' {
+		letters++
+	}
+	digits := 0
+	for _, c := range v.Text[letters:] {
+		if c >= '0' && c <= '9' {
+			digits++
+		}
+	}
+	return letters >= 2 && digits >= 3
+}
+
 // RecognizeSlot decodes an answer with the slot's grammar and parses its value. An identifier is
 // also decoded as digits only (see Slot.Alternative and Slot.Answer), unless the slot is Single.
 func (r *Recognizer) RecognizeSlot(ctx context.Context, pcm []int16, rate int, slot Slot) (Answer, error) {
@@ -340,7 +371,7 @@ func (r *Recognizer) RecognizeSlot(ctx context.Context, pcm []int16, rate int, s
 		// likely confusions, ranked by the audio (an n-best search over the code grammar's own
 		// lattice takes seconds).
 		best := res
-		if alt != nil && alt.Text != "" && alt.Score-res.Score > identifierDigitMargin {
+		if slot.digitsFitBetter(res, alt) {
 			best = *alt
 		}
 		// Readings that differ in carrier words only mean one value: ask for more.
@@ -390,7 +421,7 @@ func (s Slot) Alternative() *Slot {
 // clearly better (by identifierDigitMargin in decoder score).
 func (s Slot) Answer(res Result, alt *Result) Answer {
 	digitsTaken := false
-	if alt != nil && alt.Text != "" && alt.Score-res.Score > identifierDigitMargin {
+	if s.digitsFitBetter(res, alt) {
 		a := *alt
 		a.Elapsed += res.Elapsed
 		a.Grammar = res.Grammar

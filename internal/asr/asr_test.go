@@ -674,6 +674,39 @@ func TestDigitsReadingKeepsItsDigits(t *testing.T) {
 	readInEveryVoice(t, r, slot, "Eight eight four one, oh three nine two, five seven.", "8841039257")
 }
 
+// TestLetteredCodeKeepsItsLetters: "It's P A, two zero, four four seven one eight" is heard by the
+// digits-only grammar as "it's the eight two zero …", which fits the audio better by more than
+// the margin in every caller voice; a letters-and-digits reading that begins with two letters
+// before its digits is a lettered code's, and the digits-only reading is not taken over it.
+func TestLetteredCodeKeepsItsLetters(t *testing.T) {
+	slot := Slot{Kind: KindIdentifier, Subject: "policy number"}
+	res := Result{Text: "it's p a two zero four four seven one eight", Score: -9275}
+	alt := Result{Text: "it's the eight two zero four four seven one eight", Score: -8024}
+	if ans := slot.Answer(res, &alt); ans.Value.Text != "PA2044718" {
+		t.Errorf("read %q, want the lettered reading PA2044718", ans.Value.Text)
+	}
+	// One letter before the digits is no lettered code's shape ("T4917" for "two two four nine one
+	// seven"): the digits-only reading is taken by its margin.
+	res = Result{Text: "t four nine one seven", Score: -6412}
+	alt = Result{Text: "two two four nine one seven", Score: -5208}
+	if ans := slot.Answer(res, &alt); ans.Value.Text != "224917" {
+		t.Errorf("read %q, want the digits-only reading 224917", ans.Value.Text)
+	}
+
+	needFlite(t)
+	r := mustRecognizer(t)
+	const said = "It's P A, two zero, four four seven one eight."
+	for _, voice := range callerVoices {
+		ans, err := r.RecognizeSlot(context.Background(), flite24k(t, voice, said), 24000, slot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(ans.Value.Text, "PA") {
+			t.Errorf("%s: %q read as %q (%s), want the letters PA in it", voice, said, ans.Value.Text, ans.Text)
+		}
+	}
+}
+
 // readInEveryVoice checks that what each caller voice says is read as want.
 func readInEveryVoice(t *testing.T, r *Recognizer, slot Slot, said, want string) {
 	t.Helper()
