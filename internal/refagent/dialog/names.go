@@ -673,7 +673,7 @@ func (l *listener) emailValue(f *field, ws []asr.Word, u Utterance) (fieldValue,
 // domain is the words after "at" run together up to "dot", then the labels after each "dot".
 func mailAddress(ws []asr.Word) (string, bool) {
 	ps := pieces(ws)
-	text := func(p piece) string { return strings.ToLower(p.text) }
+	text := mailWord
 	// The last "at" with a "dot" after it; failing one, the last word the directory hears for
 	// "at" in one voice or another ("t dot marchetti n outlive dot example").
 	at := -1
@@ -747,26 +747,30 @@ func mailAddress(ws []asr.Word) (string, bool) {
 // letters). "" when nothing is left.
 func mailLabel(ps []piece, first bool) string {
 	if first {
-		i := len(ps) - 1
-		for i > 0 && !mailLeadIns[strings.ToLower(ps[i-1].text)] {
+		i := len(ps)
+		for i > 0 && !mailLeadIns[mailWord(ps[i-1])] {
 			i--
 		}
 		ps = ps[i:]
 	}
-	for len(ps) > 0 && mailFillers[strings.ToLower(ps[0].text)] {
+	for len(ps) > 0 && mailFillers[mailWord(ps[0])] {
 		ps = ps[1:]
 	}
-	if len(ps) == 0 {
+	if len(ps) == 0 || mailWord(ps[0]) == "" {
 		return ""
 	}
-	w := strings.ToLower(ps[0].text)
-	if len(ps) > 1 && ps[1].run && !ps[0].run && strings.HasPrefix(strings.ToLower(ps[1].text), w[:1]) {
-		if s := strings.ToLower(ps[1].text); len(ps) == 2 && len(s) >= len(w) {
+	w := mailWord(ps[0])
+	if len(ps) > 1 && ps[1].run && !ps[0].run && strings.HasPrefix(mailWord(ps[1]), w[:1]) {
+		if s := mailWord(ps[1]); len(ps) == 2 && len(s) >= len(w) {
 			return s
 		}
 	}
 	return w
 }
+
+// mailWord is a piece as an address writes it: lower case, without the apostrophe the
+// dictionary gives some names ("amber's").
+func mailWord(p piece) string { return strings.ReplaceAll(strings.ToLower(p.text), "'", "") }
 
 // maxHomophoneAddresses bounds the other spellings of an address offered after a refusal: the
 // repair loop reads back at most a few.
@@ -808,8 +812,8 @@ func (l *listener) homophoneAddresses(ws []asr.Word, best string) []string {
 }
 
 // mailLeadIns are what a caller says before an address ("it's", "send it to", "my email is").
-var mailLeadIns = map[string]bool{"it's": true, "is": true, "to": true, "email": true, "address": true, "sure": true, "so": true,
-	"um": true, "uh": true, "please": true, "that's": true, "yes": true, "no": true, "okay": true, "the": true, "it": true}
+var mailLeadIns = map[string]bool{"its": true, "is": true, "to": true, "email": true, "address": true, "sure": true, "so": true,
+	"um": true, "uh": true, "please": true, "thats": true, "yes": true, "no": true, "okay": true, "the": true, "it": true}
 
 // atHeardAs are words the e-mail directory hears for "at" in one Flite voice or another.
 var atHeardAs = map[string]bool{"n": true, "an": true, "and": true, "in": true}

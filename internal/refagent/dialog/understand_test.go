@@ -1075,6 +1075,9 @@ func TestMailAddressFromTheDirectory(t *testing.T) {
 		"a p at harbour pyne dot example":                                              "ap@harbourpyne.example",
 		"it's anders dot n o at fjord mail dot example fjord like the fjords n norway": "anders.no@fjordmail.example",
 		"sure so j s w dot dev net proton mail dot example":                            "",
+		"its dot n hoevet at fjord mail dot example":                                   "n@fjordmail.example",
+		"it's uh at fjord mail dot example":                                            "",
+		"amber's dot n o at fjord mail dot example":                                    "ambers.no@fjordmail.example",
 		"t dot marchetti n outlive dot example":                                        "t.marchetti@outlive.example",
 		"my email is anders dot m at fjord mail dot to example":                        "anders.m@fjordmail.example",
 	} {
