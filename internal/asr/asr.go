@@ -322,8 +322,8 @@ func (s Slot) digitsFitBetter(res Result, alt *Result) bool {
 }
 
 // letterPrefixed reports a code reading that begins with two letters or more before its digits
-// ("P L three oh nine six two"): the shape of a lettered code (PL-30962, HPRG-0413), which the
-// letters-and-digits grammar gives an all-digit code in none of the caller voices, and which the
+// ("P L three oh nine six two"), not all of them digitLetters: the shape of a lettered code
+// (PL-30962, HPRG-0413), which the letters-and-digits grammar gives no all-digit code, and which the
 // digits-only reading beats by the margin anyway when the letters rhyme with digits and carrier
 // words ("it's P A, two zero …" is "it's the eight two zero …", by 1059 to 2015 in the four
 // voices, where all-digit codes win by 289 to 2659). The digits-only reading is then no reading.
@@ -332,8 +332,11 @@ func (s Slot) letterPrefixed(text string) bool {
 	if !ok {
 		return false
 	}
-	letters := 0
+	letters, digitLike := 0, 0
 	for letters < len(v.Text) && v.Text[letters] >= 'A' && v.Text[letters] <= 'Z' {
+		if strings.IndexByte(digitLetters, v.Text[letters]) >= 0 {
+			digitLike++
+		}
 		letters++
 	}
 	digits := 0
@@ -342,8 +345,13 @@ func (s Slot) letterPrefixed(text string) bool {
 			digits++
 		}
 	}
-	return letters >= 2 && digits >= 3
+	return letters >= 2 && digitLike < letters && digits >= 3
 }
+
+// digitLetters are the letters the letters-and-digits grammar hears at the start of an all-digit
+// code said in the caller voices: A and H for "eight" ("account's h h four one …" for "account's
+// eight eight four one …", rms), X for "it's". A prefix of these alone is no lettered code's.
+const digitLetters = "AHX"
 
 // RecognizeSlot decodes an answer with the slot's grammar and parses its value. An identifier is
 // also decoded as digits only (see Slot.Alternative and Slot.Answer), unless the slot is Single.

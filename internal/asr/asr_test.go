@@ -692,6 +692,12 @@ func TestLetteredCodeKeepsItsLetters(t *testing.T) {
 	if ans := slot.Answer(res, &alt); ans.Value.Text != "224917" {
 		t.Errorf("read %q, want the digits-only reading 224917", ans.Value.Text)
 	}
+	// Nor are letters that are the grammar's words for "eight" ("account's h h four one …").
+	res = Result{Text: "h h four one oh three nine two five seven", Score: -10600}
+	alt = Result{Text: "eight eight four one oh three nine two five seven", Score: -7941}
+	if ans := slot.Answer(res, &alt); ans.Value.Text != "8841039257" {
+		t.Errorf("read %q, want the digits-only reading 8841039257", ans.Value.Text)
+	}
 
 	needFlite(t)
 	r := mustRecognizer(t)
