@@ -291,6 +291,13 @@ func (s Slot) Grammar() *Grammar {
 	// is …", "Um, actually, that's wrong. It should be …", "… not that". Without these the code
 	// grammar made the repair's words into letters and digits.
 	const repairPre, repairPost = " | no sorry | sorry no | sorry | actually | that's not right | that's wrong | that's not it | it should be | i said | what i said was", " | not that"
+	if s.Kind == KindIdentifier || s.Kind == KindDigits {
+		// A caller reading a code off a card fetches it first: "let me grab my card. Okay, P as in
+		// Paul …". Without these the fetching was forced into letters and digits ("eleven a dash d
+		// mike r d l k eight p as in paul").
+		pre += " | let me | hold on | hang on | one second | just a second | " +
+			"(grab | get | find | check | pull up | look at) [my | the] (card | wallet | account | letter | statement | policy | bill | it)"
+	}
 	if s.Kind == KindPhone || s.Kind == KindDigits {
 		// How callers give a number.
 		pre += " | you can reach me at | best number is | my number is | call me at | the number is | my cell is | it's the"
