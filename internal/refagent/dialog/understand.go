@@ -1864,6 +1864,10 @@ func splitItems(ws []asr.Word) []string {
 		}
 		switch {
 		case i > 0 && len(cur) > 0 && w.Start-ws[i-1].End >= 120*time.Millisecond:
+			if hesitation(ws, i, cur) {
+				cur = nil
+				continue
+			}
 			flush()
 		case determiners[w.Text] && contentWords(cur) >= 2 && !functionWords[ws[i-1].Text]:
 			flush() // "… bathroom floor the kitchen ceiling": a determiner starts the next noun phrase
@@ -1872,6 +1876,14 @@ func splitItems(ws []asr.Word) []string {
 	}
 	flush()
 	return items
+}
+
+// hesitation reports a one-word run between a separator and a pause, after which a determiner
+// opens the next item: "and, um, the kitchen cabinets", where the recognizer wrote a word ("and
+// bomb the kitchen cabinets") for the "um".
+func hesitation(ws []asr.Word, i int, cur []asr.Word) bool {
+	before := i - len(cur) - 1
+	return len(cur) == 1 && before >= 0 && listSeparators[ws[before].Text] && determiners[ws[i].Text]
 }
 
 // spellsLast reports a run of three or more spelled letters that spells the last item (letters a

@@ -37,6 +37,12 @@ func TestSplitItems(t *testing.T) {
 		{"restarted the laptop then reinstalled the v p n client then switched to my phone hotspot",
 			[]string{"restarted the laptop", "reinstalled the VPN client", "switched to my phone hotspot"}},
 		{"email and text message", []string{"email", "text message"}},
+		// "Uh, the kitchen ceiling underneath, and, um, the kitchen cabinets": the "um" heard as a
+		// word between the "and" and the next item is no item.
+		{"the upstairs bathroom floor for sure | but the kitchen ceiling underneath and bomb | the kitchen cabinets",
+			[]string{"upstairs bathroom floor for sure", "but the kitchen ceiling underneath", "kitchen cabinets"}},
+		// A one-word item said after "and" is one ("the VPN and Outlook, the SharePoint site" aside).
+		{"the vpn and outlook | sharepoint", []string{"vpn", "outlook", "sharepoint"}},
 	} {
 		if got := splitItems(words(c.text)); !slices.Equal(got, c.want) {
 			t.Errorf("splitItems(%q) = %q, want %q", c.text, got, c.want)
