@@ -17,9 +17,10 @@ import (
 // question names (the asked field's, every other open field's, yes/no, filler), concurrently on
 // the recognizer's decoders, and the dialogue chooses among the readings by score. A turn that
 // answers a name asked is also read with the names directory alongside; one that may give a name
-// otherwise (its read-back answered) only once it is understood to, and is understood again. An
-// address a verify or lookup tool takes, once understood, is read again with the address grammar
-// for the tool's retries.
+// otherwise (its read-back answered) only once it is understood to, and is understood again. A
+// turn that answers an e-mail address asked or read back is also read with the e-mail directory
+// alongside. An address a verify or lookup tool takes, once understood, is read again with the
+// address grammar for the tool's retries.
 func hear(ctx context.Context, rec *asr.Recognizer, q dialog.Question, pcm []int16, streamed *asr.Result) dialog.Heard {
 	var lm asr.Result
 	if streamed != nil {
