@@ -1865,10 +1865,10 @@ func splitItems(ws []asr.Word) []string {
 		switch {
 		case i > 0 && len(cur) > 0 && w.Start-ws[i-1].End >= 120*time.Millisecond:
 			if hesitation(ws, i, cur) {
-				cur = nil
-				continue
+				cur = nil // the word heard for the "um"; the determiner opens the next item
+			} else {
+				flush()
 			}
-			flush()
 		case determiners[w.Text] && contentWords(cur) >= 2 && !functionWords[ws[i-1].Text]:
 			flush() // "… bathroom floor the kitchen ceiling": a determiner starts the next noun phrase
 		}
