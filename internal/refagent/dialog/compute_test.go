@@ -399,6 +399,62 @@ func TestRecordNamesTheGuest(t *testing.T) {
 	}
 }
 
+// TestRecordNamesWhoseIDFoundIt: the worker found by the new hire's ID is the new hire, so the
+// record's name is new_hire_name, over a misheard one, though "new" in the key reads like a
+// search; the requester, whom the key does not identify, keeps what was heard.
+func TestRecordNamesWhoseIDFoundIt(t *testing.T) {
+	tools := []Tool{
+		{Name: "lookup_worker", Description: "Look up a worker by ID.", Parameters: json.RawMessage(`{"type":"object","properties":{"new_hire_employee_id":{"type":"string"}},"required":["new_hire_employee_id"]}`)},
+		{Name: "record_request", Description: "Record the access request.", Parameters: json.RawMessage(`{"type":"object","properties":{"requester_name":{"type":"string"},"new_hire_name":{"type":"string"},"new_hire_employee_id":{"type":"string"}}}`)},
+	}
+	d := New(Config{})
+	d.Configure("You are the IT service desk.", tools)
+	p := d.p
+	for name, heard := range map[string]string{"requester_name": "Peto Mash Wierzbicki", "new_hire_name": "Cindy's Bady Eiji"} {
+		f := d.m.fieldByName[name]
+		p.values[name] = fieldValue{field: f, value: heard}
+	}
+	p.fillFromLookup(p.toolByName("lookup_worker"), map[string]any{"name": "Adaeze Fontaine-Osei", "worker_type": "contractor"})
+	if got := p.values["new_hire_name"].value; got != "Adaeze Fontaine-Osei" {
+		t.Errorf("new_hire_name %v, want the name on the worker found by the new hire's ID", got)
+	}
+	if got := p.values["requester_name"].value; got != "Peto Mash Wierzbicki" {
+		t.Errorf("requester_name %v, want what was heard: the key is not the requester's", got)
+	}
+}
+
+// TestMerchantOnTheStatement: a merchant heard in part ("studio") is the one charge on the card's
+// recent transactions whose name shares the most words with it, written as the statement writes
+// it; a heard name that matches none, or two as well, is kept as heard; a person's name is never
+// taken from the statement.
+func TestMerchantOnTheStatement(t *testing.T) {
+	tools := []Tool{
+		{Name: "lookup_transactions", Description: "Recent transactions on the card.", Parameters: json.RawMessage(`{"type":"object","properties":{"card_last4":{"type":"string"}},"required":["card_last4"]}`)},
+		{Name: "record_dispute", Description: "Record the dispute.", Parameters: json.RawMessage(`{"type":"object","properties":{"card_last4":{"type":"string"},"merchant":{"type":"string"},"contact_name":{"type":"string"}}}`)},
+	}
+	d := New(Config{})
+	d.Configure("You are the card disputes desk.", tools)
+	p := d.p
+	p.toolResult("lookup_transactions", `{"ok":true,"record":{"recent_transactions":"2027-01-14 ZENFIT*STUDIO 8821 $219.00; 2027-01-12 TRADER JOE'S #231 $64.18; 2027-01-09 XCEL ENERGY $88.40; 2027-01-02 ENERGY STUDIO 11 $20.00"}}`)
+	merchant, contact := d.m.fieldByName["merchant"], d.m.fieldByName["contact_name"]
+	for heard, want := range map[string]string{
+		"Fuck Studio the Old Applies": "Fuck Studio the Old Applies", // two entries say studio
+		"Then Zenfit Studio":          "Zenfit Studio",
+		"Corner Market":               "Corner Market", // no word in common
+		"Trader Hose":                 "Trader Joe's",
+		"Excel Energy":                "Excel Energy", // two entries say energy
+	} {
+		p.apply([]fieldValue{{field: merchant, value: heard, spoken: heard}}, intentAnswer)
+		if got := p.values["merchant"]; got.value != want || got.spoken != want {
+			t.Errorf("merchant heard %q: recorded %v, read back %q; want %q", heard, got.value, got.spoken, want)
+		}
+	}
+	p.apply([]fieldValue{{field: contact, value: "Trader Smith", spoken: "Trader Smith"}}, intentAnswer)
+	if got := p.values["contact_name"].value; got != "Trader Smith" {
+		t.Errorf("a person's name taken from the statement: %v", got)
+	}
+}
+
 // TestBookedRecordIsTheOriginal: the flight on a booking looked up by its reference is the
 // original flight; the flight a search for the new date finds is the new one; the date an invoice
 // was delivered is its delivery date.

@@ -348,7 +348,7 @@ func (p *policy) apply(vals []fieldValue, in intent) {
 	fresh := 0
 	vals = slices.Clone(vals)
 	for i, v := range vals {
-		v = p.state(v.field.Name).notRefused(v)
+		v = p.state(v.field.Name).notRefused(p.onRecord(v))
 		vals[i] = v
 		old, had := p.values[v.field.Name]
 		if !had {
@@ -937,10 +937,121 @@ func lookupNumber(v any) (float64, bool) {
 // takes the name on file rather than asking a caller to spell it; a column plainly called "name"
 // must share a word with the lookup's key to say whose name it is (fillFromLookup).
 func recordNames(f *field, k string, t *toolInfo) bool {
-	if f.Kind != kindName || searchesNew(t) {
+	if f.Kind != kindName || searchesNew(t) && !keyedByOwnID(f, k, t) {
 		return false
 	}
 	return f.Name == k+"_name" || strings.HasSuffix(f.Name, "_"+k)
+}
+
+// onRecord is a business's name as the records looked up write it: "studio" heard for the
+// merchant, with "2027-01-14 ZENFIT*STUDIO 8821 $219.00; 2027-01-12 TRADER JOE'S …" among the
+// card's recent transactions, is the ZenFit Studio charge, as an agent reading the statement on
+// screen would take it (and reads it back, for the caller to say yes or no). Only a name that
+// shares more words with one entry of the lists on record than with any other; what was heard
+// stays an alternative.
+func (p *policy) onRecord(v fieldValue) fieldValue {
+	heard, ok := v.value.(string)
+	if !ok || v.field.Kind != kindName || !businessName(v.field) {
+		return v
+	}
+	words := map[string]bool{}
+	for _, w := range strings.Fields(strings.ToLower(heard)) {
+		if len(w) >= 4 && !aroundNameWords[w] {
+			words[w] = true
+		}
+	}
+	var found []string
+	best := 0
+	for _, rec := range p.lookups {
+		for _, name := range listedNames(rec) {
+			shared := 0
+			for _, w := range strings.Fields(strings.ToLower(name)) {
+				if words[w] {
+					shared++
+				}
+			}
+			switch {
+			case shared == 0 || shared < best || slices.Contains(found, name):
+			case shared > best:
+				best, found = shared, []string{name}
+			default:
+				found = append(found, name)
+			}
+		}
+	}
+	if len(found) != 1 || strings.EqualFold(found[0], heard) {
+		return v
+	}
+	as := v
+	as.alts = nil
+	v.alts = append([]fieldValue{as}, v.alts...)
+	v.value, v.spoken = found[0], found[0]
+	return v
+}
+
+// businessName reports a name field that holds a business's name (the merchant, the shop).
+func businessName(f *field) bool {
+	return slices.ContainsFunc(nameWords(f.Name), func(w string) bool {
+		switch w {
+		case "merchant", "shop", "store", "company", "vendor", "payee", "business", "employer":
+			return true
+		}
+		return false
+	})
+}
+
+// aroundNameWords are words of four letters or more a caller says around a business's name.
+var aroundNameWords = map[string]bool{"that": true, "this": true, "they": true, "them": true, "with": true, "from": true,
+	"place": true, "said": true, "what": true, "it's": true, "sorry": true, "actually": true, "called": true}
+
+// listedNames are the names in a record's lists of entries (a card's recent transactions, "date
+// NAME reference amount; …"): in each entry, the first run of capitalized words without digits,
+// written as a name ("ZENFIT*STUDIO" is Zenfit Studio, "TRADER JOE'S #231" Trader Joe's).
+func listedNames(rec map[string]any) []string {
+	var entries []string
+	for _, k := range slices.Sorted(maps.Keys(rec)) {
+		switch x := rec[k].(type) {
+		case string:
+			if strings.Contains(x, ";") {
+				entries = append(entries, strings.Split(x, ";")...)
+			}
+		case []any:
+			for _, e := range x {
+				if s, ok := e.(string); ok {
+					entries = append(entries, s)
+				}
+			}
+		}
+	}
+	var out []string
+	for _, e := range entries {
+		var run []string
+		for _, tok := range strings.Fields(strings.NewReplacer("*", " ", "_", " ").Replace(e)) {
+			r := []rune(tok)
+			if unicode.IsUpper(r[0]) && !strings.ContainsFunc(tok, unicode.IsDigit) {
+				run = append(run, strings.ToUpper(string(r[0]))+strings.ToLower(string(r[1:])))
+				continue
+			}
+			if len(run) > 0 {
+				break
+			}
+		}
+		if len(run) > 0 {
+			out = append(out, strings.Join(run, " "))
+		}
+	}
+	return out
+}
+
+// keyedByOwnID reports a name field of the one whose record a lookup's key found: new_hire_name
+// on the worker found by new_hire_employee_id is the new hire's name, though the key's "new"
+// makes the lookup look like a search for something asked for (searchesNew).
+func keyedByOwnID(f *field, k string, t *toolInfo) bool {
+	whose, ok := strings.CutSuffix(f.Name, "_"+k)
+	if !ok || whose == "" {
+		return false
+	}
+	return slices.ContainsFunc(t.Params, func(a field) bool { return strings.HasPrefix(a.Name, whose+"_") })
 }
 
 // eventDate reports a date field named for the event a record's column says happened: "delivered"
