@@ -467,7 +467,7 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 			return h
 		}
 		yes, ok := asr.Polarity(text)
-		if ok && yes && containsPhrase(text, readBackRefusals) {
+		if ok && yes && refuses(text) {
 			// "No, sorry, that's not right. My e-mail is … good on …": a value said again after
 			// the refusal may hold a yes word of the recognizer's, which the last word of the
 			// turn would otherwise make the approval.
@@ -517,7 +517,7 @@ func (l *listener) confirmation(exp expectation, text string, cands []candidate,
 		return *h, true
 	}
 	pol, said := asr.Polarity(text)
-	if said && pol && containsPhrase(text, readBackRefusals) {
+	if said && pol && refuses(text) {
 		// "Um, actually, that's wrong. It should be Vasquez-Albrecht …": the value said again
 		// after the refusal may hold a yes word of the recognizer's ("just as old correct" for
 		// Vasquez) that the last word of the turn would otherwise make an agreement.
@@ -548,6 +548,25 @@ func (l *listener) confirmation(exp expectation, text string, cands []candidate,
 		return *h, true
 	}
 	return *h, false
+}
+
+// refuses reports a reply that refuses what was read back, whatever follows: a refusal phrase
+// ("that's wrong"), or "no, sorry" (or "sorry, no") opening the turn, whose "that's not right"
+// the recognizer may not hear ("no sorry that's not ride my name is emily is ok for …", whose
+// last yes word "ok" would make it an agreement).
+func refuses(text string) bool {
+	if containsPhrase(text, readBackRefusals) {
+		return true
+	}
+	words := strings.Fields(strings.NewReplacer(",", " ", ".", " ").Replace(strings.ToLower(text)))
+	for len(words) > 0 && (words[0] == "um" || words[0] == "uh" || words[0] == "oh") {
+		words = words[1:]
+	}
+	if len(words) < 2 {
+		return false
+	}
+	no := func(w string) bool { return w == "no" || w == "nope" }
+	return no(words[0]) && words[1] == "sorry" || words[0] == "sorry" && no(words[1])
 }
 
 // readBackRefusals say a read-back was wrong, whatever follows them.

@@ -640,6 +640,10 @@ func TestRefusedReadBack(t *testing.T) {
 		{"merchant", "Sunset Studio the Oboe Players", "i'm actually that's wrong i said sen fick studio the older players"},
 		// A yes word in the value said again after the refusal ("correct" for Vasquez) is no yes.
 		{"customer_name", "Ba Albrecht", "i'm actually that's wrong it should be just as old correct be a rescue you easy owl beyond easy hp"},
+		// "No, sorry" opens a refusal though its "that's not right" was misheard and the name
+		// said again holds a yes word ("ok" for Okafor; travel-hotel-extend, slt, turn suite).
+		{"customer_name", "Elisa Prefer", "no sorry that's not ride my name is emily is ok for a n n e l i s c"},
+		{"customer_name", "Elisa Prefer", "sorry no my name is and elisa ok for a n n e l i e s e not that"},
 	} {
 		f := m.fieldByName[c.field]
 		was := fieldValue{field: f, value: c.readBack}
@@ -1055,8 +1059,10 @@ func TestRefusedSummaryIsNoApproval(t *testing.T) {
 	for heard, want := range map[string]intent{
 		"nope sorry that's not right my email is good on to fester settle bred dog for example": intentNo,
 		"um actually that's wrong it should be the doctor fast as gentle bred dog that's good":  intentNo,
+		"nope sorry that's not ride my email is the dot that's correct":                         intentNo,
 		"yes that's right go ahead": intentYes,
 		"yes that's all good":       intentYes,
+		"no problem go ahead":       intentYes,
 	} {
 		h := l.understand(t.Context(), m, exp, Utterance{Open: asr.Result{Text: heard, Words: words(heard)}, Spoken: true})
 		if h.intent != want {
