@@ -101,6 +101,7 @@ type Recognizer struct {
 	// missing (names.go).
 	names, mail directory
 	phones      phoneDict // the dictionary by phones, for an address's sound-alikes
+	spellings   spellings // the common spelling of each homophone, for the directories' readings
 }
 
 // compound is a word the dictionary lacks with the pronunciation of the two words it is made of.

@@ -5,6 +5,7 @@ package asr
 #include <stdlib.h>
 #include <pocketsphinx.h>
 #include <sphinxbase/err.h>
+#include <sphinxbase/ngram_model.h>
 
 static cmd_ln_t *asr_config(int argc, char **argv) {
 	return cmd_ln_parse_r(NULL, ps_args(), argc, argv, TRUE);
@@ -25,6 +26,18 @@ static double asr_posterior(ps_decoder_t *ps) { return logmath_exp(ps_get_logmat
 static double asr_seg_posterior(ps_decoder_t *ps, ps_seg_t *seg) {
 	int32 ascr, lscr, lback;
 	return logmath_exp(ps_get_logmath(ps), ps_seg_prob(seg, &ascr, &lscr, &lback));
+}
+
+// asr_unigram is a word's log probability alone in the language model of a search: 1 with it
+// in *score, 0 for a word the model lacks, -1 when the search has no language model.
+static int asr_unigram(ps_decoder_t *ps, const char *search, const char *w, int32 *score) {
+	ngram_model_t *lm = ps_get_lm(ps, search);
+	if (lm == NULL) return -1;
+	int32 wid = ngram_wid(lm, w);
+	if (wid == ngram_unknown_wid(lm)) return 0;
+	int32 used;
+	*score = ngram_ng_score(lm, wid, NULL, 0, &used);
+	return 1;
 }
 */
 import "C"
@@ -118,6 +131,19 @@ func (d *decoder) known(word string) bool {
 	}
 	C.free(unsafe.Pointer(p))
 	return true
+}
+
+// unigram is w's log probability alone in the open-vocabulary language model (in sphinxbase's
+// log base), and false for a word the model lacks.
+func (d *decoder) unigram(w string) (int32, bool) {
+	cs, cw := C.CString(defaultSearch), C.CString(w)
+	defer C.free(unsafe.Pointer(cs))
+	defer C.free(unsafe.Pointer(cw))
+	var score C.int32
+	if C.asr_unigram(d.ps, cs, cw, &score) != 1 {
+		return 0, false
+	}
+	return int32(score), true
 }
 
 // use selects the search for g (registering its grammar on first use), or the language model.

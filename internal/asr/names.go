@@ -40,6 +40,10 @@ type directorySpec struct {
 	carriers     []string
 	carrierShare float64
 	what         string // for errors: "names directory"
+	// commonSpelling writes each word of a reading in its common spelling (spelling.go): right
+	// for the words an e-mail address is made of ("harbor pine"), wrong for names, of which the
+	// language model knows the nouns that sound like them better ("ferrier" would be "farrier").
+	commonSpelling bool
 }
 
 // directory is a directory's model once built: its content, its path, and how many decoders
@@ -155,13 +159,24 @@ func (d *decoder) useDirectory(spec directorySpec, path string, loaded *atomic.I
 	return nil
 }
 
-// recognizeDirectory decodes an utterance with a directory's model.
+// recognizeDirectory decodes an utterance with a directory's model (the e-mail directory's
+// reading in common spelling, spelling.go).
 func (r *Recognizer) recognizeDirectory(ctx context.Context, pcm []int16, rate int, dir *directory, spec directorySpec) (Result, error) {
 	path, err := r.directoryModel(dir, spec)
 	if err != nil {
 		return Result{}, err
 	}
-	return r.decodeWith(ctx, pcm, rate, func(d *decoder) error { return d.useDirectory(spec, path, &dir.loaded) }, 0, false)
+	var common map[string]string
+	res, err := r.decodeWith(ctx, pcm, rate, func(d *decoder) error {
+		if spec.commonSpelling {
+			common = r.commonSpellings(d)
+		}
+		return d.useDirectory(spec, path, &dir.loaded)
+	}, 0, false)
+	if err != nil || common == nil {
+		return res, err
+	}
+	return commonlySpelled(res, common, spec), nil
 }
 
 // RecognizeNames decodes an utterance with the names directory (see above): the reading a name
@@ -197,6 +212,9 @@ func (r *Recognizer) prepareDirectory(ctx context.Context, dir *directory, spec 
 		if err != nil {
 			return err
 		}
+		if spec.commonSpelling {
+			r.commonSpellings(d) // once: a fifth of a second no caller should wait for
+		}
 		err = d.useDirectory(spec, path, &dir.loaded)
 		r.release(d)
 		if err != nil {
@@ -210,7 +228,7 @@ func (r *Recognizer) prepareDirectory(ctx context.Context, dir *directory, spec 
 // together ("fjord mail") and spelled letters, joined by "dot" and "at", which the open
 // vocabulary hears as "doctor", "got" and "daughter" and the names directory as the names that
 // sound like them. Here the structure words and the letters are the carriers.
-var mailDirectory = directorySpec{search: "_mail", file: "asr-mail", carrierShare: 0.6, what: "e-mail directory",
+var mailDirectory = directorySpec{search: "_mail", file: "asr-mail", carrierShare: 0.6, what: "e-mail directory", commonSpelling: true,
 	carriers: slices.Concat(strings.Fields(strings.ReplaceAll(letterWords, "|", "")), strings.Fields(
 		"o dot at example com org net edu underscore dash hyphen period mail email e-mail address "+
 			"it's it is send to my the that's spelled like and then all one word lowercase sure so um uh please yes no okay"))}
