@@ -123,7 +123,8 @@ func TestMailDirectoryOnRecordedAudio(t *testing.T) {
 			mail += min(dots(m.Text), dots(strings.ToLower(s)))
 			open += min(dots(o.Text), dots(strings.ToLower(s)))
 			t.Logf("%s %q: mail %q, open %q", voice, s, m.Text, o.Text)
-			if voice == "rms" && strings.HasPrefix(s, "D dot") && !strings.Contains(m.Text, "vazquez v a s q u e z at albrecht dot") {
+			// In the spelling the caller spells (the common one, spelling.go).
+			if voice == "rms" && strings.HasPrefix(s, "D dot") && !strings.Contains(m.Text, "vasquez v a s q u e z at albrecht dot") {
 				t.Errorf("rms %q: mail directory heard %q, want the name, its spelling and the domain", s, m.Text)
 			}
 		}
