@@ -739,6 +739,38 @@ func TestCodeReadAfterFetchingTheCard(t *testing.T) {
 	}
 }
 
+// TestCodeReadWithTheCardInHand: a caller who has fetched what the code is written on says so
+// before reading it ("Got the bottle. Number's six oh two three …"); the code grammar forced that
+// into letters and digits ("2209R60231148" in the turn suite; here, without the lead-ins, 5 of
+// these 12 readings were the code alone).
+func TestCodeReadWithTheCardInHand(t *testing.T) {
+	needFlite(t)
+	r := mustRecognizer(t)
+	// No "number's" among the subject's contractions: "the number" is said of any code.
+	slot := Slot{Kind: KindIdentifier, Subject: "prescription"}
+	alone, n := 0, 0
+	for _, said := range []string{
+		"Got the bottle. Number's six oh two three, one one four eight.",
+		"Okay, found it. It's six oh two three, one one four eight.",
+		"Here it is. Six oh two three, one one four eight.",
+	} {
+		for _, voice := range callerVoices {
+			ans, err := r.RecognizeSlot(context.Background(), flite24k(t, voice, said), 24000, slot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+			if ans.Value.Text == "60231148" {
+				alone++
+			}
+			t.Logf("%s, %q: read %q (%s)", voice, said, ans.Value.Text, ans.Text)
+		}
+	}
+	if alone < 10 {
+		t.Errorf("%d of %d readings are the code alone, want 10 at least", alone, n)
+	}
+}
+
 // readInEveryVoice checks that what each caller voice says is read as want.
 func readInEveryVoice(t *testing.T, r *Recognizer, slot Slot, said, want string) {
 	t.Helper()

@@ -286,6 +286,7 @@ func (s Slot) Grammar() *Grammar {
 		rules["d"] = digitWords
 	}
 	pre := "it's | it is | sure | okay | yes | um | uh | that's | that is | that would be"
+	const fetchedThings = "(card | wallet | account | letter | statement | policy | bill | bottle | label | receipt | email | it)"
 	post := "thanks | thank you | please"
 	// How callers repair a value read back to them: "No, sorry, that's not right. My policy number
 	// is …", "Um, actually, that's wrong. It should be …", "… not that". Without these the code
@@ -295,8 +296,13 @@ func (s Slot) Grammar() *Grammar {
 		// A caller reading a code off a card fetches it first: "let me grab my card. Okay, P as in
 		// Paul …". Without these the fetching was forced into letters and digits ("eleven a dash d
 		// mike r d l k eight p as in paul").
+		// And says so when it is in hand: "Got the bottle. Number's six oh two three …" was read
+		// "2209R60231148".
 		pre += " | let me | hold on | hang on | one second | just a second | " +
-			"(grab | get | find | check | pull up | look at) [my | the] (card | wallet | account | letter | statement | policy | bill | it)"
+			"(grab | get | find | check | pull up | look at) [my | the] " + fetchedThings +
+			" | [okay] (got | found | i've got | i have | i found) [[my | the] " + fetchedThings + "] | here it is | okay here" +
+			// A code read off what is in hand is "the number", whatever the field is called.
+			" | [the | my | our | its | their] (number's | number is)"
 	}
 	if s.Kind == KindPhone || s.Kind == KindDigits {
 		// How callers give a number.
