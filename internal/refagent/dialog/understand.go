@@ -267,6 +267,16 @@ func (l *listener) understand(ctx context.Context, m *model, exp expectation, u 
 	volunteer := containsPhrase(text, volunteerMarkers)
 	cands = preferNamed(cands, m.mentioned(words, m.allFields()))
 
+	if exp.kind == expectConfirm && exp.field != nil && goesOn(words) && !correction {
+		// "And the pharmacy number. Nine five two …" after the prescription number was read
+		// back: the caller goes on to the next detail, which the code grammar forced into a
+		// code ("FRC9525550163"); that is no repair of the read-back, which stands.
+		if _, said := asr.Polarity(text); !said {
+			cands = slices.DeleteFunc(cands, func(c candidate) bool {
+				return c.f == exp.field && exp.value != nil && string(jsonValue(c.v.value)) != string(jsonValue(exp.value.value))
+			})
+		}
+	}
 	if exp.kind == expectConfirm && exp.field != nil {
 		if done, ok := l.confirmation(exp, text, cands, &h); ok {
 			return done
@@ -548,6 +558,15 @@ func (l *listener) confirmation(exp expectation, text string, cands []candidate,
 		return *h, true
 	}
 	return *h, false
+}
+
+// goesOn reports a turn that opens with "and": the caller adds to what they said, rather than
+// answering what was read back to them.
+func goesOn(words []string) bool {
+	for len(words) > 0 && (words[0] == "um" || words[0] == "uh" || words[0] == "oh") {
+		words = words[1:]
+	}
+	return len(words) > 1 && words[0] == "and"
 }
 
 // refuses reports a reply that refuses what was read back, whatever follows: a refusal phrase

@@ -1123,3 +1123,36 @@ func TestHomophoneAddresses(t *testing.T) {
 		t.Errorf("no homophones known: offered %q", got)
 	}
 }
+
+// TestGoingOnIsNoRepair: "And the pharmacy number. Nine five two …" after the prescription number
+// was read back goes on to the next detail; the code grammar forced it into a code, which replaced
+// the prescription number the caller had just heard read back right (pharmacy-refill-transfer,
+// kal16, turn suite). A reply that repairs the read-back still does.
+func TestGoingOnIsNoRepair(t *testing.T) {
+	tool := parseTool("record_transfer", "Record the prescription transfer.", json.RawMessage(
+		`{"type":"object","properties":{"rx_number":{"type":"string"},"transfer_from_phone":{"type":"string"}}}`))
+	m := newModel("You are the pharmacy technician line. Record the transfer with record_transfer.", []toolInfo{tool})
+	l := &listener{now: time.Now}
+	rx := m.fieldByName["rx_number"]
+	slot := *rx.slot(func(string) bool { return true })
+	was := fieldValue{field: rx, value: "60231148"}
+	exp := expectation{kind: expectConfirm, field: rx, last: rx, value: &was, filled: []*field{rx}, open: m.allFields(),
+		values: map[string]any{"rx_number": "60231148"}}
+	for _, c := range []struct {
+		heard, grammar string
+		repair         bool
+	}{
+		{"and the pharmacy number nine five two five five five one six three", "that's f r lima c november nine five two five five five o one six three", false},
+		{"no it's six oh two three one one four nine", "no it's six oh two three one one four nine", true},
+		{"and actually it's six oh two three one one four nine", "actually it's six oh two three one one four nine", true},
+	} {
+		ans := asr.Answer{Result: asr.Result{Text: c.grammar, Words: words(c.grammar)}}
+		ans.Value, ans.OK = slot.Parse(c.grammar)
+		lm := asr.Result{Text: c.heard, Words: words(c.heard)}
+		h := l.understand(t.Context(), m, exp, Utterance{Open: lm, Readings: []Reading{{Slot: slot, Answer: ans}}, Spoken: true})
+		repaired := slices.ContainsFunc(h.values, func(v fieldValue) bool { return v.field == rx })
+		if repaired != c.repair {
+			t.Errorf("%q after 60231148 was read back: %s %v (%s), want a repair of the prescription number: %v", c.heard, h.intent, h.values, h.why, c.repair)
+		}
+	}
+}
